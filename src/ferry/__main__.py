@@ -1,0 +1,5 @@
+import sys
+
+from ferry.cli.main import main
+
+raise SystemExit(main(sys.argv[1:]))

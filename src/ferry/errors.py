@@ -1,0 +1,62 @@
+"""The one error hierarchy of kafka-ferry.
+
+Every error the tool raises on purpose is a :class:`FerryError`. Each class carries the exit code the
+command line returns for it, so ``ferry.cli.main`` is the only place that turns errors into exit codes
+(pip's ``_run_wrapper``). Messages fit on one line; ``hint`` says what to do next.
+"""
+
+from __future__ import annotations
+
+
+class FerryError(Exception):
+    """Base of every error the tool raises on purpose."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(FerryError):
+    """The command line itself is wrong: unknown flag, conflicting options, bad option value."""
+
+    exit_code = 2
+
+
+class InputError(FerryError):
+    """A file given to the tool is unreadable or invalid.
+
+    ``problems`` holds every problem found, each already prefixed with the file and JSON path, so a
+    user fixes all of them in one pass instead of one per run.
+    """
+
+    exit_code = 3
+
+    def __init__(
+        self, message: str, *, problems: tuple[str, ...] = (), hint: str | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.problems = problems or (message,)
+
+
+class PreconditionError(FerryError):
+    """The request is well-formed but the cluster or plan does not allow it (unknown broker, ...)."""
+
+    exit_code = 4
+
+
+class KafkaError(FerryError):
+    """Talking to Kafka failed: unreachable, timed out, not authorized, broker error."""
+
+    exit_code = 5
+
+
+class ExecutionIncomplete(FerryError):
+    """A reassignment did not finish; the journal holds the details."""
+
+    exit_code = 6

@@ -1,0 +1,105 @@
+"""Immutable cluster state: brokers, partitions and the snapshot that holds them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TopicPartition:
+    """A partition of a topic, ordered by topic then partition number."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True, slots=True)
+class Broker:
+    """A broker and its rack (``None`` when the cluster has no rack information)."""
+
+    id: int
+    rack: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.id < 0:
+            raise ValueError(f"broker id must be >= 0, got {self.id}")
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """What the cluster says about one partition.
+
+    ``replicas`` is ordered: the first replica is the preferred leader. ``leader``, ``isr`` and
+    ``size_bytes`` are optional because a hand-written snapshot may not know them; a planner that
+    needs a size treats an unknown one as 0.
+    """
+
+    tp: TopicPartition
+    replicas: tuple[int, ...]
+    leader: int | None = None
+    isr: tuple[int, ...] | None = None
+    size_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.replicas:
+            raise ValueError(f"{self.tp}: replicas must not be empty")
+        if len(set(self.replicas)) != len(self.replicas):
+            raise ValueError(f"{self.tp}: duplicate replica in {list(self.replicas)}")
+
+    @property
+    def replication_factor(self) -> int:
+        return len(self.replicas)
+
+    @property
+    def size(self) -> int:
+        """Size in bytes, 0 when unknown."""
+        return self.size_bytes or 0
+
+    @property
+    def current_leader(self) -> int:
+        """The leader if known, else the preferred leader (first replica)."""
+        return self.leader if self.leader is not None and self.leader >= 0 else self.replicas[0]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    """Brokers and partitions at one moment; partitions are kept sorted by topic-partition."""
+
+    brokers: tuple[Broker, ...]
+    partitions: tuple[PartitionState, ...]
+    _by_tp: Mapping[TopicPartition, PartitionState] = field(
+        init=False, repr=False, compare=False, hash=False
+    )
+
+    def __post_init__(self) -> None:
+        ordered = tuple(sorted(self.partitions, key=lambda p: p.tp))
+        object.__setattr__(self, "partitions", ordered)
+        object.__setattr__(self, "brokers", tuple(sorted(self.brokers, key=lambda b: b.id)))
+        by_tp = {p.tp: p for p in ordered}
+        if len(by_tp) != len(ordered):
+            raise ValueError("duplicate topic-partition in snapshot")
+        object.__setattr__(self, "_by_tp", by_tp)
+
+    @classmethod
+    def of(cls, brokers: Iterable[Broker], partitions: Iterable[PartitionState]) -> ClusterSnapshot:
+        return cls(tuple(brokers), tuple(partitions))
+
+    def partition(self, tp: TopicPartition) -> PartitionState:
+        return self._by_tp[tp]
+
+    @property
+    def broker_ids(self) -> tuple[int, ...]:
+        return tuple(b.id for b in self.brokers)
+
+    @property
+    def racks(self) -> dict[int, str | None]:
+        return {b.id: b.rack for b in self.brokers}
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        return tuple(sorted({p.tp.topic for p in self.partitions}))
+

@@ -1,0 +1,64 @@
+"""What the operator asks the planner for."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+
+
+class RackMode(str, Enum):
+    """How strictly racks constrain placement.
+
+    ``STRICT`` (the default) never puts two replicas of a partition in one rack while the target
+    brokers span at least RF racks, even when unequal racks then force the brokers of a small rack to
+    carry more. ``EVEN`` spreads replicas evenly over brokers and lets two replicas share a rack only
+    where unequal racks force it.
+    """
+
+    STRICT = "strict"
+    EVEN = "even"
+
+
+@dataclass(frozen=True, slots=True)
+class Goal:
+    """A planning request.
+
+    Args:
+        brokers: the target broker set; ``None`` means every broker in the snapshot.
+        replace: pairs (old, new): every replica on ``old`` goes to ``new``; nothing else moves.
+        replication_factors: new replication factor per topic.
+        topics: plan only these topics (``None``: all).
+        exclude_topics: never touch these topics.
+        rack_mode: see :class:`RackMode`.
+    """
+
+    brokers: frozenset[int] | None = None
+    replace: tuple[tuple[int, int], ...] = ()
+    replication_factors: Mapping[str, int] = field(default_factory=dict)
+    topics: frozenset[str] | None = None
+    exclude_topics: frozenset[str] = frozenset()
+    rack_mode: RackMode = RackMode.STRICT
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "replication_factors", MappingProxyType(dict(self.replication_factors))
+        )
+        for topic, rf in self.replication_factors.items():
+            if rf < 1:
+                raise ValueError(f"replication factor of {topic} must be >= 1, got {rf}")
+        if self.brokers is not None and not self.brokers:
+            raise ValueError("the target broker set is empty")
+        olds = [old for old, _ in self.replace]
+        if len(set(olds)) != len(olds):
+            raise ValueError("a broker is replaced twice")
+        for old, new in self.replace:
+            if old == new:
+                raise ValueError(f"cannot replace broker {old} with itself")
+
+    def in_scope(self, topic: str) -> bool:
+        """Whether the planner may touch ``topic``."""
+        if topic in self.exclude_topics:
+            return False
+        return self.topics is None or topic in self.topics

@@ -1,0 +1,86 @@
+"""A plan: the target replicas of the partitions that change, with their originals."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ferry.model.cluster import TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One partition's change from ``original`` to ``target`` replicas (order matters: leader first)."""
+
+    tp: TopicPartition
+    original: tuple[int, ...]
+    target: tuple[int, ...]
+    size_bytes: int = 0
+    log_dirs: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.target:
+            raise ValueError(f"{self.tp}: target replicas must not be empty")
+        if len(set(self.target)) != len(self.target):
+            raise ValueError(f"{self.tp}: duplicate replica in target {list(self.target)}")
+
+    @property
+    def adding(self) -> tuple[int, ...]:
+        """Replicas that must copy the partition's data (KIP-455's AR)."""
+        return tuple(b for b in self.target if b not in self.original)
+
+    @property
+    def removing(self) -> tuple[int, ...]:
+        """Replicas dropped once the adding ones are in sync (KIP-455's RR)."""
+        return tuple(b for b in self.original if b not in self.target)
+
+    @property
+    def leader_changes(self) -> bool:
+        return self.original[0] != self.target[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Target replicas for the partitions that change, keyed and ordered by topic-partition.
+
+    ``report`` carries planner statistics (moves, bounds, balance) as plain JSON-ready data.
+    """
+
+    moves: tuple[Move, ...]
+    report: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "moves", tuple(sorted(self.moves, key=lambda m: m.tp)))
+        object.__setattr__(self, "report", MappingProxyType(dict(self.report)))
+        tps = [m.tp for m in self.moves]
+        if len(set(tps)) != len(tps):
+            raise ValueError("a partition appears twice in the plan")
+
+    @classmethod
+    def of(cls, moves: Iterable[Move], report: Mapping[str, Any] | None = None) -> Plan:
+        return cls(tuple(moves), report or {})
+
+    def __iter__(self) -> Iterator[Move]:
+        return iter(self.moves)
+
+    def __len__(self) -> int:
+        return len(self.moves)
+
+    @property
+    def targets(self) -> Mapping[TopicPartition, tuple[int, ...]]:
+        return MappingProxyType({m.tp: m.target for m in self.moves})
+
+    @property
+    def originals(self) -> Mapping[TopicPartition, tuple[int, ...]]:
+        return MappingProxyType({m.tp: m.original for m in self.moves})
+
+    @property
+    def replica_moves(self) -> int:
+        """Replicas that must be copied to a broker that does not hold them now."""
+        return sum(len(m.adding) for m in self.moves)
+
+    @property
+    def bytes_moved(self) -> int:
+        return sum(len(m.adding) * m.size_bytes for m in self.moves)
