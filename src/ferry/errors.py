@@ -37,9 +37,7 @@ class InputError(FerryError):
 
     exit_code = 3
 
-    def __init__(
-        self, message: str, *, problems: tuple[str, ...] = (), hint: str | None = None
-    ) -> None:
+    def __init__(self, message: str, *, problems: tuple[str, ...] = (), hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.problems = problems or (message,)
 

@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ferry: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - an unexpected exception is a bug: exit 1
+    except Exception as exc:
         if debug:
             raise
         print(f"ferry: internal error: {exc!r} (run with --debug for a traceback)", file=sys.stderr)

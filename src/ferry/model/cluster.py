@@ -71,9 +71,7 @@ class ClusterSnapshot:
 
     brokers: tuple[Broker, ...]
     partitions: tuple[PartitionState, ...]
-    _by_tp: Mapping[TopicPartition, PartitionState] = field(
-        init=False, repr=False, compare=False, hash=False
-    )
+    _by_tp: Mapping[TopicPartition, PartitionState] = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.partitions, key=lambda p: p.tp))
@@ -102,4 +100,3 @@ class ClusterSnapshot:
     @property
     def topics(self) -> tuple[str, ...]:
         return tuple(sorted({p.tp.topic for p in self.partitions}))
-

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 
 
-class RackMode(str, Enum):
+class RackMode(StrEnum):
     """How strictly racks constrain placement.
 
     ``STRICT`` (the default) never puts two replicas of a partition in one rack while the target
@@ -42,9 +42,7 @@ class Goal:
     rack_mode: RackMode = RackMode.STRICT
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "replication_factors", MappingProxyType(dict(self.replication_factors))
-        )
+        object.__setattr__(self, "replication_factors", MappingProxyType(dict(self.replication_factors)))
         for topic, rf in self.replication_factors.items():
             if rf < 1:
                 raise ValueError(f"replication factor of {topic} must be >= 1, got {rf}")

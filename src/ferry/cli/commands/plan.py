@@ -1,0 +1,316 @@
+"""``ferry plan``: compute a minimal-movement reassignment from a snapshot.
+
+Never touches the cluster. Every option is checked before anything is read or written (bad usage:
+exit 2), the snapshot and the goal are validated together (bad input: exit 3), and the three output
+files are written atomically: all of them or none.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ferry.cli import render
+from ferry.errors import InputError, UsageError
+from ferry.formats import (
+    dump_reassignment,
+    dump_rollback,
+    dumps_json,
+    load_snapshot,
+    parse_snapshot,
+    write_files_atomic,
+)
+from ferry.model import ClusterSnapshot, Goal, Plan, RackMode
+from ferry.plan.validate import validate_goal
+
+EXAMPLE_NAME = "six_brokers_add_two.json"
+OUTPUT_NAMES = ("reassignment.json", "rollback.json", "report.json")
+
+_DESCRIPTION = """\
+Plan a partition reassignment from a cluster snapshot, moving as few replicas as balance
+requires: replicas end evenly spread over the target brokers, never two replicas of a partition
+in one rack (or on one broker), preferred leaders evenly spread. The cluster is not touched.
+
+Writes DIR/reassignment.json (the partitions that change, in the JSON format of Kafka's
+kafka-reassign-partitions.sh), DIR/rollback.json (their current replicas) and DIR/report.json
+(moves, bytes, lower bound, balance before and after)."""
+
+_EPILOG = """\
+examples:
+  rebalance onto every broker of the snapshot, e.g. after adding brokers 7 and 8:
+    ferry plan --snapshot snapshot.json --output-dir out
+  decommission brokers 4 and 5:
+    ferry plan --snapshot snapshot.json --remove-brokers 4,5 --output-dir out
+  move everything from broker 3 to broker 9 and nothing else:
+    ferry plan --snapshot snapshot.json --replace 3=9 --output-dir out
+  raise orders to 3 replicas, planning only that topic:
+    ferry plan --snapshot snapshot.json --topics orders --replication-factor orders=3 \\
+        --output-dir out
+  try it on the bundled example (8 brokers, 2 of them new):
+    ferry plan --example --output-dir out"""
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add the ``plan`` sub-command to ``subparsers``."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "plan",
+        help="plan a minimal-movement reassignment from a snapshot",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        # Scripts keep working when a new flag shares a prefix with an old one.
+        allow_abbrev=False,
+    )
+    _add_input_options(parser)
+    _add_broker_options(parser)
+    _add_topic_options(parser)
+    parser.add_argument(
+        "--rack-mode",
+        choices=[mode.value for mode in RackMode],
+        default=RackMode.STRICT.value,
+        help="strict (default): never two replicas of a partition in one rack while the target "
+        "brokers span enough racks, even if brokers of a small rack then carry more; even: spread "
+        "replicas evenly over brokers, sharing a rack only where unequal racks force it",
+    )
+    parser.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        type=Path,
+        required=True,
+        help="where to write reassignment.json, rollback.json and report.json (created if "
+        "missing; existing files there are replaced), e.g. plans/2024-06-01",
+    )
+    parser.set_defaults(func=run)
+
+
+def _add_input_options(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--snapshot",
+        metavar="FILE",
+        type=Path,
+        help="cluster snapshot JSON (version 1): brokers with racks, partitions with replicas and "
+        "optionally leader, isr and size_bytes",
+    )
+    source.add_argument(
+        "--example",
+        action="store_true",
+        help=f"plan the bundled example snapshot ({EXAMPLE_NAME}: 8 brokers in 2 racks, 2 of them new)",
+    )
+
+
+def _add_broker_options(parser: argparse.ArgumentParser) -> None:
+    brokers = parser.add_mutually_exclusive_group()
+    brokers.add_argument(
+        "--brokers",
+        metavar="IDS",
+        type=_broker_ids,
+        help="comma-separated target brokers; replicas leave every other broker (default: every "
+        "broker in the snapshot; a broker with no replicas is a new one), e.g. 1,2,3,4",
+    )
+    brokers.add_argument(
+        "--remove-brokers",
+        metavar="IDS",
+        type=_broker_ids,
+        help="comma-separated brokers to empty; the rest of the snapshot's brokers are the targets, e.g. 5,6",
+    )
+    parser.add_argument(
+        "--replace",
+        metavar="OLD=NEW",
+        type=_replace_pair,
+        action="append",
+        default=[],
+        help="move exactly broker OLD's replicas to broker NEW and nothing else (repeatable; not "
+        "with --brokers, --remove-brokers or --replication-factor), e.g. 3=9",
+    )
+
+
+def _add_topic_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--replication-factor",
+        metavar="TOPIC=N",
+        dest="replication_factors",
+        type=_topic_rf,
+        action="append",
+        default=[],
+        help="change TOPIC's replication factor to N, up or down (repeatable), e.g. orders=3",
+    )
+    topics = parser.add_mutually_exclusive_group()
+    topics.add_argument(
+        "--topics",
+        metavar="T,...",
+        type=_topic_names,
+        help="plan only these topics (comma-separated), e.g. orders,payments",
+    )
+    topics.add_argument(
+        "--exclude-topics",
+        metavar="T,...",
+        type=_topic_names,
+        help="never touch these topics (comma-separated), e.g. __consumer_offsets",
+    )
+
+
+def _broker_ids(text: str) -> frozenset[int]:
+    """``"1,2,3"`` -> {1, 2, 3}; argparse reports the error with the option name."""
+    items = [item.strip() for item in text.split(",")]
+    ids: set[int] = set()
+    for item in items:
+        if not item.isdigit():
+            shown = repr(item) if item else "an empty item"
+            raise argparse.ArgumentTypeError(f"{shown} in {text!r} is not a broker id (expected e.g. 1,2,3)")
+        ids.add(int(item))
+    return frozenset(ids)
+
+
+def _replace_pair(text: str) -> tuple[int, int]:
+    """``"3=9"`` -> (3, 9)."""
+    old, sep, new = (part.strip() for part in text.partition("="))
+    if not sep or not old.isdigit() or not new.isdigit():
+        raise argparse.ArgumentTypeError(f"expected OLD=NEW broker ids (e.g. 3=9), got {text!r}")
+    if int(old) == int(new):
+        raise argparse.ArgumentTypeError(f"cannot replace broker {old} with itself")
+    return int(old), int(new)
+
+
+def _topic_rf(text: str) -> tuple[str, int]:
+    """``"orders=3"`` -> ("orders", 3)."""
+    topic, sep, value = text.rpartition("=")
+    topic = topic.strip()
+    value = value.strip()
+    if not sep or not topic:
+        raise argparse.ArgumentTypeError(f"expected TOPIC=N (e.g. orders=3), got {text!r}")
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(
+            f"replication factor must be a whole number >= 1, got {value!r} in {text!r}"
+        )
+    return topic, int(value)
+
+
+def _topic_names(text: str) -> frozenset[str]:
+    """``"a,b"`` -> {"a", "b"}."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"empty topic name in {text!r} (expected e.g. a,b)")
+    return frozenset(names)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan, write the three files atomically and print a summary; returns the exit code.
+
+    Raises:
+        UsageError: conflicting options or an unusable output directory.
+        InputError: a bad snapshot, or a goal that does not fit it.
+    """
+    _check_usage(args)
+    snapshot, source = _load(args)
+    goal = _build_goal(args, snapshot, source)
+    # Imported here rather than at the top so `ferry --help` and usage errors answer without
+    # loading the planner and its numeric dependencies.
+    from ferry.plan.planner import plan
+
+    result = plan(snapshot, goal)
+    report = {**result.report, "snapshot": source, "goal": goal_json(goal)}
+    files = _write_outputs(args.output_dir, result, report)
+    print(render.plan_summary(report, snapshot=source, files=files))
+    return 0
+
+
+def _check_usage(args: argparse.Namespace) -> None:
+    """Option combinations argparse cannot express; raised before anything is read."""
+    if args.replace and (
+        args.brokers is not None or args.remove_brokers is not None or args.replication_factors
+    ):
+        raise _usage(
+            "--replace cannot be combined with --brokers, --remove-brokers or "
+            "--replication-factor: it moves exactly OLD's replicas to NEW"
+        )
+    olds = [old for old, _ in args.replace]
+    twice = sorted({old for old in olds if olds.count(old) > 1})
+    if twice:
+        raise _usage(f"--replace: broker {twice[0]} is replaced twice")
+    factors: dict[str, int] = {}
+    for topic, rf in args.replication_factors:
+        if factors.setdefault(topic, rf) != rf:
+            raise _usage(f"--replication-factor: {topic} is given both {factors[topic]} and {rf}")
+    if args.output_dir.exists() and not args.output_dir.is_dir():
+        raise _usage(f"--output-dir {args.output_dir}: exists and is not a directory")
+
+
+def _usage(message: str) -> UsageError:
+    return UsageError(message, hint="see 'ferry plan --help'")
+
+
+def _load(args: argparse.Namespace) -> tuple[ClusterSnapshot, str]:
+    """The snapshot to plan and the name to report it under."""
+    if args.example:
+        # importlib.resources finds the file inside an installed wheel as well as in a checkout.
+        data = (resources.files("ferry") / "examples" / EXAMPLE_NAME).read_bytes()
+        source = f"example:{EXAMPLE_NAME}"
+        return parse_snapshot(data, source), source
+    path: Path = args.snapshot
+    return load_snapshot(path), str(path)
+
+
+def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str) -> Goal:
+    """The Goal the options ask for, validated against the snapshot.
+
+    Raises:
+        InputError: listing every option value that does not fit the snapshot.
+    """
+    brokers: frozenset[int] | None = args.brokers
+    problems: list[str] = []
+    if args.remove_brokers is not None:
+        known = frozenset(snapshot.broker_ids)
+        problems = [
+            f"--remove-brokers: broker {b} is not in {source}" for b in sorted(args.remove_brokers - known)
+        ]
+        brokers = known - args.remove_brokers
+        if not brokers:
+            raise InputError(f"--remove-brokers: would remove every broker of {source}")
+    goal = Goal(
+        brokers=brokers,
+        replace=tuple(args.replace),
+        replication_factors=dict(args.replication_factors),
+        topics=args.topics,
+        exclude_topics=args.exclude_topics or frozenset(),
+        rack_mode=RackMode(args.rack_mode),
+    )
+    try:
+        validate_goal(snapshot, goal, source=source)
+    except InputError as exc:
+        problems += exc.problems
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InputError(problems[0] + more, problems=tuple(problems))
+    return goal
+
+
+def goal_json(goal: Goal) -> dict[str, Any]:
+    """The goal as JSON-ready data for report.json (sets sorted, so reports diff cleanly)."""
+    return {
+        "brokers": None if goal.brokers is None else sorted(goal.brokers),
+        "replace": [{"old": old, "new": new} for old, new in goal.replace],
+        "replication_factors": dict(sorted(goal.replication_factors.items())),
+        "topics": None if goal.topics is None else sorted(goal.topics),
+        "exclude_topics": sorted(goal.exclude_topics),
+        "rack_mode": goal.rack_mode.value,
+    }
+
+
+def _write_outputs(output_dir: Path, result: Plan, report: Mapping[str, Any]) -> list[Path]:
+    """Write the three plan files, all or none; returns their paths, reassignment first."""
+    contents = (
+        dumps_json(dump_reassignment(result)),
+        dumps_json(dump_rollback(result)),
+        dumps_json(report),
+    )
+    files = {output_dir / name: text for name, text in zip(OUTPUT_NAMES, contents, strict=True)}
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        write_files_atomic(files)
+    except OSError as exc:
+        raise _usage(f"--output-dir {output_dir}: cannot write: {exc.strerror or exc}") from None
+    return list(files)

@@ -1,0 +1,85 @@
+"""Pure text renderers for the command line: values in, ``str`` out (Kafka's ``*ToString``).
+
+Nothing here prints; commands print what these return, which keeps the wording testable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+_MISSING = "n/a"
+
+
+def human_bytes(size: int) -> str:
+    """``size`` in binary units with one decimal, e.g. ``1.5 GiB``; plain bytes below 1 KiB."""
+    if size < 1024:
+        return f"{size} B"
+    value = float(size)
+    unit = 0
+    while value >= 1024 and unit < len(_UNITS) - 1:
+        value /= 1024
+        unit += 1
+    return f"{value:.1f} {_UNITS[unit]}"
+
+
+def plan_summary(report: Mapping[str, Any], *, snapshot: str, files: Sequence[Path]) -> str:
+    """A short human summary of a plan's report and where its files were written.
+
+    Args:
+        report: the planner's report (see ``ferry.model.Plan.report``).
+        snapshot: the snapshot's name, as given by the user.
+        files: the files written, reassignment first.
+    """
+    moves_bytes = _get(report, "bytes_moved")
+    rows = [
+        ("partitions in scope", _get(report, "partitions")),
+        ("partitions changed", _get(report, "partitions_changed")),
+        (
+            "replica moves",
+            f"{_get(report, 'replica_moves')} (lower bound {_get(report, 'lower_bound')})",
+        ),
+        ("data to move", human_bytes(moves_bytes) if isinstance(moves_bytes, int) else _MISSING),
+        ("leader changes", _get(report, "leader_changes")),
+        ("replica spread", _before_after(report, "replica_spread")),
+        ("topic replica spread", _before_after(report, "topic_replica_spread_max")),
+        ("leader spread", _before_after(report, "leader_spread")),
+        ("rack violations", _before_after(report, "rack_violations")),
+    ]
+    width = max(len(label) for label, _ in rows)
+    lines = [f"Plan for {snapshot}:"]
+    lines += [f"  {label.ljust(width)}  {value}" for label, value in rows]
+    lines.append("  (spread: most minus fewest replicas or leaders per target broker)")
+    lines += _files_lines(report, files)
+    return "\n".join(lines)
+
+
+def _files_lines(report: Mapping[str, Any], files: Sequence[Path]) -> list[str]:
+    lines = ["Wrote " + ", ".join(str(f) for f in files) + "."]
+    if report.get("partitions_changed") == 0:
+        lines.append("Nothing to move: the cluster already meets the goal.")
+    elif files:
+        # Point at Kafka's own tool: the plan is plain reassignment JSON and needs no ferry to run.
+        lines.append(f"Review {files[0].name}; kafka-reassign-partitions.sh --execute takes it as is.")
+        if len(files) > 1:
+            lines.append(f"{files[1].name} puts the current replicas back.")
+    return lines
+
+
+def _before_after(report: Mapping[str, Any], key: str) -> str:
+    before = _get(report, "balance", "before", key)
+    after = _get(report, "balance", "after", key)
+    return f"{before} -> {after}"
+
+
+def _get(report: Mapping[str, Any], *keys: str) -> Any:
+    # The report is loosely typed JSON-ready data; a missing figure shows as n/a rather than
+    # failing after the plan files are already written.
+    value: Any = report
+    for key in keys:
+        if not isinstance(value, Mapping) or key not in value:
+            return _MISSING
+        value = value[key]
+    return value

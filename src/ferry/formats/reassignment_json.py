@@ -1,0 +1,178 @@
+"""Plan <-> Kafka's reassignment JSON, as ``kafka-reassign-partitions.sh`` reads and writes it.
+
+::
+
+    {"version": 1,
+     "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2, 3],
+                     "log_dirs": ["any", "any", "any"]}, ...]}
+
+``log_dirs`` is optional; when present it names one log directory per replica ("any" lets the
+broker choose). A plan is written as the partitions that change; its rollback is the same format
+with their original replicas, so either file can be handed to Kafka's own tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ferry.formats._problems import (
+    Problems,
+    as_array,
+    as_int,
+    as_object,
+    as_replicas,
+    as_str,
+    check_duplicate_tp,
+    check_fields,
+    check_version,
+    decode_json,
+    describe,
+    read_bytes,
+)
+from ferry.model import ClusterSnapshot, Move, Plan, TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentEntry:
+    """One partition of a reassignment file: its new replicas and, optionally, their log dirs."""
+
+    tp: TopicPartition
+    replicas: tuple[int, ...]
+    log_dirs: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reassignment:
+    """A validated reassignment file; ``entries`` keep the file's order (problems name indexes)."""
+
+    entries: tuple[ReassignmentEntry, ...]
+
+    @property
+    def targets(self) -> Mapping[TopicPartition, tuple[int, ...]]:
+        """The new replicas of each partition."""
+        return MappingProxyType({e.tp: e.replicas for e in self.entries})
+
+    def to_moves(self, snapshot: ClusterSnapshot, source: str) -> tuple[Move, ...]:
+        """Moves from the snapshot's current replicas to these targets.
+
+        Raises:
+            InputError: a partition or broker of the file is not in the snapshot.
+        """
+        problems = Problems(source)
+        known = frozenset(snapshot.broker_ids)
+        moves: list[Move] = []
+        for i, entry in enumerate(self.entries):
+            path = f"partitions[{i}]"
+            for broker_id in entry.replicas:
+                if broker_id not in known:
+                    problems.add(f"{path}.replicas", f"broker {broker_id} is not in the snapshot")
+            try:
+                state = snapshot.partition(entry.tp)
+            except KeyError:
+                problems.add(path, f"partition {entry.tp} is not in the snapshot")
+                continue
+            size = state.size
+            moves.append(Move(entry.tp, state.replicas, entry.replicas, size, entry.log_dirs))
+        problems.raise_if_any()
+        return tuple(moves)
+
+
+def dump_reassignment(plan: Plan) -> dict[str, Any]:
+    """The plan's target replicas in Kafka's format; ``log_dirs`` only where the plan has them."""
+    partitions: list[dict[str, Any]] = []
+    for move in plan.moves:
+        entry = _entry(move.tp, move.target)
+        if move.log_dirs is not None:
+            entry["log_dirs"] = list(move.log_dirs)
+        partitions.append(entry)
+    return {"version": 1, "partitions": partitions}
+
+
+def dump_rollback(plan: Plan) -> dict[str, Any]:
+    """The original replicas of the plan's partitions, in Kafka's format, to undo the plan."""
+    return {"version": 1, "partitions": [_entry(m.tp, m.original) for m in plan.moves]}
+
+
+def _entry(tp: TopicPartition, replicas: tuple[int, ...]) -> dict[str, Any]:
+    return {"topic": tp.topic, "partition": tp.partition, "replicas": list(replicas)}
+
+
+def load_reassignment(path: str | Path) -> Reassignment:
+    """Read and validate a reassignment (or rollback) JSON file.
+
+    Raises:
+        InputError: the file cannot be read, is not JSON, or is not a valid reassignment.
+    """
+    return parse_reassignment(read_bytes(path), str(path))
+
+
+def parse_reassignment(data: object, source: str) -> Reassignment:
+    """Validate a reassignment given as JSON text or decoded JSON.
+
+    Checks what Kafka's tool checks (version 1, no duplicate partition, no duplicate or empty
+    replica list, one log dir per replica) and reports every problem with its JSON path.
+
+    Raises:
+        InputError: listing every problem found.
+    """
+    decoded = decode_json(data, source) if isinstance(data, str | bytes) else data
+    problems = Problems(source)
+    entries: list[ReassignmentEntry] = []
+    if not isinstance(decoded, dict):
+        problems.add("", f"expected a JSON object at the top level, got {describe(decoded)}")
+    elif check_version(decoded, problems) and check_fields(
+        decoded, "", problems, required=("version", "partitions")
+    ):
+        entries = _parse_entries(decoded["partitions"], problems)
+    problems.raise_if_any()
+    return Reassignment(tuple(entries))
+
+
+def _parse_entries(value: object, problems: Problems) -> list[ReassignmentEntry]:
+    items = as_array(value, "partitions", problems)
+    if items is None:
+        return []
+    entries: list[ReassignmentEntry] = []
+    first_seen: dict[TopicPartition, int] = {}
+    for i, item in enumerate(items):
+        if check_duplicate_tp(item, i, first_seen, problems):
+            continue
+        entry = _parse_entry(item, f"partitions[{i}]", problems)
+        if entry is not None:
+            entries.append(entry)
+    return entries
+
+
+def _parse_entry(value: object, path: str, problems: Problems) -> ReassignmentEntry | None:
+    obj = as_object(value, path, problems)
+    required = ("topic", "partition", "replicas")
+    optional = ("log_dirs",)
+    if obj is None or not check_fields(obj, path, problems, required=required, optional=optional):
+        return None
+    before = len(problems.items)
+    topic = as_str(obj["topic"], f"{path}.topic", problems)
+    number = as_int(obj["partition"], f"{path}.partition", problems)
+    replicas = as_replicas(obj["replicas"], f"{path}.replicas", None, problems)
+    log_dirs = _parse_log_dirs(obj.get("log_dirs"), f"{path}.log_dirs", replicas, problems)
+    if len(problems.items) > before or topic is None or number is None or replicas is None:
+        return None
+    return ReassignmentEntry(TopicPartition(topic, number), replicas, log_dirs)
+
+
+def _parse_log_dirs(
+    value: object, path: str, replicas: tuple[int, ...] | None, problems: Problems
+) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    items = as_array(value, path, problems)
+    if items is None:
+        return None
+    dirs = [as_str(item, f"{path}[{i}]", problems) for i, item in enumerate(items)]
+    if replicas is not None and len(items) != len(replicas):
+        problems.add(path, f"{len(items)} log dirs for {len(replicas)} replicas (give one per replica)")
+    checked = [d for d in dirs if d is not None]
+    return tuple(checked) if len(checked) == len(dirs) else None

@@ -1,0 +1,1 @@
+"""The pure planning kernel: quotas, minimal-movement placement, global balance, leaders, bounds."""

@@ -1,0 +1,301 @@
+"""Global balance: which brokers take each topic's extra replicas, and which replicas stay.
+
+Per-topic quotas (:mod:`ferry.plan.quotas`) leave open which brokers carry one replica above their
+base. Chosen topic by topic, those extras pile up on the same brokers and the cluster drifts out of
+balance although every topic is balanced. This pass decides for all topics at once, as an integer
+program solved by HiGHS (scipy's ``milp``):
+
+* ``x[t, b]`` in {0, 1}: broker ``b`` takes one extra replica of topic ``t``. Each topic hands out
+  exactly its extras, within each rack's (min, max); each broker's total load stays in the band that
+  global water-filling allows, so the cluster-wide spread is at most one wherever racks permit.
+* ``f[t, b]``: replicas of ``t`` that stay on ``b``, of partitions free to keep any of their replicas.
+* ``k[p, b]`` in {0, 1}: partition ``p`` keeps its replica on ``b``, for the few *pinned* partitions
+  that cannot keep them all (a lowered replication factor, two replicas in one rack, or a rack
+  below its lower bound: ``z[p, rack]`` counts the replicas that rack still needs).
+* per broker: ``f[t, b] + sum_p k[p, b] <= base[t, b] + x[t, b]``.
+* maximise the replicas kept; a tiny size term makes the smaller replicas move among equals.
+
+The optimum is the planner's lower bound on replica moves: every plan that meets the balance rules
+keeps at most this many replicas in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import coo_array
+
+from ferry.plan.quotas import TopicQuota, water_level
+from ferry.plan.racks import RackBounds, RackLayout
+
+
+@dataclass(frozen=True, slots=True)
+class Pinned:
+    """A partition that cannot keep every replica it has on target brokers.
+
+    Attributes:
+        index: position of the partition within its topic.
+        replicas: its current replicas on target brokers.
+        rf: the replication factor it must end with.
+        bounds: per rack (lower, upper) replicas; ``None`` when racks do not constrain it.
+    """
+
+    index: int
+    replicas: tuple[int, ...]
+    rf: int
+    bounds: RackBounds | None
+    in_sync: tuple[int, ...] = ()
+    """When the replication factor goes down: the in-sync replicas (an out-of-sync one may stay only
+    beside one of them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDemand:
+    """What the balance pass needs to know of one topic.
+
+    Attributes:
+        quota: the topic's quota.
+        held: per broker (layout order), replicas of the topic it holds now.
+        free: per broker, the part of ``held`` that belongs to partitions that are not pinned.
+        shed: per broker, size of the replica it would shed without an extra (0 if none).
+        pinned: the pinned partitions.
+    """
+
+    quota: TopicQuota
+    held: tuple[int, ...]
+    free: tuple[int, ...]
+    shed: tuple[int, ...]
+    pinned: tuple[Pinned, ...]
+    sizes: tuple[int, ...] = ()
+    """Size of each pinned partition (same order as ``pinned``), to keep big replicas in place."""
+    rack_floor: tuple[int, ...] = ()
+    """Per rack, replicas the partitions that are not pinned must keep there (their lower bounds)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Balance:
+    """Per topic: every broker's final quota (layout order), the replicas kept, and per pinned
+    partition the replicas it keeps."""
+
+    quotas: list[tuple[int, ...]]
+    kept: list[int]
+    keeps: list[dict[int, frozenset[int]]] = field(default_factory=list)
+
+
+def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand]) -> Balance:
+    """Choose every topic's extras and kept replicas; see the module docstring."""
+    band = broker_band(layout, demands)
+    for slack in (0, 1, None):
+        solved = _Program(layout, demands).solve(band, slack)
+        if solved is not None:
+            return solved
+    raise RuntimeError("balance: the per-topic quotas admit no assignment of extras")
+
+
+def broker_band(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tuple[int, int]]:
+    """Per broker, the (min, max) total load that global water-filling allows."""
+    n = len(layout.brokers)
+    base = [sum(d.quota.base[i] for d in demands) for i in range(n)]
+    flex = [0] * n
+    for d in demands:
+        if d.quota.extras > 0:
+            for i, b in enumerate(layout.brokers):
+                flex[i] += d.quota.rack_extras[layout.rack_of[b]][1] > 0
+    total = sum(d.quota.total for d in demands)
+    highs = [b + f for b, f in zip(base, flex, strict=True)]
+    level = water_level([1] * n, base, highs, total)
+    return [
+        (max(lo, min(hi, level)), max(lo, min(hi, level + 1))) for lo, hi in zip(base, highs, strict=True)
+    ]
+
+
+class _Program:
+    """The integer program: columns are added as the rows that use them are built."""
+
+    def __init__(self, layout: RackLayout, demands: Sequence[TopicDemand]) -> None:
+        self.layout = layout
+        self.demands = demands
+        self.rows: list[int] = []
+        self.cols: list[int] = []
+        self.vals: list[float] = []
+        self.lows: list[float] = []
+        self.highs: list[float] = []
+        self.upper: list[float] = []
+        self.weight: list[float] = []
+        self.extra: dict[tuple[int, int], int] = {}
+        self.keep: dict[tuple[int, int, int], int] = {}
+        self.kept_cols: list[list[int]] = [[] for _ in demands]
+        self.constant = [0] * len(demands)
+        biggest = max((max((*d.shed, *d.sizes), default=0) for d in demands), default=0) or 1
+        replicas = sum(sum(d.held) for d in demands) + 1
+        # Size terms stay below 0.5 in total, so they only break ties between equally many kept.
+        self.scale = 0.5 / (biggest * replicas)
+
+    def column(self, upper: float, weight: float) -> int:
+        self.upper.append(upper)
+        self.weight.append(weight)
+        return len(self.upper) - 1
+
+    def row(self, terms: list[tuple[int, float]], lo: float, hi: float) -> None:
+        r = len(self.lows)
+        self.lows.append(lo)
+        self.highs.append(hi)
+        for col, val in terms:
+            self.rows.append(r)
+            self.cols.append(col)
+            self.vals.append(val)
+
+    def solve(self, band: list[tuple[int, int]], slack: int | None) -> Balance | None:
+        for t, d in enumerate(self.demands):
+            self._topic(t, d)
+        if slack is not None:
+            self._brokers(band, slack)
+        n = len(self.upper)
+        if n == 0:
+            return self._read(np.zeros(0))
+        matrix = coo_array(
+            (np.array(self.vals), (np.array(self.rows, dtype=np.int64), np.array(self.cols, dtype=np.int64))),
+            shape=(len(self.lows), n),
+        ).tocsr()
+        result = milp(
+            c=-np.array(self.weight),
+            constraints=LinearConstraint(matrix, np.array(self.lows), np.array(self.highs)),
+            integrality=np.ones(n),
+            bounds=Bounds(np.zeros(n), np.array(self.upper)),
+            options={"mip_rel_gap": 0.0, "presolve": True},
+        )
+        if result.status != 0 or result.x is None:
+            return None
+        return self._read(np.rint(result.x))
+
+    def _topic(self, t: int, d: TopicDemand) -> None:
+        layout = self.layout
+        mine: dict[int, int] = {}
+        if d.quota.extras > 0:
+            for i, b in enumerate(layout.brokers):
+                if d.quota.rack_extras[layout.rack_of[b]][1] > 0:
+                    mine[i] = self.column(1, d.shed[i] * self.scale)
+                    self.extra[t, i] = mine[i]
+            self.row([(c, 1.0) for c in mine.values()], d.quota.extras, d.quota.extras)
+            for k, members in enumerate(layout.members):
+                cols = [mine[layout.position[b]] for b in members if layout.position[b] in mine]
+                lo_k, hi_k = d.quota.rack_extras[k]
+                if cols and (lo_k > 0 or hi_k < len(cols)):
+                    self.row([(c, 1.0) for c in cols], lo_k, hi_k)
+        on_broker, in_rack = self._pinned(t, d)
+        free_cols: dict[int, int] = {}
+        for i, base in enumerate(d.quota.base):
+            if d.held[i] <= base:
+                # Cannot exceed its quota: everything it holds of free partitions stays.
+                self.constant[t] += d.free[i]
+                continue
+            f = free_cols[i] = self.column(d.free[i], 1.0)
+            self.kept_cols[t].append(f)
+            terms = [(f, 1.0), *((c, 1.0) for c in on_broker.get(i, []))]
+            if i in mine:
+                terms.append((mine[i], -1.0))
+            self.row(terms, -np.inf, base)
+        for k, cols in in_rack.items():
+            self._rack_capacity(d, k, cols, mine, free_cols)
+
+    def _rack_capacity(
+        self,
+        d: TopicDemand,
+        k: int,
+        pinned_cols: list[int],
+        mine: Mapping[int, int],
+        free_cols: Mapping[int, int],
+    ) -> None:
+        """A rack's quota must hold what stays in it plus what its lower bounds still ask for."""
+        floor = d.rack_floor[k] if d.rack_floor else 0
+        terms = [(c, 1.0) for c in pinned_cols]
+        room = -floor
+        for b in self.layout.members[k]:
+            i = self.layout.position[b]
+            room += d.quota.base[i]
+            if i in mine:
+                terms.append((mine[i], -1.0))
+            if floor == 0:
+                # Free partitions have no lower bound here: what they keep in the rack counts.
+                if i in free_cols:
+                    terms.append((free_cols[i], 1.0))
+                else:
+                    room -= d.free[i]
+        self.row(terms, -np.inf, room)
+
+    def _pinned(self, t: int, d: TopicDemand) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+        """Columns k[p, b] of the pinned partitions, per broker position; and per rack with a lower
+        bound, the columns of what stays in or is still owed to it."""
+        layout = self.layout
+        on_broker: dict[int, list[int]] = {}
+        in_rack: dict[int, list[int]] = {k: [] for k, f in enumerate(d.rack_floor) if f > 0}
+        for pin, size in zip(d.pinned, d.sizes or [0] * len(d.pinned), strict=True):
+            cols = {}
+            for b in pin.replicas:
+                i = layout.position[b]
+                cols[b] = self.column(1, 1.0 + size * self.scale)
+                self.keep[t, pin.index, b] = cols[b]
+                self.kept_cols[t].append(cols[b])
+                on_broker.setdefault(i, []).append(cols[b])
+            if pin.in_sync:
+                # Never keep an out-of-sync replica while dropping every in-sync one.
+                synced = [(cols[b], -1.0) for b in pin.in_sync]
+                for b in pin.replicas:
+                    if b not in pin.in_sync:
+                        self.row([(cols[b], 1.0), *synced], -np.inf, 0)
+            needs = self._rack_rows(pin, cols)
+            self.row([*((c, 1.0) for c in cols.values()), *((z, 1.0) for _, z in needs)], -np.inf, pin.rf)
+            for k, z in needs:
+                in_rack.setdefault(k, []).extend(
+                    [z, *(cols[b] for b in pin.replicas if layout.rack_of[b] == k)]
+                )
+        return on_broker, in_rack
+
+    def _rack_rows(self, pin: Pinned, cols: Mapping[int, int]) -> list[tuple[int, int]]:
+        """Per-rack caps of a pinned partition; returns (rack, z column) for racks with a lower bound."""
+        needs: list[tuple[int, int]] = []
+        if pin.bounds is None:
+            return needs
+        for k, (lo, hi) in enumerate(pin.bounds):
+            mine = [(cols[b], 1.0) for b in pin.replicas if self.layout.rack_of[b] == k]
+            if len(mine) > hi:
+                self.row(mine, -np.inf, hi)
+            if lo > 0:
+                z = self.column(lo, 0.0)
+                needs.append((k, z))
+                self.row([*mine, (z, 1.0)], lo, np.inf)
+        return needs
+
+    def _brokers(self, band: list[tuple[int, int]], slack: int) -> None:
+        base_load = [sum(d.quota.base[i] for d in self.demands) for i in range(len(self.layout.brokers))]
+        by_broker: dict[int, list[tuple[int, float]]] = {}
+        for (_, i), c in self.extra.items():
+            by_broker.setdefault(i, []).append((c, 1.0))
+        for i, terms in sorted(by_broker.items()):
+            lo_b, hi_b = band[i]
+            self.row(terms, lo_b - base_load[i] - slack, hi_b - base_load[i] + slack)
+
+    def _read(self, x: np.ndarray) -> Balance:
+        quotas = []
+        for t, d in enumerate(self.demands):
+            quotas.append(
+                tuple(
+                    base + int((t, i) in self.extra and x[self.extra[t, i]] > 0.5)
+                    for i, base in enumerate(d.quota.base)
+                )
+            )
+        kept = [self.constant[t] + int(sum(x[c] for c in cols)) for t, cols in enumerate(self.kept_cols)]
+        keeps: list[dict[int, set[int]]] = [{} for _ in self.demands]
+        for (t, index, b), c in self.keep.items():
+            chosen = keeps[t].setdefault(index, set())
+            if x[c] > 0.5:
+                chosen.add(b)
+        return Balance(quotas, kept, [{i: frozenset(s) for i, s in k.items()} for k in keeps])
+
+
+def final_quota(layout: RackLayout, quotas: Sequence[int]) -> Mapping[int, int]:
+    """Quota per broker id from a layout-ordered tuple."""
+    return dict(zip(layout.brokers, quotas, strict=True))

@@ -1,0 +1,140 @@
+"""The one entry of the planning kernel: ``plan(snapshot, goal) -> Plan``.
+
+Passes, in order (each a module of this package):
+
+1. :mod:`quotas` — per topic, each target broker's base load and the extras to hand out;
+2. :mod:`drops` — forced drops (removed brokers, lower replication factor, rack rule);
+3. :mod:`balance` — which brokers take each topic's extras, for all topics at once;
+4. :mod:`drops` — over-quota drops (smallest replicas first), then :mod:`placement`;
+5. :mod:`leaders` — preferred leaders spread evenly, current leaders kept where possible.
+
+Lower bound on replica moves: every replica slot of topic ``t`` not filled by a replica already there
+is a move, so moves >= ``R_t - kept_t``. A broker keeps at most its quota of the topic's replicas
+(replicas on removed brokers: none); a partition keeps at most its replication factor, at most a
+rack's upper bound in each rack, and leaves a free slot for every replica a rack lacks to reach its
+lower bound. The balance pass (:mod:`balance`) maximises ``kept`` under exactly these limits together
+with per-topic, rack and cluster-wide balance, so ``sum_t R_t - kept_t`` bounds the moves of every plan
+that meets those balance rules: it counts the replicas that must leave removed or over-full brokers
+and those the rack rule or a lower replication factor forces out. The planner then realises those
+quotas; a placement it has to force above a quota would be reported as a fallback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import groupby
+from typing import Any
+
+from ferry.model.cluster import ClusterSnapshot, PartitionState
+from ferry.model.goal import Goal, RackMode
+from ferry.model.plan import Move, Plan
+from ferry.plan.balance import Pinned, TopicDemand, assign_extras, final_quota
+from ferry.plan.drops import apply_keeps, is_pinned, over_quota_drops
+from ferry.plan.leaders import choose_leaders
+from ferry.plan.placement import place
+from ferry.plan.quotas import TopicQuota, topic_quota
+from ferry.plan.racks import RackLayout
+from ferry.plan.replace import plan_replace
+from ferry.plan.report import build_report
+from ferry.plan.topic import Slot, TopicWork
+
+
+def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
+    """Plan the reassignment that reaches ``goal`` with the fewest replica moves."""
+    if goal.replace:
+        return plan_replace(snapshot, goal)
+    targets = sorted(goal.brokers if goal.brokers is not None else snapshot.broker_ids)
+    layout = RackLayout.of(snapshot.racks, targets)
+    works, demands = _prepare(snapshot, goal, layout)
+    outcome = assign_extras(layout, demands)
+    fallbacks = 0
+    for work, quota, keeps in zip(works, outcome.quotas, outcome.keeps, strict=True):
+        by_broker = final_quota(layout, quota)
+        apply_keeps(work, keeps)
+        over_quota_drops(work, by_broker)
+        fallbacks += place(work, layout, by_broker, goal.rack_mode)
+    slots = [s for w in works for s in w.slots]
+    moves = _moves(
+        slots,
+        choose_leaders([s.replicas for s in slots], [s.state.current_leader for s in slots], targets),
+    )
+    bound = sum(d.quota.total - kept for d, kept in zip(demands, outcome.kept, strict=True))
+    report: dict[str, Any] = build_report(snapshot, goal, targets, slots, moves, bound)
+    report["placement_fallbacks"] = fallbacks
+    return Plan.of(moves, report)
+
+
+def in_scope(snapshot: ClusterSnapshot, goal: Goal) -> list[list[PartitionState]]:
+    """The partitions the goal may touch, grouped by topic, in topic-partition order."""
+    wanted = (p for p in snapshot.partitions if goal.in_scope(p.tp.topic))
+    return [list(group) for _, group in groupby(wanted, key=lambda p: p.tp.topic)]
+
+
+def _prepare(
+    snapshot: ClusterSnapshot, goal: Goal, layout: RackLayout
+) -> tuple[list[TopicWork], list[TopicDemand]]:
+    works: list[TopicWork] = []
+    demands: list[TopicDemand] = []
+    target_set = set(layout.brokers)
+    for parts in in_scope(snapshot, goal):
+        topic = parts[0].tp.topic
+        rfs = [goal.replication_factors.get(topic, p.replication_factor) for p in parts]
+        quota = topic_quota(layout, rfs, goal.rack_mode)
+        work = TopicWork.start(topic, parts, rfs, target_set)
+        works.append(work)
+        demands.append(_demand(work, layout, quota, goal.rack_mode))
+    return works, demands
+
+
+def _shed_sizes(work: TopicWork, layout: RackLayout, base: Sequence[int]) -> tuple[int, ...]:
+    """Per broker, the size of the replica an extra quota slot would let it keep."""
+    sizes: dict[int, list[int]] = {b: [] for b in layout.brokers}
+    for slot in work.slots:
+        for b in slot.replicas:
+            sizes[b].append(slot.state.size)
+    out = []
+    for b, floor in zip(layout.brokers, base, strict=True):
+        held = sorted(sizes[b])
+        excess = len(held) - floor
+        out.append(held[excess - 1] if excess > 0 else 0)
+    return tuple(out)
+
+
+def _demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: RackMode) -> TopicDemand:
+    held = tuple(work.load[b] for b in layout.brokers)
+    free = dict.fromkeys(layout.brokers, 0)
+    floor = [0] * len(layout.members)
+    mixed = len({s.rf for s in work.slots}) > 1
+    pinned, sizes = [], []
+    for index, slot in enumerate(work.slots):
+        if is_pinned(slot, layout, mode, mixed=mixed):
+            bounds = None if mode is RackMode.EVEN else layout.bounds(slot.rf)
+            isr = slot.state.isr
+            shrinking = slot.rf < slot.state.replication_factor and isr is not None
+            in_sync = tuple(b for b in slot.replicas if shrinking and isr and b in isr)
+            pinned.append(Pinned(index, tuple(slot.replicas), slot.rf, bounds, in_sync))
+            sizes.append(slot.state.size)
+        else:
+            for b in slot.replicas:
+                free[b] += 1
+            if mode is RackMode.STRICT:
+                for k, (lo, _) in enumerate(layout.bounds(slot.rf)):
+                    floor[k] += lo
+    return TopicDemand(
+        quota,
+        held,
+        tuple(free[b] for b in layout.brokers),
+        _shed_sizes(work, layout, quota.base),
+        tuple(pinned),
+        tuple(sizes),
+        tuple(floor),
+    )
+
+
+def _moves(slots: Sequence[Slot], leaders: Sequence[int]) -> list[Move]:
+    moves = []
+    for slot, leader in zip(slots, leaders, strict=True):
+        target = (leader, *(b for b in slot.replicas if b != leader))
+        if target != slot.state.replicas:
+            moves.append(Move(slot.state.tp, slot.state.replicas, target, slot.state.size))
+    return moves

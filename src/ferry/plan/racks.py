@@ -1,0 +1,81 @@
+"""Racks of the target brokers and the per-partition rack rule.
+
+A broker without a rack counts as a rack of its own, so a cluster without rack information gets the
+plain "never two replicas on one broker" rule from the same code.
+
+The rule for one partition of replication factor ``r`` over racks of sizes ``n_k``: let ``c`` be the
+smallest integer with ``sum(min(n_k, c)) >= r``. Rack ``k`` then holds at most ``min(n_k, c)`` and at
+least ``min(n_k, c - 1)`` replicas of the partition
+(and at least what the other racks cannot hold). With at least ``r`` racks this is "at most one
+replica per rack"; with fewer racks it spreads the replicas over the racks as evenly as the rack sizes
+allow. The lower bounds always sum to less than ``r`` because ``c`` is minimal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+
+RackBounds = tuple[tuple[int, int], ...]
+"""Per rack index: (lower, upper) replicas of one partition."""
+
+
+@dataclass(frozen=True, slots=True)
+class RackLayout:
+    """Target brokers grouped by rack; racks and brokers in a fixed, sorted order."""
+
+    brokers: tuple[int, ...]
+    rack_of: Mapping[int, int]
+    members: tuple[tuple[int, ...], ...]
+    names: tuple[str, ...]
+    position: Mapping[int, int]
+    """Index of each broker in ``brokers``."""
+    _bounds: dict[int, RackBounds] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, racks: Mapping[int, str | None], targets: Iterable[int]) -> RackLayout:
+        """Build the layout of ``targets`` given every broker's rack (``None``: no rack)."""
+        brokers = tuple(sorted(set(targets)))
+        keys = {b: racks.get(b) or f"\0broker-{b}" for b in brokers}
+        names = tuple(sorted(set(keys.values())))
+        index = {name: i for i, name in enumerate(names)}
+        rack_of = {b: index[keys[b]] for b in brokers}
+        members = tuple(tuple(b for b in brokers if rack_of[b] == i) for i in range(len(names)))
+        position = {b: i for i, b in enumerate(brokers)}
+        return cls(brokers, rack_of, members, names, position)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(len(m) for m in self.members)
+
+    def bounds(self, rf: int) -> RackBounds:
+        """Per rack (lower, upper) replica counts for one partition of replication factor ``rf``."""
+        cached = self._bounds.get(rf)
+        if cached is None:
+            cached = rack_bounds(self.sizes, rf)
+            self._bounds[rf] = cached
+        return cached
+
+    def violations(self, replicas: Iterable[int], rf: int | None = None) -> int:
+        """How many replicas break the rack rule (above a rack's upper bound)."""
+        reps = [b for b in replicas if b in self.rack_of]
+        counts = [0] * len(self.names)
+        for b in reps:
+            counts[self.rack_of[b]] += 1
+        bounds = self.bounds(rf if rf is not None else len(reps))
+        return sum(max(0, c - hi) for c, (_, hi) in zip(counts, bounds, strict=True))
+
+
+@cache
+def rack_bounds(sizes: tuple[int, ...], rf: int) -> RackBounds:
+    """(lower, upper) replicas per rack for one partition; see the module docstring."""
+    if rf > sum(sizes):
+        raise ValueError(f"replication factor {rf} exceeds the {sum(sizes)} target brokers")
+    c = 1
+    while sum(min(n, c) for n in sizes) < rf:
+        c += 1
+    uppers = [min(n, c) for n in sizes]
+    room = sum(uppers)
+    # A rack must also take whatever the other racks cannot (with as many racks as RF: one each).
+    return tuple((max(min(n, c - 1), rf - (room - hi)), hi) for n, hi in zip(sizes, uppers, strict=True))

@@ -1,0 +1,44 @@
+"""The planner's report: moves, bytes, bounds and balance before and after, as JSON-ready data."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ferry.model.cluster import ClusterSnapshot
+from ferry.model.goal import Goal
+from ferry.model.plan import Move
+from ferry.plan.racks import RackLayout
+from ferry.plan.stats import balance
+from ferry.plan.topic import Slot
+
+
+def build_report(
+    snapshot: ClusterSnapshot,
+    goal: Goal,
+    targets: Sequence[int],
+    slots: Sequence[Slot],
+    moves: Sequence[Move],
+    bound: int,
+) -> dict[str, Any]:
+    """Figures of a plan; ``slots`` hold every in-scope partition with its planned replicas."""
+    changed = {m.tp: m.target for m in moves}
+    before = [(s.state.tp, s.state.replicas) for s in slots]
+    after = [(s.state.tp, changed.get(s.state.tp, s.state.replicas)) for s in slots]
+    everyone = RackLayout.of(snapshot.racks, {*snapshot.broker_ids, *targets})
+    replica_moves = sum(len(m.adding) for m in moves)
+    return {
+        "partitions": len(slots),
+        "partitions_changed": len(moves),
+        "replica_moves": replica_moves,
+        "lower_bound": bound,
+        "moves_over_bound": round(replica_moves / bound, 4) if bound else None,
+        "bytes_moved": sum(len(m.adding) * m.size_bytes for m in moves),
+        "leader_changes": sum(1 for m in moves if m.leader_changes),
+        "target_brokers": list(targets),
+        "rack_mode": goal.rack_mode.value,
+        "balance": {
+            "before": balance(before, targets, everyone),
+            "after": balance(after, targets, everyone),
+        },
+    }

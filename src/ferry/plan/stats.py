@@ -1,0 +1,44 @@
+"""Balance statistics of a placement: spreads, rack violations, replicas off target brokers."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from ferry.model.cluster import TopicPartition
+from ferry.plan.racks import RackLayout
+
+Placement = Sequence[tuple[TopicPartition, Sequence[int]]]
+
+
+def _spread(counts: Counter[int], brokers: Iterable[int]) -> int:
+    values = [counts.get(b, 0) for b in brokers]
+    return max(values) - min(values) if values else 0
+
+
+def balance(placement: Placement, targets: Sequence[int], racks: RackLayout) -> dict[str, int]:
+    """Balance figures of ``placement`` over the ``targets`` brokers.
+
+    ``racks`` must cover every broker that appears in the placement (use a layout of all brokers),
+    so violations are counted before a plan as well as after it.
+    """
+    replicas: Counter[int] = Counter()
+    leaders: Counter[int] = Counter()
+    per_topic: dict[str, Counter[int]] = {}
+    violations = 0
+    for tp, reps in placement:
+        replicas.update(reps)
+        per_topic.setdefault(tp.topic, Counter()).update(reps)
+        if reps:
+            leaders[reps[0]] += 1
+        violations += 1 if racks.violations(reps) else 0
+    target_set = set(targets)
+    return {
+        "replica_spread": _spread(replicas, targets),
+        "topic_replica_spread_max": max((_spread(c, targets) for c in per_topic.values()), default=0),
+        "leader_spread": _spread(leaders, targets),
+        "rack_violations": violations,
+        "replicas_off_target": sum(n for b, n in replicas.items() if b not in target_set),
+        "max_replicas_per_broker": max((replicas.get(b, 0) for b in targets), default=0),
+        "min_replicas_per_broker": min((replicas.get(b, 0) for b in targets), default=0),
+    }

@@ -1,0 +1,68 @@
+"""Working state of one topic while it is planned (a private, mutable scratch structure).
+
+The planner passes turn a topic's current placement into a new one; they share this scratch state
+and nothing else, and :mod:`ferry.plan.planner` turns the result into frozen values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ferry.model.cluster import PartitionState
+
+
+@dataclass(slots=True)
+class Slot:
+    """One partition of the topic being planned."""
+
+    state: PartitionState
+    rf: int
+    replicas: list[int]
+    """Current replicas on target brokers that are kept so far, then the newly placed ones."""
+    new: set[int] = field(default_factory=set)
+    dropped: set[int] = field(default_factory=set)
+    """Brokers this partition left although it could stay there; it may come back."""
+    returned: set[int] = field(default_factory=set)
+    """Brokers it was dropped from and came back to: a bonus the augmenting paths may take back."""
+    decided: bool = False
+    """The balance pass already chose which of its replicas stay (a pinned partition)."""
+
+    @property
+    def open(self) -> int:
+        return self.rf - len(self.replicas)
+
+
+@dataclass(slots=True)
+class TopicWork:
+    """All partitions of one topic plus the per-broker replica counts of the topic."""
+
+    topic: str
+    slots: list[Slot]
+    load: dict[int, int]
+
+    @classmethod
+    def start(
+        cls, topic: str, partitions: Sequence[PartitionState], rfs: Sequence[int], targets: set[int]
+    ) -> TopicWork:
+        load = dict.fromkeys(sorted(targets), 0)
+        slots = []
+        for state, rf in zip(partitions, rfs, strict=True):
+            kept = [b for b in state.replicas if b in targets]
+            for b in kept:
+                load[b] += 1
+            slots.append(Slot(state, rf, kept))
+        return cls(topic, slots, load)
+
+    def drop(self, slot: Slot, broker: int) -> None:
+        slot.replicas.remove(broker)
+        self.load[broker] -= 1
+
+    def add(self, slot: Slot, broker: int) -> None:
+        slot.replicas.append(broker)
+        self.load[broker] += 1
+        if broker in slot.dropped:
+            slot.dropped.discard(broker)
+            slot.returned.add(broker)
+        elif broker not in slot.state.replicas:
+            slot.new.add(broker)
