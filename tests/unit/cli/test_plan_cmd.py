@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from support.builders import broker, partition, snapshot
 
 from ferry.cli.main import main
 from ferry.cli.render import human_bytes, plan_summary
 from ferry.formats import load_reassignment, load_snapshot, parse_snapshot
 from ferry.formats.snapshot_json import dump_snapshot
-from support.builders import broker, partition, snapshot
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 SMALL = DATA / "snapshot_small.json"

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.builders import broker, partition, snapshot
 
 from ferry.errors import InputError
 from ferry.formats import (
@@ -17,7 +18,6 @@ from ferry.formats import (
     parse_reassignment,
 )
 from ferry.model import Move, Plan, TopicPartition
-from support.builders import broker, partition, snapshot
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 SRC = "plan.json"

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.builders import broker, partition, snapshot
 
 from ferry.errors import InputError
 from ferry.formats import dump_snapshot, load_snapshot, parse_snapshot
-from support.builders import broker, partition, snapshot
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 SRC = "snapshot.json"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from support.builders import broker, partition, snapshot
 
 from ferry.errors import InputError
 from ferry.model import ClusterSnapshot, Goal
 from ferry.plan.validate import target_brokers, validate_goal
-from support.builders import broker, partition, snapshot
 
 SRC = "snapshot.json"
 

@@ -1,0 +1,104 @@
+"""Named scenarios: the planner on small clusters whose right answer is known."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from support.clusters import balanced, generated, with_new_brokers
+from support.invariants import assert_valid, final_placement, spreads
+
+from ferry.model import ClusterSnapshot, Goal, Plan
+from ferry.plan.planner import plan
+
+
+def _load(snapshot: ClusterSnapshot, result: Plan) -> Counter[int]:
+    return Counter(b for reps in final_placement(snapshot, result).values() for b in reps)
+
+
+def _checked(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
+    result = plan(snapshot, goal)
+    assert_valid(snapshot, goal, result)
+    assert result.report["replica_moves"] == result.report["lower_bound"]
+    assert all(v <= 1 for v in spreads(snapshot, goal, result).values())
+    return result
+
+
+def test_add_two_brokers_to_six_moves_only_their_share() -> None:
+    before = balanced(brokers=6, racks=2, topics=4, partitions=12, rf=2)
+    snapshot = with_new_brokers(before, 2, racks=2)
+    result = _checked(snapshot, Goal())
+    load = _load(snapshot, result)
+    # 96 replicas over 8 brokers: 12 each, and the new brokers got exactly their share.
+    assert load[6] == load[7] == 12
+    assert result.replica_moves == 24
+
+
+def test_decommission_two_of_ten_empties_them() -> None:
+    snapshot = balanced(brokers=10, racks=2, topics=5, partitions=20, rf=3)
+    goal = Goal(brokers=frozenset(range(8)))
+    result = _checked(snapshot, goal)
+    load = _load(snapshot, result)
+    assert load[8] == load[9] == 0
+    on_removed = sum(1 for p in snapshot.partitions for b in p.replicas if b >= 8)
+    assert result.replica_moves == on_removed
+
+
+def test_replace_moves_exactly_the_old_brokers_replicas_to_the_new_one() -> None:
+    snapshot = with_new_brokers(balanced(brokers=6, racks=3, topics=3, partitions=10, rf=3), 1, racks=3)
+    # broker 6 is in rack r0 like broker 3
+    result = plan(snapshot, Goal(replace=((3, 6),)))
+    assert_valid(snapshot, Goal(replace=((3, 6),)), result)
+    on_old = [p for p in snapshot.partitions if 3 in p.replicas]
+    assert result.replica_moves == len(on_old) == result.report["lower_bound"]
+    for move in result:
+        assert move.removing == (3,) and move.adding == (6,)
+        assert move.target.index(6) == move.original.index(3)
+
+
+def test_skewed_rebalance_reaches_even_loads_with_the_fewest_moves() -> None:
+    snapshot = generated(brokers=9, racks=3, topics=6, partitions=30, rf=3, seed=3, skew=2.0)
+    result = _checked(snapshot, Goal())
+    assert result.report["balance"]["before"]["replica_spread"] > 10
+    assert result.report["balance"]["after"]["replica_spread"] <= 1
+
+
+def test_replication_factor_two_to_three_adds_one_replica_per_partition() -> None:
+    snapshot = balanced(brokers=6, racks=3, topics=2, partitions=12, rf=2)
+    goal = Goal(replication_factors={"topic-000": 3})
+    result = _checked(snapshot, goal)
+    placement = final_placement(snapshot, result)
+    for p in snapshot.partitions:
+        if p.tp.topic == "topic-000":
+            assert len(placement[p.tp]) == 3 and set(p.replicas) <= set(placement[p.tp])
+
+
+def test_replication_factor_three_to_two_only_drops_replicas() -> None:
+    snapshot = balanced(brokers=6, racks=3, topics=2, partitions=12, rf=3)
+    goal = Goal(replication_factors={"topic-001": 2})
+    result = _checked(snapshot, goal)
+    assert result.replica_moves == 0
+    placement = final_placement(snapshot, result)
+    for p in snapshot.partitions:
+        if p.tp.topic == "topic-001":
+            assert set(placement[p.tp]) < set(p.replicas)
+
+
+def test_no_racks_still_spreads_replicas_over_brokers() -> None:
+    snapshot = with_new_brokers(balanced(brokers=5, racks=0, topics=3, partitions=10, rf=3), 1, racks=0)
+    result = _checked(snapshot, Goal())
+    assert _load(snapshot, result)[5] == 15
+
+
+def test_the_smaller_replica_moves_when_either_would_do() -> None:
+    snapshot = generated(brokers=2, racks=0, topics=1, partitions=3, rf=1, seed=1, occupied=1)
+    result = plan(snapshot, Goal())
+    moved = [m for m in result if m.adding]
+    smallest = min(p.size for p in snapshot.partitions)
+    assert len(moved) == 1 and moved[0].size_bytes == smallest
+
+
+def test_topics_outside_the_scope_never_move() -> None:
+    snapshot = with_new_brokers(balanced(brokers=4, racks=2, topics=3, partitions=8, rf=2), 2, racks=2)
+    goal = Goal(topics=frozenset({"topic-001"}))
+    result = _checked(snapshot, goal)
+    assert {m.tp.topic for m in result} == {"topic-001"}
