@@ -186,7 +186,7 @@ class Sandbox:
         argv = layout.java_command(
             self.java, Path(state.lib), "kafka.Kafka", [str(home / "server.properties")], options
         )
-        return process.launch(argv, home, home / "console.log")
+        return process.launch(argv, home / "console.log")
 
     def _wait_ready(
         self, state: SandboxState, wanted: frozenset[int], probe: Probe, timeout_s: float

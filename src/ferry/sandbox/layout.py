@@ -38,8 +38,9 @@ class ClusterSpec:
             raise ValueError(f"need at least one broker, got {self.brokers}")
         if self.controllers not in (1, 3):
             raise ValueError(f"controllers must be 1 or 3, got {self.controllers}")
-        if not 0 <= self.racks <= self.brokers:
-            raise ValueError(f"racks must be between 0 and the broker count, got {self.racks}")
+        # More racks than brokers is allowed (the extra racks stay empty) so --brokers 1 just works.
+        if self.racks < 0:
+            raise ValueError(f"racks must be 0 (no racks) or more, got {self.racks}")
         if not 128 <= self.heap_mb <= 512:
             raise ValueError(f"heap must be between 128 and 512 MiB, got {self.heap_mb}")
 

@@ -43,22 +43,20 @@ def run_tool(argv: Sequence[str], timeout_s: float, what: str) -> None:
         raise PreconditionError(f"{what} failed: {lines[-1] if lines else done.returncode}")
 
 
-def launch(argv: Sequence[str], cwd: Path, console_log: Path) -> int:
-    """Start a long-running JVM detached from this process; return its pid.
+def launch(argv: Sequence[str], console_log: Path) -> int:
+    """Start a long-running JVM in its own session, detached from this process; return its pid.
 
     stdout and stderr go to ``console_log``: the JVM's own crash messages land there, the broker's
-    log4j output goes to its ``server.log``.
+    log4j output goes to its ``server.log``. ``posix_spawn`` rather than ``Popen``: the sandbox
+    outlives the Python object that would otherwise track (and warn about) the child.
     """
-    with console_log.open("ab") as out:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    return proc.pid
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, str(console_log), flags, 0o644),
+        (os.POSIX_SPAWN_DUP2, 1, 2),
+    ]
+    return os.posix_spawn(argv[0], list(argv), dict(os.environ), file_actions=actions, setsid=True)
 
 
 def is_running(pid: int | None, marker: str) -> bool:
