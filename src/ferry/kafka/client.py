@@ -9,9 +9,11 @@ nothing above this module needs to know kafka-python's error classes.
 from __future__ import annotations
 
 import logging
+import socket
 import threading
+import time
 from collections.abc import Callable, Collection, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,6 +29,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+_READ_ATTEMPTS = 4
+_RETRY_BACKOFF_S = 0.25
 _CHECK_HINT = "check --bootstrap-server, that the brokers run, and security.protocol"
 
 
@@ -72,7 +76,7 @@ class KafkaPythonAdmin:
         options.setdefault("client_id", "kafka-ferry")
         self._client: Any = self._call(
             f"connecting to {bootstrap}",
-            lambda: KafkaAdminClient(
+            lambda: _new_admin_client(
                 bootstrap_servers=bootstrap.split(","), bootstrap_timeout_ms=timeout_ms, **options
             ),
         )
@@ -167,7 +171,36 @@ class KafkaPythonAdmin:
 
     def _call(self, action: str, call: Callable[[], T]) -> T:
         with _translated(action, self._bootstrap, self._timeout_s):
-            return _bounded(call, self._timeout_s * 2 + 5, action)
+            for attempt in range(_READ_ATTEMPTS):
+                try:
+                    return _bounded(call, self._timeout_s * 2 + 5, action)
+                except (kerrors.KafkaConnectionError, kerrors.NodeNotReadyError):
+                    # kafka-python sends to one broker and does not fail over when it is down;
+                    # every call here is a read, so trying again (on another broker) is safe.
+                    if attempt == _READ_ATTEMPTS - 1:
+                        raise
+                    time.sleep(_RETRY_BACKOFF_S * (attempt + 1))
+            raise AssertionError("unreachable")
+
+
+def _new_admin_client(**config: Any) -> Any:
+    """``KafkaAdminClient(**config)``, closed again if its constructor fails.
+
+    kafka-python 3.0 starts its I/O thread and opens sockets before bootstrapping in ``__init__``
+    and does not release them when bootstrap fails; with nothing returned, the caller could never
+    close them. Building the object in two steps keeps a handle to close.
+    """
+    client = KafkaAdminClient.__new__(KafkaAdminClient)
+    try:
+        client.__init__(**config)
+    except BaseException:
+        if hasattr(client, "_net"):
+            # close() returns early unless _closed is False, which __init__ sets only on success.
+            client._closed = False
+            with suppress(Exception):
+                client.close()
+        raise
+    return client
 
 
 def _partition_state(topic: str, p: Mapping[str, Any]) -> PartitionState:
@@ -268,8 +301,21 @@ def ready_brokers(bootstrap: str, *, timeout_s: float = 3.0) -> frozenset[int]:
 
     This is the readiness probe of :class:`ferry.sandbox.Sandbox`: it never raises a KafkaError.
     """
+    # A plain TCP check first: while the brokers start, it fails fast and quietly, where
+    # kafka-python would wait out its bootstrap timeout.
+    if not any(_accepts_connections(address, timeout_s) for address in bootstrap.split(",")):
+        return frozenset()
     try:
         with KafkaPythonAdmin(bootstrap, timeout_s=timeout_s) as admin:
             return frozenset(b.id for b in admin.describe_brokers())
     except KafkaError:
         return frozenset()
+
+
+def _accepts_connections(address: str, timeout_s: float) -> bool:
+    host, _, port = address.strip().rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            return True
+    except (OSError, ValueError):
+        return False

@@ -23,6 +23,9 @@ _PASSWORD_MECHANISMS = frozenset({"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"})
 # files it uses); accepted without a warning.
 _IGNORED = frozenset(
     {
+        # The store types are checked in _check_ssl_stores: only PEM files reach kafka-python.
+        "ssl.truststore.type",
+        "ssl.keystore.type",
         "ssl.truststore.password",
         "ssl.keystore.password",
         "ssl.protocol",

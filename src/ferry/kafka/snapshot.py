@@ -108,7 +108,7 @@ def _partition_json(p: PartitionState, live: LiveSnapshot) -> dict[str, Any]:
 
 
 def render_json(doc: Mapping[str, Any]) -> str:
-    """JSON text with one broker or partition per line: diff-friendly and compact for big clusters."""
+    """JSON text with one broker or partition per line: diff-friendly, compact for big clusters."""
     lines = []
     for key, value in doc.items():
         if isinstance(value, list) and value:
