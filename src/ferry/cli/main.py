@@ -14,10 +14,11 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ferry import __version__
-from ferry.cli.commands import plan as plan_cmd
+from ferry.cli.commands import sandbox as sandbox_cmd
+from ferry.cli.commands import snapshot as snapshot_cmd
 from ferry.errors import FerryError, UsageError
 
-_COMMANDS = (plan_cmd,)
+_COMMANDS = (sandbox_cmd, snapshot_cmd)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,6 +50,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if debug else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if not debug:
+        # kafka-python logs every failed connection at ERROR; ferry reports them as one KafkaError.
+        logging.getLogger("kafka").setLevel(logging.CRITICAL)
     try:
         args = build_parser().parse_args(args_list)
         func: Callable[[argparse.Namespace], int] = args.func

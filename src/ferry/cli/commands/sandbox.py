@@ -1,0 +1,107 @@
+"""``ferry sandbox``: a local KRaft cluster from the official Kafka jars, for trials and tests.
+
+``up`` prints only the bootstrap address on stdout (``BS=$(ferry sandbox up)`` works); progress and
+timings go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ferry.errors import UsageError
+from ferry.kafka.client import ready_brokers
+from ferry.sandbox import ClusterSpec, Sandbox, default_sandbox_dir, ensure_jars
+
+
+def register(subparsers: Any) -> None:
+    """Add ``sandbox`` and its sub-commands to the ``ferry`` parser."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="sandbox state folder (default $FERRY_SANDBOX_DIR or ~/.cache/kafka-ferry/sandbox)",
+    )
+    parser = subparsers.add_parser("sandbox", help="run a local Kafka cluster for trying ferry")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=type(parser))
+    verbs.required = True
+    _add_up(verbs, common)
+    status = verbs.add_parser("status", parents=[common], help="show nodes, pids and ports")
+    status.set_defaults(func=_status)
+    kill = verbs.add_parser("kill", parents=[common], help="stop one broker (data kept)")
+    kill.add_argument("broker", type=int, metavar="BROKER", help="broker (or controller) id")
+    kill.add_argument("--hard", action="store_true", help="SIGKILL instead of a clean shutdown")
+    kill.set_defaults(func=_kill)
+    restart = verbs.add_parser("restart", parents=[common], help="(re)start one broker")
+    restart.add_argument("broker", type=int, metavar="BROKER", help="broker (or controller) id")
+    restart.set_defaults(func=_restart)
+    down = verbs.add_parser("down", parents=[common], help="stop everything and delete its data")
+    down.set_defaults(func=_down)
+
+
+def _add_up(verbs: Any, common: argparse.ArgumentParser) -> None:
+    up = verbs.add_parser("up", parents=[common], help="start the cluster and wait until ready")
+    up.add_argument("--brokers", type=int, default=4, help="number of brokers (default 4)")
+    up.add_argument("--racks", type=int, default=2, help="racks, round robin; 0 = none (default 2)")
+    up.add_argument("--controllers", type=int, choices=(1, 3), default=1, help="KRaft controllers")
+    up.add_argument("--heap-mb", type=int, default=384, help="heap per JVM, MiB (default 384)")
+    up.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for readiness")
+    up.set_defaults(func=_up)
+
+
+def _sandbox(args: argparse.Namespace) -> Sandbox:
+    return Sandbox(args.dir or default_sandbox_dir())
+
+
+def _up(args: argparse.Namespace) -> int:
+    try:
+        spec = ClusterSpec(args.brokers, args.racks, args.controllers, args.heap_mb)
+    except ValueError as exc:
+        raise UsageError(f"sandbox up: {exc}") from exc
+    started = time.monotonic()
+    _note("fetching Kafka jars (Maven, cached after the first run)...")
+    lib = ensure_jars()
+    _note(f"starting {spec.controllers} controller(s) and {spec.brokers} brokers...")
+    state = _sandbox(args).up(spec, lib, ready_brokers, timeout_s=args.timeout)
+    _note(f"ready in {time.monotonic() - started:.1f} s; stop it with 'ferry sandbox down'")
+    print(state.bootstrap)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    sandbox = _sandbox(args)
+    state = sandbox.state()
+    print(f"bootstrap {state.bootstrap}  cluster {state.cluster_id}  kafka {state.kafka_version}")
+    for status in sandbox.status():
+        node = status.node
+        print(
+            f"{node.spec.name:<16} port {node.port:<6} rack {node.rack or '-':<4} "
+            f"pid {node.pid or '-':<8} {'running' if status.running else 'stopped'}"
+        )
+    return 0
+
+
+def _kill(args: argparse.Namespace) -> int:
+    node = _sandbox(args).kill(args.broker, hard=args.hard)
+    _note(f"stopped {node.spec.name}")
+    return 0
+
+
+def _restart(args: argparse.Namespace) -> int:
+    node = _sandbox(args).restart(args.broker, ready_brokers)
+    _note(f"{node.spec.name} running (pid {node.pid})")
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    sandbox = _sandbox(args)
+    _note("stopped and deleted" if sandbox.down() else f"no sandbox in {sandbox.directory}")
+    return 0
+
+
+def _note(message: str) -> None:
+    print(f"ferry sandbox: {message}", file=sys.stderr)

@@ -1,0 +1,63 @@
+"""The ``ClusterAdmin`` seam: everything ferry asks of a Kafka cluster, as plain values.
+
+``snapshot`` and (later) ``execute`` depend only on this Protocol; ``client.KafkaPythonAdmin`` is
+the real implementation and a ``FakeAdmin`` in tests/support is the other (kafka-kit's ``stub``).
+Every method is one batched request per broker at most, never one per partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from ferry.model import Broker, PartitionState, TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class OngoingReassignment:
+    """A partition in motion (KIP-455): ``replicas`` is target + original while it lasts."""
+
+    tp: TopicPartition
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+
+
+ReplicaSizes = Mapping[TopicPartition, Mapping[int, int]]
+"""Bytes on disk per partition, per broker holding a replica."""
+
+
+class ClusterAdmin(Protocol):
+    """Read access to a cluster's layout; implementations raise ``KafkaError`` on failure."""
+
+    def describe_brokers(self) -> tuple[Broker, ...]:
+        """Registered, unfenced brokers with their racks."""
+        ...
+
+    def describe_partitions(
+        self, topics: Collection[str] | None = None
+    ) -> tuple[PartitionState, ...]:
+        """Replicas, leader and ISR of every partition of ``topics`` (all topics when None).
+
+        ``size_bytes`` is left unknown; sizes come from :meth:`describe_replica_sizes`.
+        """
+        ...
+
+    def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
+        """Replica sizes from DescribeLogDirs, summed over each broker's log directories."""
+        ...
+
+    def list_reassignments(
+        self, topics: Collection[str] | None = None
+    ) -> tuple[OngoingReassignment, ...]:
+        """Ongoing reassignments (ListPartitionReassignments), restricted to ``topics`` if given."""
+        ...
+
+    def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
+        """The effective ``min.insync.replicas`` of each topic (topic, broker or cluster level)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; safe to call twice."""
+        ...

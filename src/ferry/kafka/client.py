@@ -1,0 +1,321 @@
+"""``KafkaPythonAdmin``: the ClusterAdmin on kafka-python, the only module importing ``kafka``.
+
+kafka-python (3.x) runs its network I/O on a background thread; each admin call sends at most one
+request per broker (metadata and reassignments go to one broker, DescribeLogDirs to each broker).
+Every kafka-python exception is turned into a one-line :class:`~ferry.errors.KafkaError` here, so
+nothing above this module needs to know kafka-python's error classes.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any, TypeVar
+
+import kafka.errors as kerrors
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+
+from ferry.errors import InputError, KafkaError, PreconditionError
+from ferry.kafka.admin import OngoingReassignment, ReplicaSizes
+from ferry.kafka.config import ClientSettings, client_settings, parse_properties
+from ferry.model import Broker, PartitionState, TopicPartition
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_READ_ATTEMPTS = 4
+_RETRY_BACKOFF_S = 0.25
+_CHECK_HINT = "check --bootstrap-server, that the brokers run, and security.protocol"
+
+
+def load_command_config(path: Path | None) -> ClientSettings:
+    """Read a ``--command-config`` file (None: no file) and map it, warning about unknown keys.
+
+    Raises:
+        InputError: the file is unreadable or holds an invalid or unsupported setting.
+    """
+    if path is None:
+        return ClientSettings({})
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read command config ({exc})") from exc
+    settings = client_settings(parse_properties(text, str(path)), str(path))
+    for key in settings.unknown_keys:
+        log.warning("%s: ignoring unknown client property %r", path, key)
+    return settings
+
+
+class KafkaPythonAdmin:
+    """A :class:`~ferry.kafka.admin.ClusterAdmin` over one kafka-python ``KafkaAdminClient``.
+
+    Args:
+        bootstrap: ``host:port[,host:port...]``, as Kafka's ``--bootstrap-server``.
+        settings: mapped ``--command-config`` options.
+        timeout_s: bound for connecting and for each call.
+
+    Raises:
+        KafkaError: the bootstrap servers cannot be reached or authentication fails.
+        InputError: kafka-python rejects the client configuration.
+    """
+
+    def __init__(
+        self, bootstrap: str, settings: ClientSettings | None = None, *, timeout_s: float = 30.0
+    ) -> None:
+        self._bootstrap = bootstrap
+        self._timeout_s = timeout_s
+        options = dict(settings.options) if settings else {}
+        timeout_ms = int(timeout_s * 1000)
+        options.setdefault("request_timeout_ms", timeout_ms)
+        options.setdefault("client_id", "kafka-ferry")
+        self._client: Any = self._call(
+            f"connecting to {bootstrap}",
+            lambda: _new_admin_client(
+                bootstrap_servers=bootstrap.split(","), bootstrap_timeout_ms=timeout_ms, **options
+            ),
+        )
+
+    def __enter__(self) -> KafkaPythonAdmin:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the client's connections and I/O thread; safe to call twice."""
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    # -- ClusterAdmin ----------------------------------------------------------------------------
+
+    def describe_brokers(self) -> tuple[Broker, ...]:
+        """Registered, unfenced brokers with racks (DescribeCluster)."""
+        cluster = self._call("describing the cluster", lambda: self._client.describe_cluster())
+        return tuple(
+            Broker(int(b["broker_id"]), b.get("rack"))
+            for b in cluster["brokers"]
+            if not b.get("is_fenced", False)
+        )
+
+    def describe_partitions(
+        self, topics: Collection[str] | None = None
+    ) -> tuple[PartitionState, ...]:
+        """Replicas, leader and ISR of all partitions of ``topics`` (one Metadata request)."""
+        wanted = None if topics is None else sorted(topics)
+        described = self._call("describing topics", lambda: self._client.describe_topics(wanted))
+        states: list[PartitionState] = []
+        for topic in described:
+            _raise_for(topic["error_code"], "describing topics", topic["name"])
+            states.extend(_partition_state(topic["name"], p) for p in topic["partitions"])
+        return tuple(states)
+
+    def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
+        """Replica sizes per partition and broker (one DescribeLogDirs request per broker)."""
+        wanted = None if topics is None else sorted(topics)
+        replies = self._call(
+            "describing log dirs", lambda: self._client.describe_log_dirs(topic_partitions=wanted)
+        )
+        sizes: dict[TopicPartition, dict[int, int]] = {}
+        for reply in replies:
+            for tp, size in _log_dir_sizes(reply["log_dirs"]):
+                per_broker = sizes.setdefault(tp, {})
+                per_broker[reply["broker"]] = per_broker.get(reply["broker"], 0) + size
+        return sizes
+
+    def list_reassignments(
+        self, topics: Collection[str] | None = None
+    ) -> tuple[OngoingReassignment, ...]:
+        """Ongoing reassignments (one ListPartitionReassignments request to the controller)."""
+        listed = self._call(
+            "listing partition reassignments",
+            lambda: self._client.list_partition_reassignments(),
+        )
+        return tuple(
+            OngoingReassignment(
+                TopicPartition(tp.topic, tp.partition),
+                tuple(r["replicas"]),
+                tuple(r["adding_replicas"]),
+                tuple(r["removing_replicas"]),
+            )
+            for tp, r in sorted(listed.items())
+            if topics is None or tp.topic in topics
+        )
+
+    def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
+        """Effective ``min.insync.replicas`` per topic (one DescribeConfigs request)."""
+        if not topics:
+            return {}
+        resources = [
+            ConfigResource(ConfigResourceType.TOPIC, t, ["min.insync.replicas"])
+            for t in sorted(topics)
+        ]
+        # 'all', not 'modified': a cluster- or broker-level value binds the topic just as well.
+        described = self._call(
+            "describing topic configs",
+            lambda: self._client.describe_configs(resources, config_filter="all"),
+        )
+        return {
+            topic: int(configs["min.insync.replicas"]["value"])
+            for topic, configs in described.get("topic", {}).items()
+            if "min.insync.replicas" in configs
+        }
+
+    # -- error translation -----------------------------------------------------------------------
+
+    def _call(self, action: str, call: Callable[[], T]) -> T:
+        with _translated(action, self._bootstrap, self._timeout_s):
+            for attempt in range(_READ_ATTEMPTS):
+                try:
+                    return _bounded(call, self._timeout_s * 2 + 5, action)
+                except (kerrors.KafkaConnectionError, kerrors.NodeNotReadyError):
+                    # kafka-python sends to one broker and does not fail over when it is down;
+                    # every call here is a read, so trying again (on another broker) is safe.
+                    if attempt == _READ_ATTEMPTS - 1:
+                        raise
+                    time.sleep(_RETRY_BACKOFF_S * (attempt + 1))
+            raise AssertionError("unreachable")
+
+
+def _new_admin_client(**config: Any) -> Any:
+    """``KafkaAdminClient(**config)``, closed again if its constructor fails.
+
+    kafka-python 3.0 starts its I/O thread and opens sockets before bootstrapping in ``__init__``
+    and does not release them when bootstrap fails; with nothing returned, the caller could never
+    close them. Building the object in two steps keeps a handle to close.
+    """
+    client = KafkaAdminClient.__new__(KafkaAdminClient)
+    try:
+        client.__init__(**config)
+    except BaseException:
+        if hasattr(client, "_net"):
+            # close() returns early unless _closed is False, which __init__ sets only on success.
+            client._closed = False
+            with suppress(Exception):
+                client.close()
+        raise
+    return client
+
+
+def _partition_state(topic: str, p: Mapping[str, Any]) -> PartitionState:
+    leader = int(p["leader_id"])
+    return PartitionState(
+        TopicPartition(topic, int(p["partition_index"])),
+        tuple(int(r) for r in p["replica_nodes"]),
+        leader=leader if leader >= 0 else None,
+        isr=tuple(int(r) for r in p["isr_nodes"]),
+    )
+
+
+def _log_dir_sizes(log_dirs: list[Mapping[str, Any]]) -> Iterator[tuple[TopicPartition, int]]:
+    for log_dir in log_dirs:
+        # An offline log dir reports an error and no sizes; its replicas are simply not counted.
+        if log_dir["error_code"] != 0:
+            continue
+        for topic in log_dir["topics"]:
+            for part in topic["partitions"]:
+                # A "future" replica is an intra-broker copy in progress, not a second replica.
+                if not part.get("is_future_key", False):
+                    yield (
+                        TopicPartition(topic["name"], part["partition_index"]),
+                        part["partition_size"],
+                    )
+
+
+def _raise_for(error_code: int, action: str, topic: str) -> None:
+    if error_code == 0:
+        return
+    error = kerrors.for_code(error_code)
+    if error is kerrors.UnknownTopicOrPartitionError:
+        raise PreconditionError(f"topic {topic!r} does not exist", hint="check --topics")
+    raise KafkaError(f"{action} failed: {error.__name__} ({error.description})")
+
+
+@contextmanager
+def _translated(action: str, bootstrap: str, timeout_s: float) -> Iterator[None]:
+    """Turn kafka-python exceptions into one-line ferry errors."""
+    try:
+        yield
+    except kerrors.KafkaConfigurationError as exc:
+        raise InputError(f"invalid client configuration: {exc}") from exc
+    except kerrors.SaslAuthenticationFailedError as exc:
+        raise KafkaError(
+            f"authentication failed at {bootstrap}: {_first_line(exc)}",
+            hint="check sasl.mechanism and sasl.jaas.config in --command-config",
+        ) from exc
+    except kerrors.AuthorizationError as exc:
+        raise KafkaError(
+            f"not authorized: {action}: {type(exc).__name__}",
+            hint="the principal needs Describe on the cluster and topics",
+        ) from exc
+    except (kerrors.KafkaTimeoutError, kerrors.RequestTimedOutError, TimeoutError) as exc:
+        if action.startswith("connecting"):
+            raise KafkaError(
+                f"cannot reach bootstrap server {bootstrap} within {timeout_s:g} s",
+                hint=_CHECK_HINT,
+            ) from exc
+        raise KafkaError(f"timed out {action} after {timeout_s:g} s") from exc
+    except kerrors.KafkaError as exc:
+        raise KafkaError(f"{action} failed: {type(exc).__name__}: {_first_line(exc)}") from exc
+    except OSError as exc:
+        raise KafkaError(f"{action} failed: {exc}", hint=_CHECK_HINT) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _bounded(call: Callable[[], T], timeout_s: float, action: str) -> T:
+    """Run ``call`` with a hard deadline: kafka-python bounds each request, not a whole call.
+
+    A daemon thread runs it, so a wedged client cannot keep the process alive either.
+    """
+    result: list[T] = []
+    error: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(call())
+        except BaseException as exc:  # handed to the caller's thread below
+            error.append(exc)
+
+    worker = threading.Thread(target=target, name=f"ferry-kafka: {action}", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        raise TimeoutError(f"{action} did not finish within {timeout_s:g} s")
+    if error:
+        raise error[0]
+    return result[0]
+
+
+def ready_brokers(bootstrap: str, *, timeout_s: float = 3.0) -> frozenset[int]:
+    """Ids of the registered, unfenced brokers, or an empty set while the cluster is unreachable.
+
+    This is the readiness probe of :class:`ferry.sandbox.Sandbox`: it never raises a KafkaError.
+    """
+    # A plain TCP check first: while the brokers start, it fails fast and quietly, where
+    # kafka-python would wait out its bootstrap timeout.
+    if not any(_accepts_connections(address, timeout_s) for address in bootstrap.split(",")):
+        return frozenset()
+    try:
+        with KafkaPythonAdmin(bootstrap, timeout_s=timeout_s) as admin:
+            return frozenset(b.id for b in admin.describe_brokers())
+    except KafkaError:
+        return frozenset()
+
+
+def _accepts_connections(address: str, timeout_s: float) -> bool:
+    host, _, port = address.strip().rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            return True
+    except (OSError, ValueError):
+        return False

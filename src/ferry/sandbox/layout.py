@@ -1,0 +1,201 @@
+"""Pure description of a sandbox cluster: node ids, racks, ports, properties and JVM command lines.
+
+Nothing here touches the disk, the clock or the network, so every generated setting is unit-tested.
+Controllers get node ids from 1000 up and brokers from 1 up, so the id in ``ferry sandbox kill 2``
+reads like the broker ids in snapshots and plans.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+CONTROLLER_ID_BASE = 1000
+_HOST = "127.0.0.1"
+
+
+class Role(StrEnum):
+    """The KRaft ``process.roles`` of a node; the sandbox never combines the two."""
+
+    CONTROLLER = "controller"
+    BROKER = "broker"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    """What to start: ``brokers`` brokers spread over ``racks`` racks, and 1 or 3 controllers."""
+
+    brokers: int = 4
+    racks: int = 2
+    controllers: int = 1
+    heap_mb: int = 384
+
+    def __post_init__(self) -> None:
+        if self.brokers < 1:
+            raise ValueError(f"need at least one broker, got {self.brokers}")
+        if self.controllers not in (1, 3):
+            raise ValueError(f"controllers must be 1 or 3, got {self.controllers}")
+        # More racks than brokers is allowed (the extra racks stay empty) so --brokers 1 just works.
+        if self.racks < 0:
+            raise ValueError(f"racks must be 0 (no racks) or more, got {self.racks}")
+        if not 128 <= self.heap_mb <= 512:
+            raise ValueError(f"heap must be between 128 and 512 MiB, got {self.heap_mb}")
+
+    @property
+    def node_count(self) -> int:
+        return self.brokers + self.controllers
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """One JVM of the cluster: its id, role, listener port and (brokers only) rack."""
+
+    node_id: int
+    role: Role
+    port: int
+    rack: str | None = None
+
+    @property
+    def name(self) -> str:
+        """Folder name of the node, e.g. ``broker-1`` or ``controller-1000``."""
+        return f"{self.role.value}-{self.node_id}"
+
+    @property
+    def address(self) -> str:
+        return f"{_HOST}:{self.port}"
+
+
+def rack_name(broker_index: int, racks: int) -> str | None:
+    """Rack of the ``broker_index``-th broker (0-based): ``r0, r1, ...`` round robin, or None."""
+    return None if racks == 0 else f"r{broker_index % racks}"
+
+
+def plan_nodes(spec: ClusterSpec, ports: Sequence[int]) -> tuple[NodeSpec, ...]:
+    """Assign ids, racks and ports (one per node, controllers first) to every node of ``spec``."""
+    if len(ports) != spec.node_count or len(set(ports)) != len(ports):
+        raise ValueError(f"need {spec.node_count} distinct ports, got {list(ports)}")
+    controllers = [
+        NodeSpec(CONTROLLER_ID_BASE + i, Role.CONTROLLER, ports[i]) for i in range(spec.controllers)
+    ]
+    brokers = [
+        NodeSpec(i + 1, Role.BROKER, ports[spec.controllers + i], rack_name(i, spec.racks))
+        for i in range(spec.brokers)
+    ]
+    return (*controllers, *brokers)
+
+
+def bootstrap_servers(nodes: Sequence[NodeSpec]) -> str:
+    """Comma-separated broker addresses, the value for ``--bootstrap-server``."""
+    return ",".join(n.address for n in nodes if n.role is Role.BROKER)
+
+
+def new_cluster_id(random16: bytes) -> str:
+    """A KRaft cluster id (URL-safe base64 of 16 bytes, unpadded) from the caller's randomness."""
+    if len(random16) != 16:
+        raise ValueError("a cluster id needs exactly 16 random bytes")
+    return base64.urlsafe_b64encode(random16).rstrip(b"=").decode("ascii")
+
+
+def server_properties(node: NodeSpec, nodes: Sequence[NodeSpec], data_dir: Path) -> dict[str, str]:
+    """The ``server.properties`` of ``node`` in a cluster of ``nodes``."""
+    controllers = [n for n in nodes if n.role is Role.CONTROLLER]
+    brokers = sum(1 for n in nodes if n.role is Role.BROKER)
+    props = {
+        "process.roles": node.role.value,
+        "node.id": str(node.node_id),
+        # A static voter set formats the same way for 1 or 3 controllers (no --standalone needed).
+        "controller.quorum.voters": ",".join(f"{c.node_id}@{c.address}" for c in controllers),
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs": str(data_dir),
+        "num.network.threads": "2",
+        "num.io.threads": "2",
+        "background.threads": "2",
+        "num.recovery.threads.per.data.dir": "1",
+    }
+    if node.role is Role.CONTROLLER:
+        props["listeners"] = f"CONTROLLER://{node.address}"
+    else:
+        props.update(_broker_properties(node, brokers))
+    return props
+
+
+def _broker_properties(node: NodeSpec, brokers: int) -> dict[str, str]:
+    internal_rf = str(min(3, brokers))
+    props = {
+        "listeners": f"PLAINTEXT://{node.address}",
+        "advertised.listeners": f"PLAINTEXT://{node.address}",
+        "inter.broker.listener.name": "PLAINTEXT",
+        # Tests create every topic explicitly; a typo must fail rather than invent a topic.
+        "auto.create.topics.enable": "false",
+        "offsets.topic.replication.factor": internal_rf,
+        "offsets.topic.num.partitions": "6",
+        "transaction.state.log.replication.factor": internal_rf,
+        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.num.partitions": "6",
+        "share.coordinator.state.topic.replication.factor": internal_rf,
+        "share.coordinator.state.topic.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+        # Small segments make a few MB of test data span several files, as real logs do.
+        "log.segment.bytes": str(1024 * 1024),
+        "num.replica.fetchers": "1",
+        "log.cleaner.threads": "1",
+        # The 128 MiB default dedupe buffer would take a third of the small heap.
+        "log.cleaner.dedupe.buffer.size": str(8 * 1024 * 1024),
+    }
+    if node.rack is not None:
+        props["broker.rack"] = node.rack
+    return props
+
+
+def render_properties(props: Mapping[str, str]) -> str:
+    """Java properties text; values here never need escaping (paths, ids, addresses)."""
+    return "".join(f"{key}={value}\n" for key, value in props.items())
+
+
+def log4j2_config(log_file: Path) -> str:
+    """A log4j2 XML config sending everything at INFO to ``log_file`` (not to the console)."""
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<Configuration status="warn">
+  <Appenders>
+    <File name="file" fileName="{log_file}">
+      <PatternLayout pattern="[%d] %p %m (%c)%n"/>
+    </File>
+  </Appenders>
+  <Loggers>
+    <Logger name="kafka.request.logger" level="warn"/>
+    <Logger name="org.apache.kafka.controller" level="info"/>
+    <Root level="info"><AppenderRef ref="file"/></Root>
+  </Loggers>
+</Configuration>
+"""
+
+
+def jvm_options(heap_mb: int, log4j_file: Path) -> list[str]:
+    """JVM flags tuned for many small JVMs on a 2-core machine (fast start over peak speed)."""
+    return [
+        f"-Xmx{heap_mb}m",
+        "-Xms64m",
+        "-XX:+UseSerialGC",
+        # C1 only: the broker starts in about half the time and is fast enough for tests.
+        "-XX:TieredStopAtLevel=1",
+        "-Xshare:auto",
+        "-Djava.awt.headless=true",
+        "-Djava.net.preferIPv4Stack=true",
+        f"-Dlog4j2.configurationFile={log4j_file}",
+    ]
+
+
+def java_command(
+    java: str, lib: Path, main_class: str, args: Sequence[str], options: Sequence[str]
+) -> list[str]:
+    """argv for ``java <options> -cp <lib>/* <main_class> <args>`` (the JVM expands the ``*``)."""
+    return [java, *options, "-cp", f"{lib}/*", main_class, *args]
+
+
+def format_args(cluster_id: str, properties_file: Path) -> list[str]:
+    """Arguments of ``kafka.tools.StorageTool`` formatting one node's storage."""
+    return ["format", "--ignore-formatted", "-t", cluster_id, "-c", str(properties_file)]

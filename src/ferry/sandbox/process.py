@@ -1,0 +1,121 @@
+"""Starting, checking and stopping the sandbox's JVMs.
+
+JVMs run in their own session so they outlive ``ferry sandbox up`` and a Ctrl-C in the shell that
+started them. Before signalling a recorded pid we check that its command line still names the node's
+properties file: pids get reused, and the sandbox must never kill a stranger's process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Sequence
+from contextlib import ExitStack, suppress
+from pathlib import Path
+
+from ferry.errors import PreconditionError
+
+_HOST = "127.0.0.1"
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct TCP ports free on 127.0.0.1 right now (all held open while choosing)."""
+    with ExitStack() as stack:
+        ports = []
+        for _ in range(count):
+            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            sock.bind((_HOST, 0))
+            ports.append(int(sock.getsockname()[1]))
+        return ports
+
+
+def run_tool(argv: Sequence[str], timeout_s: float, what: str) -> None:
+    """Run a short-lived Java tool and raise PreconditionError with its last line if it fails."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise PreconditionError(f"{what} did not finish within {timeout_s:.0f} s") from exc
+    if done.returncode != 0:
+        lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+        raise PreconditionError(f"{what} failed: {lines[-1] if lines else done.returncode}")
+
+
+def launch(argv: Sequence[str], console_log: Path) -> int:
+    """Start a long-running JVM in its own session, detached from this process; return its pid.
+
+    stdout and stderr go to ``console_log``: the JVM's own crash messages land there, the broker's
+    log4j output goes to its ``server.log``. ``posix_spawn`` rather than ``Popen``: the sandbox
+    outlives the Python object that would otherwise track (and warn about) the child.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, str(console_log), flags, 0o644),
+        (os.POSIX_SPAWN_DUP2, 1, 2),
+    ]
+    return os.posix_spawn(argv[0], list(argv), dict(os.environ), file_actions=actions, setsid=True)
+
+
+def is_running(pid: int | None, marker: str) -> bool:
+    """True when ``pid`` is alive and its command line contains ``marker``."""
+    if pid is None:
+        return False
+    _reap(pid)
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return marker.encode() in cmdline and not _is_zombie(pid)
+
+
+def stop(pid: int | None, marker: str, *, grace_s: float, hard: bool = False) -> None:
+    """Stop JVM ``pid``: SIGTERM, then SIGKILL after ``grace_s`` (SIGKILL at once if ``hard``)."""
+    if not is_running(pid, marker):
+        return
+    assert pid is not None  # is_running() is False for None
+    _signal(pid, signal.SIGKILL if hard else signal.SIGTERM)
+    if wait_exit([pid], marker_of={pid: marker}, timeout_s=grace_s):
+        return
+    _signal(pid, signal.SIGKILL)
+    wait_exit([pid], marker_of={pid: marker}, timeout_s=10.0)
+
+
+def wait_exit(pids: Sequence[int], *, marker_of: dict[int, str], timeout_s: float) -> bool:
+    """Wait until none of ``pids`` runs; True if they all exited within ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        alive = [p for p in pids if is_running(p, marker_of[p])]
+        if not alive:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+
+
+def signal_all(pids: Sequence[int], sig: signal.Signals) -> None:
+    """Send ``sig`` to every pid, ignoring those already gone."""
+    for pid in pids:
+        _signal(pid, sig)
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    with suppress(ProcessLookupError):
+        os.kill(pid, sig)
+
+
+def _reap(pid: int) -> None:
+    # A JVM started by this very process stays a zombie until waited for; reap it so it reads dead.
+    with suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return True
+    # The state letter follows the parenthesised command name, which may itself contain spaces.
+    return stat.rsplit(")", 1)[-1].split()[0] == "Z"

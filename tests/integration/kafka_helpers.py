@@ -1,0 +1,50 @@
+"""Test-only helpers that create topics and produce data with kafka-python directly.
+
+Tests may import kafka-python; the rule that only ferry.kafka.client does applies to src/.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from kafka.admin import KafkaAdminClient
+from kafka.producer import KafkaProducer
+
+TopicSpec = Mapping[str, object]
+
+
+def create_topics(bootstrap: str, topics: Mapping[str, TopicSpec]) -> None:
+    """Create ``topics`` ({name: {num_partitions, replication_factor | assignments, configs}})."""
+    client = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
+    try:
+        client.create_topics(dict(topics), timeout_ms=15000)
+    finally:
+        client.close()
+
+
+def produce(bootstrap: str, topic: str, total_bytes: int, *, record_bytes: int = 10_000) -> None:
+    """Write ``total_bytes`` of incompressible records to ``topic``, acknowledged by all ISR."""
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap, acks="all", linger_ms=5, request_timeout_ms=15000
+    )
+    try:
+        for _ in range(total_bytes // record_bytes):
+            producer.send(topic, os.urandom(record_bytes))
+        producer.flush(timeout=30)
+    finally:
+        producer.close(timeout=10)
+
+
+def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Poll ``check`` every 0.5 s; fail the test if it stays false for ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(0.5)
+
+
+def racks_of(replicas: Sequence[int], racks: Mapping[int, str | None]) -> list[str | None]:
+    return [racks[b] for b in replicas]

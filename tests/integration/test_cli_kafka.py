@@ -1,0 +1,110 @@
+"""``ferry snapshot`` end to end: exit codes and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kafka_helpers import create_topics
+
+from ferry.cli.main import main
+
+
+def _error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("ferry: error:")]
+
+
+def test_snapshot_writes_valid_v1_file(
+    bootstrap: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    create_topics(bootstrap, {"cli-topic": {"num_partitions": 3, "replication_factor": 2}})
+    out = tmp_path / "snap.json"
+    code = main(
+        ["snapshot", "--bootstrap-server", bootstrap, "--topics", "cli-topic", "-o", str(out)]
+    )
+    assert code == 0, capsys.readouterr().err
+    doc = json.loads(out.read_text())
+    assert doc["version"] == 1
+    assert [b["id"] for b in doc["brokers"]] == [1, 2, 3, 4]
+    assert [(p["topic"], p["partition"]) for p in doc["partitions"]] == [
+        ("cli-topic", 0),
+        ("cli-topic", 1),
+        ("cli-topic", 2),
+    ]
+    for p in doc["partitions"]:
+        assert len(p["replicas"]) == 2
+        assert p["leader"] in p["replicas"]
+        assert sorted(p["isr"]) == sorted(p["replicas"])
+        assert set(p["replica_sizes"]) == {str(r) for r in p["replicas"]}
+        assert "adding_replicas" not in p
+    assert doc["min_insync_replicas"] == {"cli-topic": 1}
+
+
+def test_unreachable_bootstrap_exits_5_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "snap.json"
+    args = ["snapshot", "--bootstrap-server", "127.0.0.1:1", "--timeout", "2", "-o", str(out)]
+    assert main(args) == 5
+    err = capsys.readouterr().err
+    assert _error_lines(err) == [
+        "ferry: error: cannot reach bootstrap server 127.0.0.1:1 within 2 s"
+    ]
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("config", "fragment"),
+    [
+        ("security.protocol=BOGUS\n", "security.protocol: 'BOGUS' is not one of"),
+        ("ssl.truststore.location=/x.jks\n", "ssl.truststore.type JKS is not supported"),
+        ("sasl.mechanism=PLAIN\nsecurity.protocol=SASL_PLAINTEXT\n", "needs username and password"),
+        ("a=b\\", "continued line"),
+    ],
+)
+def test_bad_command_config_exits_3_before_connecting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], config: str, fragment: str
+) -> None:
+    cfg = tmp_path / "client.properties"
+    cfg.write_text(config)
+    # The bootstrap is unreachable on purpose: a bad file must fail before any connection.
+    args = ["snapshot", "--bootstrap-server", "127.0.0.1:1", "--command-config", str(cfg)]
+    assert main([*args, "-o", str(tmp_path / "s.json")]) == 3
+    lines = _error_lines(capsys.readouterr().err)
+    assert len(lines) == 1
+    assert fragment in lines[0]
+    assert str(cfg) in lines[0]
+
+
+def test_missing_command_config_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["snapshot", "--bootstrap-server", "127.0.0.1:1", "--command-config", "/nonexistent"]
+    assert main([*args, "-o", str(tmp_path / "s.json")]) == 3
+    assert "cannot read command config" in capsys.readouterr().err
+
+
+def test_unknown_key_warns_and_still_works(
+    bootstrap: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cfg = tmp_path / "client.properties"
+    cfg.write_text("security.protocol=PLAINTEXT\nlinger.ms=5\n")
+    out = tmp_path / "snap.json"
+    args = ["snapshot", "--bootstrap-server", bootstrap, "--command-config", str(cfg)]
+    assert main([*args, "-o", str(out)]) == 0
+    assert "ignoring unknown client property 'linger.ms'" in caplog.text
+    assert json.loads(out.read_text())["version"] == 1
+
+
+def test_sasl_against_plaintext_listener_is_a_kafka_error(
+    bootstrap: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / "client.properties"
+    cfg.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'username="u" password="p";\n'
+    )
+    args = ["snapshot", "--bootstrap-server", bootstrap, "--command-config", str(cfg)]
+    assert main([*args, "--timeout", "3", "-o", str(tmp_path / "s.json")]) == 5
+    assert len(_error_lines(capsys.readouterr().err)) == 1

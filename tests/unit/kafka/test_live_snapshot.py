@@ -1,0 +1,114 @@
+"""Live snapshot assembly and JSON, against a small in-memory ClusterAdmin."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from ferry.errors import InputError
+from ferry.kafka.admin import ClusterAdmin, OngoingReassignment, ReplicaSizes
+from ferry.kafka.snapshot import collect, leader_size, render_json, to_json, write_json
+from ferry.model import Broker, PartitionState, TopicPartition
+
+pytestmark = pytest.mark.unit
+
+A0 = TopicPartition("a", 0)
+A1 = TopicPartition("a", 1)
+B0 = TopicPartition("b", 0)
+
+
+@dataclass
+class StubAdmin:
+    """Answers from fixed data and records which topics each call asked for."""
+
+    calls: list[tuple[str, object]] = field(default_factory=list)
+
+    def describe_brokers(self) -> tuple[Broker, ...]:
+        return (Broker(2, "r1"), Broker(1, "r0"), Broker(3, "r0"))
+
+    def describe_partitions(
+        self, topics: Collection[str] | None = None
+    ) -> tuple[PartitionState, ...]:
+        self.calls.append(("partitions", topics))
+        every = (
+            PartitionState(A0, (1, 2), leader=2, isr=(1, 2)),
+            PartitionState(A1, (2, 3), leader=None, isr=()),
+            PartitionState(B0, (3, 1), leader=3, isr=(3, 1)),
+        )
+        return tuple(p for p in every if topics is None or p.tp.topic in topics)
+
+    def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
+        self.calls.append(("sizes", topics))
+        return {A0: {1: 100, 2: 120}, A1: {2: 50, 3: 70}, B0: {3: 9, 1: 9}}
+
+    def list_reassignments(
+        self, topics: Collection[str] | None = None
+    ) -> tuple[OngoingReassignment, ...]:
+        return (OngoingReassignment(A0, (1, 2, 3), (3,), (1,)),)
+
+    def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
+        return {t: 2 for t in topics}
+
+    def close(self) -> None:
+        return None
+
+
+def test_stub_satisfies_the_protocol() -> None:
+    admin: ClusterAdmin = StubAdmin()
+    assert admin.describe_brokers()
+
+
+def test_collect_uses_leader_size_and_keeps_extras() -> None:
+    live = collect(StubAdmin())
+    snap = live.snapshot
+    assert snap.broker_ids == (1, 2, 3)
+    assert snap.partition(A0).size_bytes == 120  # leader 2's replica
+    assert snap.partition(A1).size_bytes == 70  # no leader: largest replica
+    assert live.reassignments[A0].adding_replicas == (3,)
+    assert live.min_insync == {"a": 2, "b": 2}
+
+
+def test_collect_narrows_every_call_to_the_requested_topics() -> None:
+    admin = StubAdmin()
+    live = collect(admin, ["b"])
+    assert [p.tp for p in live.snapshot.partitions] == [B0]
+    assert admin.calls == [("partitions", ["b"]), ("sizes", ["b"])]
+
+
+def test_leader_size_unknown_without_sizes() -> None:
+    assert leader_size(PartitionState(A0, (1,), leader=1), {}) is None
+
+
+def test_json_extends_snapshot_v1() -> None:
+    doc = to_json(collect(StubAdmin()))
+    assert doc["version"] == 1
+    assert doc["brokers"][0] == {"id": 1, "rack": "r0"}
+    a0, a1, _ = doc["partitions"]
+    assert a0 == {
+        "topic": "a",
+        "partition": 0,
+        "replicas": [1, 2],
+        "leader": 2,
+        "isr": [1, 2],
+        "size_bytes": 120,
+        "replica_sizes": {"1": 100, "2": 120},
+        "adding_replicas": [3],
+        "removing_replicas": [1],
+    }
+    assert "leader" not in a1
+    assert doc["min_insync_replicas"] == {"a": 2, "b": 2}
+    assert json.loads(render_json(doc)) == doc
+
+
+def test_write_json_is_atomic_and_reports_unwritable_path(tmp_path: Path) -> None:
+    live = collect(StubAdmin())
+    out = tmp_path / "snap.json"
+    write_json(live, out)
+    assert json.loads(out.read_text())["version"] == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["snap.json"]
+    with pytest.raises(InputError, match="cannot write snapshot"):
+        write_json(live, tmp_path / "missing-dir" / "snap.json")

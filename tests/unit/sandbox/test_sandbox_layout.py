@@ -1,0 +1,134 @@
+"""Pure parts of the sandbox: node plan, racks, properties, command lines, state file."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from ferry.sandbox.jars import is_complete, kafka_home
+from ferry.sandbox.layout import (
+    ClusterSpec,
+    Role,
+    bootstrap_servers,
+    format_args,
+    java_command,
+    jvm_options,
+    new_cluster_id,
+    plan_nodes,
+    rack_name,
+    render_properties,
+    server_properties,
+)
+from ferry.sandbox.process import free_ports
+from ferry.sandbox.state import NodeState, SandboxState, load_state, save_state
+
+pytestmark = pytest.mark.unit
+
+
+def test_plan_nodes_gives_controllers_then_racked_brokers() -> None:
+    nodes = plan_nodes(ClusterSpec(brokers=4, racks=2), [9000, 9001, 9002, 9003, 9004])
+    assert [(n.node_id, n.role, n.port, n.rack) for n in nodes] == [
+        (1000, Role.CONTROLLER, 9000, None),
+        (1, Role.BROKER, 9001, "r0"),
+        (2, Role.BROKER, 9002, "r1"),
+        (3, Role.BROKER, 9003, "r0"),
+        (4, Role.BROKER, 9004, "r1"),
+    ]
+    assert bootstrap_servers(nodes) == "127.0.0.1:9001,127.0.0.1:9002,127.0.0.1:9003,127.0.0.1:9004"
+
+
+def test_plan_nodes_needs_one_distinct_port_per_node() -> None:
+    with pytest.raises(ValueError, match="distinct ports"):
+        plan_nodes(ClusterSpec(brokers=2), [1, 1, 2])
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"brokers": 0}, {"controllers": 2}, {"racks": -1}, {"heap_mb": 1024}]
+)
+def test_cluster_spec_rejects_bad_values(kwargs: dict[str, int]) -> None:
+    with pytest.raises(ValueError):
+        ClusterSpec(**kwargs)
+
+
+def test_rack_name_round_robin_or_none() -> None:
+    assert [rack_name(i, 3) for i in range(4)] == ["r0", "r1", "r2", "r0"]
+    assert rack_name(0, 0) is None
+
+
+def test_three_controllers_form_a_static_voter_set() -> None:
+    nodes = plan_nodes(ClusterSpec(brokers=1, controllers=3), [7000, 7001, 7002, 7003])
+    props = server_properties(nodes[3], nodes, Path("/d"))
+    assert props["controller.quorum.voters"] == (
+        "1000@127.0.0.1:7000,1001@127.0.0.1:7001,1002@127.0.0.1:7002"
+    )
+    assert props["offsets.topic.replication.factor"] == "1"
+
+
+def test_broker_and_controller_properties() -> None:
+    nodes = plan_nodes(ClusterSpec(brokers=4), [9000, 9001, 9002, 9003, 9004])
+    controller = server_properties(nodes[0], nodes, Path("/data/c"))
+    broker = server_properties(nodes[2], nodes, Path("/data/b"))
+    assert controller["process.roles"] == "controller"
+    assert controller["listeners"] == "CONTROLLER://127.0.0.1:9000"
+    assert "broker.rack" not in controller
+    assert broker["process.roles"] == "broker"
+    assert broker["node.id"] == "2"
+    assert broker["broker.rack"] == "r1"
+    assert broker["advertised.listeners"] == "PLAINTEXT://127.0.0.1:9002"
+    assert broker["auto.create.topics.enable"] == "false"
+    assert broker["offsets.topic.replication.factor"] == "3"
+    assert broker["log.dirs"] == "/data/b"
+    assert render_properties({"a": "1", "b": "x"}) == "a=1\nb=x\n"
+
+
+def test_java_command_keeps_the_classpath_wildcard_for_the_jvm() -> None:
+    options = jvm_options(384, Path("/n/log4j2.xml"))
+    argv = java_command("java", Path("/lib"), "kafka.Kafka", ["/n/server.properties"], options)
+    assert argv[0] == "java"
+    assert argv[-3:] == ["/lib/*", "kafka.Kafka", "/n/server.properties"]
+    assert "-Xmx384m" in argv
+    assert "-Dlog4j2.configurationFile=/n/log4j2.xml" in argv
+    assert format_args("abc", Path("/p")) == [
+        "format", "--ignore-formatted", "-t", "abc", "-c", "/p"
+    ]  # fmt: skip
+
+
+def test_cluster_id_is_22_url_safe_chars() -> None:
+    assert new_cluster_id(bytes(range(16))) == "AAECAwQFBgcICQoLDA0ODw"
+    with pytest.raises(ValueError):
+        new_cluster_id(b"short")
+
+
+def test_free_ports_are_distinct_and_bindable() -> None:
+    ports = free_ports(5)
+    assert len(set(ports)) == 5
+    for port in ports:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", port))
+
+
+def test_kafka_home_honours_env_and_marker(tmp_path: Path) -> None:
+    assert kafka_home({"FERRY_KAFKA_HOME": str(tmp_path)}) == tmp_path
+    assert kafka_home({}).name.startswith("kafka-4.")
+    assert not is_complete(tmp_path)
+
+
+def test_state_round_trips_through_the_file(tmp_path: Path) -> None:
+    nodes = plan_nodes(ClusterSpec(brokers=1), [5000, 5001])
+    state = SandboxState(
+        "id",
+        "127.0.0.1:5001",
+        "4.3.1",
+        "/lib",
+        256,
+        tuple(NodeState.of(n, 100 + i, tmp_path / n.name) for i, n in enumerate(nodes)),
+    )
+    assert load_state(tmp_path) is None
+    save_state(tmp_path, state)
+    loaded = load_state(tmp_path)
+    assert loaded == state
+    assert loaded is not None
+    assert loaded.node(1).spec == nodes[1]
+    assert loaded.brokers == (state.nodes[1],)
