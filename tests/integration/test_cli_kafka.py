@@ -20,9 +20,7 @@ def test_snapshot_writes_valid_v1_file(
 ) -> None:
     create_topics(bootstrap, {"cli-topic": {"num_partitions": 3, "replication_factor": 2}})
     out = tmp_path / "snap.json"
-    code = main(
-        ["snapshot", "--bootstrap-server", bootstrap, "--topics", "cli-topic", "-o", str(out)]
-    )
+    code = main(["snapshot", "--bootstrap-server", bootstrap, "--topics", "cli-topic", "-o", str(out)])
     assert code == 0, capsys.readouterr().err
     doc = json.loads(out.read_text())
     assert doc["version"] == 1
@@ -48,9 +46,7 @@ def test_unreachable_bootstrap_exits_5_with_one_line(
     args = ["snapshot", "--bootstrap-server", "127.0.0.1:1", "--timeout", "2", "-o", str(out)]
     assert main(args) == 5
     err = capsys.readouterr().err
-    assert _error_lines(err) == [
-        "ferry: error: cannot reach bootstrap server 127.0.0.1:1 within 2 s"
-    ]
+    assert _error_lines(err) == ["ferry: error: cannot reach bootstrap server 127.0.0.1:1 within 2 s"]
     assert "Traceback" not in err
     assert not out.exists()
 

@@ -45,9 +45,7 @@ def test_brokers_and_racks(admin: KafkaPythonAdmin, topics: object) -> None:
     assert snap.racks == RACKS
 
 
-def test_partition_counts_replication_and_assignment(
-    admin: KafkaPythonAdmin, topics: object
-) -> None:
+def test_partition_counts_replication_and_assignment(admin: KafkaPythonAdmin, topics: object) -> None:
     snap = _snapshot(admin).snapshot
     for name, spec in TOPICS.items():
         parts = [p for p in snap.partitions if p.tp.topic == name]

@@ -35,9 +35,7 @@ class ClusterAdmin(Protocol):
         """Registered, unfenced brokers with their racks."""
         ...
 
-    def describe_partitions(
-        self, topics: Collection[str] | None = None
-    ) -> tuple[PartitionState, ...]:
+    def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:
         """Replicas, leader and ISR of every partition of ``topics`` (all topics when None).
 
         ``size_bytes`` is left unknown; sizes come from :meth:`describe_replica_sizes`.
@@ -48,9 +46,7 @@ class ClusterAdmin(Protocol):
         """Replica sizes from DescribeLogDirs, summed over each broker's log directories."""
         ...
 
-    def list_reassignments(
-        self, topics: Collection[str] | None = None
-    ) -> tuple[OngoingReassignment, ...]:
+    def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         """Ongoing reassignments (ListPartitionReassignments), restricted to ``topics`` if given."""
         ...
 

@@ -104,9 +104,7 @@ class KafkaPythonAdmin:
             if not b.get("is_fenced", False)
         )
 
-    def describe_partitions(
-        self, topics: Collection[str] | None = None
-    ) -> tuple[PartitionState, ...]:
+    def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:
         """Replicas, leader and ISR of all partitions of ``topics`` (one Metadata request)."""
         wanted = None if topics is None else sorted(topics)
         described = self._call("describing topics", lambda: self._client.describe_topics(wanted))
@@ -129,9 +127,7 @@ class KafkaPythonAdmin:
                 per_broker[reply["broker"]] = per_broker.get(reply["broker"], 0) + size
         return sizes
 
-    def list_reassignments(
-        self, topics: Collection[str] | None = None
-    ) -> tuple[OngoingReassignment, ...]:
+    def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         """Ongoing reassignments (one ListPartitionReassignments request to the controller)."""
         listed = self._call(
             "listing partition reassignments",
@@ -153,8 +149,7 @@ class KafkaPythonAdmin:
         if not topics:
             return {}
         resources = [
-            ConfigResource(ConfigResourceType.TOPIC, t, ["min.insync.replicas"])
-            for t in sorted(topics)
+            ConfigResource(ConfigResourceType.TOPIC, t, ["min.insync.replicas"]) for t in sorted(topics)
         ]
         # 'all', not 'modified': a cluster- or broker-level value binds the topic just as well.
         described = self._call(

@@ -122,8 +122,7 @@ _JAAS_OPTION = re.compile(r"""(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s;]+))""")
 def parse_jaas_options(jaas: str) -> dict[str, str]:
     """The ``key="value"`` options of a ``sasl.jaas.config`` value (module and flag dropped)."""
     return {
-        m.group(1): m.group(2) if m.group(2) is not None else m.group(3)
-        for m in _JAAS_OPTION.finditer(jaas)
+        m.group(1): m.group(2) if m.group(2) is not None else m.group(3) for m in _JAAS_OPTION.finditer(jaas)
     }
 
 

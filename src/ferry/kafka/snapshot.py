@@ -127,9 +127,7 @@ def write_json(live: LiveSnapshot, path: Path) -> None:
     """
     text = render_json(to_json(live))
     try:
-        fd, tmp = tempfile.mkstemp(
-            dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp"
-        )
+        fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
         raise InputError(f"{path}: cannot write snapshot ({exc.strerror or exc})") from exc
     try:

@@ -13,6 +13,13 @@ program solved by HiGHS (scipy's ``milp``):
   that cannot keep them all (a lowered replication factor, two replicas in one rack, or a rack
   below its lower bound: ``z[p, rack]`` counts the replicas that rack still needs).
 * per broker: ``f[t, b] + sum_p k[p, b] <= base[t, b] + x[t, b]``.
+* per rack: the replicas a rack must receive (its quota minus what stays in it) fit into the open
+  slots of partitions with room under the rack's upper bound. A replica dropped from broker ``b``
+  opens a slot that may go to rack ``k`` only if its partition has room there, so at most
+  ``y[t, b, k] = min(drops at b, partitions at b with room in k)`` of them count; pinned partitions
+  count ``w[p, k] = min(open slots, room in k)``. Without these rows the program could hand an extra
+  to a rack that the partitions losing replicas are already full in, and no placement could realise
+  it with the moves the optimum promises.
 * maximise the replicas kept; a tiny size term makes the smaller replicas move among equals.
 
 The optimum is the planner's lower bound on replica moves: every plan that meets the balance rules
@@ -73,6 +80,13 @@ class TopicDemand:
     """Size of each pinned partition (same order as ``pinned``), to keep big replicas in place."""
     rack_floor: tuple[int, ...] = ()
     """Per rack, replicas the partitions that are not pinned must keep there (their lower bounds)."""
+    rack_open: tuple[int, ...] = ()
+    """Per rack, new replicas the partitions that are not pinned could take there without dropping
+    anything: ``min(open slots, room under the rack's upper bound)`` summed over them. Empty: racks do
+    not cap where new replicas go."""
+    rack_room: tuple[tuple[int, ...], ...] = ()
+    """Per broker (layout order), per rack: how many of the partitions that are not pinned and hold a
+    replica there would have room in that rack once they drop it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +199,7 @@ class _Program:
                 lo_k, hi_k = d.quota.rack_extras[k]
                 if cols and (lo_k > 0 or hi_k < len(cols)):
                     self.row([(c, 1.0) for c in cols], lo_k, hi_k)
-        on_broker, in_rack = self._pinned(t, d)
+        on_broker, in_rack, kept_in_rack, room_cols = self._pinned(t, d)
         free_cols: dict[int, int] = {}
         for i, base in enumerate(d.quota.base):
             if d.held[i] <= base:
@@ -200,6 +214,9 @@ class _Program:
             self.row(terms, -np.inf, base)
         for k, cols in in_rack.items():
             self._rack_capacity(d, k, cols, mine, free_cols)
+        if d.rack_room:
+            for k in range(len(layout.members)):
+                self._rack_room(d, k, mine, free_cols, kept_in_rack.get(k, []), room_cols.get(k, []))
 
     def _rack_capacity(
         self,
@@ -226,12 +243,17 @@ class _Program:
                     room -= d.free[i]
         self.row(terms, -np.inf, room)
 
-    def _pinned(self, t: int, d: TopicDemand) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
-        """Columns k[p, b] of the pinned partitions, per broker position; and per rack with a lower
-        bound, the columns of what stays in or is still owed to it."""
+    def _pinned(
+        self, t: int, d: TopicDemand
+    ) -> tuple[dict[int, list[int]], dict[int, list[int]], dict[int, list[int]], dict[int, list[int]]]:
+        """Columns k[p, b] of the pinned partitions, per broker position; per rack with a lower
+        bound, the columns of what stays in or is still owed to it; per rack, the k columns of what
+        stays in it; and per rack the w[p, k] columns (new replicas the rack may take)."""
         layout = self.layout
         on_broker: dict[int, list[int]] = {}
         in_rack: dict[int, list[int]] = {k: [] for k, f in enumerate(d.rack_floor) if f > 0}
+        kept_in_rack: dict[int, list[int]] = {}
+        room_cols: dict[int, list[int]] = {}
         for pin, size in zip(d.pinned, d.sizes or [0] * len(d.pinned), strict=True):
             cols = {}
             for b in pin.replicas:
@@ -252,7 +274,60 @@ class _Program:
                 in_rack.setdefault(k, []).extend(
                     [z, *(cols[b] for b in pin.replicas if layout.rack_of[b] == k)]
                 )
-        return on_broker, in_rack
+            for b in pin.replicas:
+                kept_in_rack.setdefault(layout.rack_of[b], []).append(cols[b])
+            if d.rack_room and pin.bounds is not None:
+                for k, (_, hi) in enumerate(pin.bounds):
+                    here = [(cols[b], 1.0) for b in pin.replicas if layout.rack_of[b] == k]
+                    w = self.column(min(hi, pin.rf), 0.0)
+                    room_cols.setdefault(k, []).append(w)
+                    # w <= rf - kept (open slots) and w <= hi - kept in the rack (room)
+                    self.row([(w, 1.0), *((c, 1.0) for c in cols.values())], -np.inf, pin.rf)
+                    if here:
+                        self.row([(w, 1.0), *here], -np.inf, hi)
+        return on_broker, in_rack, kept_in_rack, room_cols
+
+    def _rack_room(
+        self,
+        d: TopicDemand,
+        k: int,
+        mine: Mapping[int, int],
+        free_cols: Mapping[int, int],
+        pinned_kept: list[int],
+        pinned_room: list[int],
+    ) -> None:
+        """What rack ``k`` must receive fits into open slots with room in it (module docstring).
+
+        ``sum_{b in k} (base + x - kept) - sum_b y[b, k] - sum_p w[p, k] <= rack_open[k]``, where the
+        kept replicas of free partitions on ``b`` are ``f[b]`` (or all of them without a column).
+        """
+        layout = self.layout
+        terms: list[tuple[int, float]] = [(c, -1.0) for c in pinned_kept]
+        terms += [(w, -1.0) for w in pinned_room]
+        bound = float(d.rack_open[k])
+        for b in layout.members[k]:
+            i = layout.position[b]
+            bound -= d.quota.base[i]
+            if i in mine:
+                terms.append((mine[i], 1.0))
+            if i in free_cols:
+                terms.append((free_cols[i], -1.0))
+            else:
+                bound += d.free[i]
+        for i, f in free_cols.items():
+            room = d.rack_room[i][k]
+            drops = d.free[i]  # at most this many free replicas leave broker i
+            if room <= 0:
+                continue
+            if room >= drops:
+                # y = drops = free - f
+                terms.append((f, 1.0))
+                bound += drops
+            else:
+                y = self.column(room, 0.0)
+                self.row([(y, 1.0), (f, 1.0)], -np.inf, drops)
+                terms.append((y, -1.0))
+        self.row(terms, -np.inf, bound)
 
     def _rack_rows(self, pin: Pinned, cols: Mapping[int, int]) -> list[tuple[int, int]]:
         """Per-rack caps of a pinned partition; returns (rack, z column) for racks with a lower bound."""

@@ -57,16 +57,32 @@ def _best(
     work: TopicWork, slot: Slot, layout: RackLayout, quota: Mapping[int, int], mode: RackMode
 ) -> int | None:
     counts = rack_counts(layout, slot.replicas)
+    # Whether a rack may take the replica depends only on the rack: decide once per rack.
+    rack_ok = [_rack_allows(slot, counts, k, layout, mode) for k in range(len(layout.members))]
     best: tuple[int, int, int] | None = None
     choice = None
     for broker, limit in quota.items():
         room = limit - work.load[broker]
-        if room <= 0 or not allowed(slot, broker, layout, mode):
+        rack = layout.rack_of[broker]
+        if room <= 0 or not rack_ok[rack] or broker in slot.replicas:
             continue
-        key = (counts[layout.rack_of[broker]], -room, broker)
+        key = (counts[rack], -room, broker)
         if best is None or key < best:
             best, choice = key, broker
     return choice
+
+
+def _rack_allows(slot: Slot, counts: list[int], rack: int, layout: RackLayout, mode: RackMode) -> bool:
+    """:func:`allowed` for any broker of ``rack`` that does not hold ``slot`` yet."""
+    if mode is RackMode.EVEN:
+        return True
+    bounds = layout.bounds(slot.rf)
+    if counts[rack] >= bounds[rack][1]:
+        return False
+    need = sum(
+        max(0, lo - c - (k == rack)) for k, ((lo, _), c) in enumerate(zip(bounds, counts, strict=True))
+    )
+    return need <= slot.rf - len(slot.replicas) - 1
 
 
 def _least_over(
@@ -81,59 +97,74 @@ def _least_over(
 def _augment(
     work: TopicWork, start: Slot, layout: RackLayout, quota: Mapping[int, int], mode: RackMode
 ) -> bool:
-    """Find and apply an augmenting path that places one replica of ``start``; False if none."""
+    """Find and apply an augmenting path that places one replica of ``start``; False if none.
+
+    A node of the search is a slot together with the broker it is pushed out of (``None`` for
+    ``start``): which brokers a slot may take depends on the replica it gives up (its rack), so the
+    same slot is explored once per broker it could leave. A broker is expanded once as an ordinary
+    target (its new and returned replicas may be pushed out) and once more when a slot returns to it
+    (then any replica there may be pushed out).
+    """
     holders: dict[int, list[Slot]] = {b: [] for b in quota}
     for s in work.slots:
         for b in s.replicas:
             holders[b].append(s)
-    # parent[id(slot)] = (slot that takes the broker, broker, slot pushed out)
-    parent: dict[int, tuple[Slot, int]] = {}
-    leaving: dict[int, int] = {}
-    seen_brokers: set[int] = set()
-    seen_slots = {id(start)}
-    queue: deque[Slot] = deque([start])
+    root: _Node = (start, None)
+    parent: dict[tuple[int, int | None], _Node] = {}
+    seen_nodes: set[tuple[int, int | None]] = {(id(start), None)}
+    seen_brokers: set[tuple[int, bool]] = set()
+    queue: deque[_Node] = deque([root])
     while queue:
-        slot = queue.popleft()
-        without = leaving.get(id(slot))
+        node = queue.popleft()
+        slot, without = node
+        on_path = _path_slots(node, parent)
         for broker in quota:
-            if broker in seen_brokers or not allowed(slot, broker, layout, mode, without):
+            if broker == without or not allowed(slot, broker, layout, mode, without):
                 continue
             if work.load[broker] < quota[broker]:
-                _apply(work, slot, broker, parent, leaving)
+                _apply(work, node, broker, parent)
                 return True
-            seen_brokers.add(broker)
             returning = broker in slot.dropped
+            if (broker, returning) in seen_brokers:
+                continue
+            seen_brokers.add((broker, returning))
             for other in holders[broker]:
                 movable = broker in other.new or broker in other.returned or returning
-                if other is slot or id(other) in seen_slots or not movable:
+                key = (id(other), broker)
+                if not movable or key in seen_nodes or id(other) in on_path:
                     continue
-                seen_slots.add(id(other))
-                parent[id(other)] = (slot, broker)
-                leaving[id(other)] = broker
-                queue.append(other)
+                seen_nodes.add(key)
+                parent[key] = node
+                queue.append((other, broker))
     return False
 
 
-def _apply(
-    work: TopicWork,
-    slot: Slot,
-    broker: int,
-    parent: dict[int, tuple[Slot, int]],
-    leaving: dict[int, int],
-) -> None:
-    """Shift replicas along the path that ends with ``slot`` taking free ``broker``."""
+_Node = tuple[Slot, int | None]
+
+
+def _path_slots(node: _Node, parent: Mapping[tuple[int, int | None], _Node]) -> set[int]:
+    """Ids of the slots on the path from the start to ``node`` (a path uses each slot once)."""
+    ids = set()
     while True:
+        slot, left = node
+        ids.add(id(slot))
+        if left is None:
+            return ids
+        node = parent[id(slot), left]
+
+
+def _apply(work: TopicWork, node: _Node, broker: int, parent: Mapping[tuple[int, int | None], _Node]) -> None:
+    """Shift replicas along the path that ends with ``node``'s slot taking free ``broker``."""
+    while True:
+        slot, freed = node
         work.add(slot, broker)
-        link = parent.get(id(slot))
-        if link is None:
+        if freed is None:
             return
-        taker, freed = link
-        # ``slot`` was pushed out of ``freed`` so that ``taker`` could have it.
+        # ``slot`` is pushed out of ``freed`` so that the previous slot on the path can have it.
         work.drop(slot, freed)
         if freed in slot.new:
             slot.new.discard(freed)
         else:
             slot.returned.discard(freed)
             slot.dropped.add(freed)
-        del leaving[id(slot)]
-        slot, broker = taker, freed
+        node, broker = parent[id(slot), freed], freed

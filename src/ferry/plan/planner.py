@@ -29,11 +29,11 @@ from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move, Plan
 from ferry.plan.balance import Pinned, TopicDemand, assign_extras, final_quota
-from ferry.plan.drops import apply_keeps, is_pinned, over_quota_drops
+from ferry.plan.drops import apply_keeps, is_pinned, over_quota_drops, rack_counts
 from ferry.plan.leaders import choose_leaders
 from ferry.plan.placement import place
 from ferry.plan.quotas import TopicQuota, topic_quota
-from ferry.plan.racks import RackLayout
+from ferry.plan.racks import RackBounds, RackLayout
 from ferry.plan.replace import plan_replace
 from ferry.plan.report import build_report
 from ferry.plan.topic import Slot, TopicWork
@@ -106,6 +106,10 @@ def _demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: RackMo
     floor = [0] * len(layout.members)
     mixed = len({s.rf for s in work.slots}) > 1
     pinned, sizes = [], []
+    strict = mode is RackMode.STRICT
+    opened = [0] * len(layout.members)
+    holders = dict.fromkeys(layout.brokers, 0)
+    full_at: dict[int, list[int]] = {b: [0] * len(layout.members) for b in layout.brokers}
     for index, slot in enumerate(work.slots):
         if is_pinned(slot, layout, mode, mixed=mixed):
             bounds = None if mode is RackMode.EVEN else layout.bounds(slot.rf)
@@ -117,9 +121,11 @@ def _demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: RackMo
         else:
             for b in slot.replicas:
                 free[b] += 1
-            if mode is RackMode.STRICT:
-                for k, (lo, _) in enumerate(layout.bounds(slot.rf)):
+            if strict:
+                bounds = layout.bounds(slot.rf)
+                for k, (lo, _) in enumerate(bounds):
                     floor[k] += lo
+                _count_room(slot, layout, bounds, opened, holders, full_at)
     return TopicDemand(
         quota,
         held,
@@ -128,7 +134,36 @@ def _demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: RackMo
         tuple(pinned),
         tuple(sizes),
         tuple(floor),
+        tuple(opened) if strict else (),
+        tuple(tuple(holders[b] - n for n in full_at[b]) for b in layout.brokers) if strict else (),
     )
+
+
+def _count_room(
+    slot: Slot,
+    layout: RackLayout,
+    bounds: RackBounds,
+    opened: list[int],
+    holders: dict[int, int],
+    full_at: dict[int, list[int]],
+) -> None:
+    """Add a free partition to the per-rack room figures of :class:`TopicDemand`.
+
+    ``opened[k]``: new replicas it could take in rack ``k`` without dropping any; per broker ``b`` it
+    holds, ``holders[b] - full_at[b][k]`` counts it as having room in ``k`` once it leaves ``b``.
+    """
+    counts = rack_counts(layout, slot.replicas)
+    open_slots = slot.rf - len(slot.replicas)
+    full = [k for k, (c, (_, hi)) in enumerate(zip(counts, bounds, strict=True)) if c >= hi]
+    if open_slots > 0:
+        for k, (c, (_, hi)) in enumerate(zip(counts, bounds, strict=True)):
+            opened[k] += min(open_slots, max(0, hi - c))
+    for b in slot.replicas:
+        holders[b] += 1
+        own = layout.rack_of[b]
+        for k in full:
+            if k != own:
+                full_at[b][k] += 1
 
 
 def _moves(slots: Sequence[Slot], leaders: Sequence[int]) -> list[Move]:

@@ -71,9 +71,7 @@ class Sandbox:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    def up(
-        self, spec: ClusterSpec, lib: Path, probe: Probe, *, timeout_s: float = 90.0
-    ) -> SandboxState:
+    def up(self, spec: ClusterSpec, lib: Path, probe: Probe, *, timeout_s: float = 90.0) -> SandboxState:
         """Format storage, start every JVM and return once all brokers are ready.
 
         Raises:

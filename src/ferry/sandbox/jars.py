@@ -50,14 +50,10 @@ def ensure_jars(
     if is_complete(lib):
         return lib
     if not pom.is_file():
-        raise PreconditionError(
-            f"Kafka pom not found at {pom}", hint="run from a kafka-ferry checkout"
-        )
+        raise PreconditionError(f"Kafka pom not found at {pom}", hint="run from a kafka-ferry checkout")
     mvn_path = shutil.which(mvn)
     if mvn_path is None:
-        raise PreconditionError(
-            f"'{mvn}' not found on PATH", hint="install Maven 3.8+ and Java 17+"
-        )
+        raise PreconditionError(f"'{mvn}' not found on PATH", hint="install Maven 3.8+ and Java 17+")
     scratch = lib.with_name("lib.partial")
     shutil.rmtree(scratch, ignore_errors=True)
     _run_maven(mvn_path, pom, scratch, timeout_s)
@@ -79,13 +75,9 @@ def _run_maven(mvn: str, pom: Path, out: Path, timeout_s: float) -> None:
         f"-DoutputDirectory={out}",
     ]
     try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=timeout_s, check=False
-        )
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired as exc:
-        raise PreconditionError(
-            f"Maven did not fetch the Kafka jars within {timeout_s:.0f} s"
-        ) from exc
+        raise PreconditionError(f"Maven did not fetch the Kafka jars within {timeout_s:.0f} s") from exc
     if done.returncode != 0:
         # Maven's last non-empty line is usually the one that names the failure.
         lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]

@@ -10,8 +10,7 @@ from ferry.kafka.config import client_settings, parse_jaas_options, parse_proper
 pytestmark = pytest.mark.unit
 
 PLAIN_JAAS = (
-    "org.apache.kafka.common.security.plain.PlainLoginModule required "
-    'username="alice" password="s3cr=t;x";'
+    'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="s3cr=t;x";'
 )
 
 

@@ -30,9 +30,7 @@ class StubAdmin:
     def describe_brokers(self) -> tuple[Broker, ...]:
         return (Broker(2, "r1"), Broker(1, "r0"), Broker(3, "r0"))
 
-    def describe_partitions(
-        self, topics: Collection[str] | None = None
-    ) -> tuple[PartitionState, ...]:
+    def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:
         self.calls.append(("partitions", topics))
         every = (
             PartitionState(A0, (1, 2), leader=2, isr=(1, 2)),
@@ -45,9 +43,7 @@ class StubAdmin:
         self.calls.append(("sizes", topics))
         return {A0: {1: 100, 2: 120}, A1: {2: 50, 3: 70}, B0: {3: 9, 1: 9}}
 
-    def list_reassignments(
-        self, topics: Collection[str] | None = None
-    ) -> tuple[OngoingReassignment, ...]:
+    def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         return (OngoingReassignment(A0, (1, 2, 3), (3,), (1,)),)
 
     def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:

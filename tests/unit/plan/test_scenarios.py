@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from support.clusters import balanced, generated, with_new_brokers
 from support.invariants import assert_valid, final_placement, spreads
 
@@ -102,3 +103,54 @@ def test_topics_outside_the_scope_never_move() -> None:
     goal = Goal(topics=frozenset({"topic-001"}))
     result = _checked(snapshot, goal)
     assert {m.tp.topic for m in result} == {"topic-001"}
+
+
+def _snap(racks: list[str | None], parts: dict[str, list[tuple[int, ...]]]) -> ClusterSnapshot:
+    from ferry.model import Broker, PartitionState, TopicPartition
+
+    states = [
+        PartitionState(TopicPartition(t, i), reps, reps[0], reps, 100 * (i + 1))
+        for t, rows in parts.items()
+        for i, reps in enumerate(rows)
+    ]
+    return ClusterSnapshot.of([Broker(i, r) for i, r in enumerate(racks)], states)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 2 open: placement must keep a balanced leader choice possible")
+def test_leaders_stay_balanceable_after_placement() -> None:
+    snapshot = _snap([None] * 4, {"t0": [(1,), (0,)], "t1": [(1, 0), (0, 1)]})
+    result = plan(snapshot, Goal())
+    assert result.report["replica_moves"] == result.report["lower_bound"] == 2
+    assert spreads(snapshot, Goal(), result)["leader"] <= 1
+
+
+@pytest.mark.xfail(strict=True, reason="issue 2 open: two racks competing for one open slot need a joint row")
+def test_two_racks_competing_for_one_slot_need_no_fallback() -> None:
+    racks = [
+        "r3",
+        "r3",
+        "r0",
+        "r2",
+        "r4",
+        "r3",
+        "r3",
+        "r2",
+        "r3",
+        "r2",
+        "r4",
+        "r1",
+        "r4",
+        "r1",
+        "r2",
+        "r1",
+        "r0",
+        "r4",
+        "r2",
+        "r4",
+        "r4",
+        "r1",
+    ]
+    rows = [(1, 8, 12, 6), (2, 5, 13, 14), (9, 4, 0, 8), (3, 11, 1, 2), (1, 10, 0, 6), (1, 2, 0, 5)]
+    snapshot = _snap(list(racks), {"t0": rows})
+    result = plan(snapshot, Goal())
+    assert result.report["placement_fallbacks"] == 0

@@ -44,9 +44,7 @@ def test_plan_nodes_needs_one_distinct_port_per_node() -> None:
         plan_nodes(ClusterSpec(brokers=2), [1, 1, 2])
 
 
-@pytest.mark.parametrize(
-    "kwargs", [{"brokers": 0}, {"controllers": 2}, {"racks": -1}, {"heap_mb": 1024}]
-)
+@pytest.mark.parametrize("kwargs", [{"brokers": 0}, {"controllers": 2}, {"racks": -1}, {"heap_mb": 1024}])
 def test_cluster_spec_rejects_bad_values(kwargs: dict[str, int]) -> None:
     with pytest.raises(ValueError):
         ClusterSpec(**kwargs)
