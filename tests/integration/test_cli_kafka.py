@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -20,9 +21,17 @@ def test_snapshot_writes_valid_v1_file(
 ) -> None:
     create_topics(bootstrap, {"cli-topic": {"num_partitions": 3, "replication_factor": 2}})
     out = tmp_path / "snap.json"
-    code = main(["snapshot", "--bootstrap-server", bootstrap, "--topics", "cli-topic", "-o", str(out)])
-    assert code == 0, capsys.readouterr().err
-    doc = json.loads(out.read_text())
+    # A follower creates its log a moment after the topic exists; until then DescribeLogDirs has no
+    # size for it. Wait (bounded) for the topic to exist on every replica before asserting.
+    deadline = time.monotonic() + 30
+    while True:
+        code = main(["snapshot", "--bootstrap-server", bootstrap, "--topics", "cli-topic", "-o", str(out)])
+        assert code == 0, capsys.readouterr().err
+        doc = json.loads(out.read_text())
+        complete = all(len(p["replica_sizes"]) == len(p["replicas"]) for p in doc["partitions"])
+        if complete or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert doc["version"] == 1
     assert [b["id"] for b in doc["brokers"]] == [1, 2, 3, 4]
     assert [(p["topic"], p["partition"]) for p in doc["partitions"]] == [
