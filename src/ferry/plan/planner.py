@@ -21,14 +21,14 @@ quotas; a placement it has to force above a quota would be reported as a fallbac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
 from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move, Plan
-from ferry.plan.balance import Pinned, TopicDemand, assign_extras, final_quota
+from ferry.plan.balance import Balance, Pinned, TopicDemand, assign_extras, final_quota
 from ferry.plan.drops import apply_keeps, is_pinned, over_quota_drops, rack_counts
 from ferry.plan.leaders import choose_leaders
 from ferry.plan.placement import place
@@ -43,23 +43,76 @@ def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     """Plan the reassignment that reaches ``goal`` with the fewest replica moves."""
     if goal.replace:
         return plan_replace(snapshot, goal)
-    targets = sorted(goal.brokers if goal.brokers is not None else snapshot.broker_ids)
+    targets = target_brokers(snapshot, goal)
     layout = RackLayout.of(snapshot.racks, targets)
-    works, demands = _prepare(snapshot, goal, layout)
+    prepared = [prepare_topic(parts, goal, layout) for parts in in_scope(snapshot, goal)]
+    demands = [demand for _, demand in prepared]
     outcome = assign_extras(layout, demands)
     fallbacks = 0
-    for work, quota, keeps in zip(works, outcome.quotas, outcome.keeps, strict=True):
-        by_broker = final_quota(layout, quota)
-        apply_keeps(work, keeps)
-        over_quota_drops(work, by_broker)
-        fallbacks += place(work, layout, by_broker, goal.rack_mode)
-    slots = [s for w in works for s in w.slots]
-    moves = _moves(
-        slots,
-        choose_leaders([s.replicas for s in slots], [s.state.current_leader for s in slots], targets),
-    )
-    bound = sum(d.quota.total - kept for d, kept in zip(demands, outcome.kept, strict=True))
-    report: dict[str, Any] = build_report(snapshot, goal, targets, slots, moves, bound)
+    planned: list[Planned] = []
+    for (work, _), quota, keeps in zip(prepared, outcome.quotas, outcome.keeps, strict=True):
+        fallbacks += place_topic(work, layout, quota, keeps, goal.rack_mode)
+        planned.extend(planned_replicas(work))
+    return assemble(snapshot, goal, targets, planned, lower_bound(demands, outcome), fallbacks)
+
+
+# The phases below are public so that a distributed engine (ferry.pipeline) can run the per-topic ones
+# where the data is and the global ones once; run in this order they give exactly what plan() gives.
+
+Planned = tuple[PartitionState, tuple[int, ...]]
+"""A partition and its planned replicas, kept ones first (the order the leader pass and moves use)."""
+
+
+def target_brokers(snapshot: ClusterSnapshot, goal: Goal) -> list[int]:
+    """The brokers the plan places replicas on, sorted."""
+    return sorted(goal.brokers if goal.brokers is not None else snapshot.broker_ids)
+
+
+def prepare_topic(
+    parts: Sequence[PartitionState], goal: Goal, layout: RackLayout
+) -> tuple[TopicWork, TopicDemand]:
+    """Per topic: its scratch state and what it asks of the global balance pass."""
+    topic = parts[0].tp.topic
+    rfs = [goal.replication_factors.get(topic, p.replication_factor) for p in parts]
+    quota = topic_quota(layout, rfs, goal.rack_mode)
+    work = TopicWork.start(topic, parts, rfs, set(layout.brokers))
+    return work, _demand(work, layout, quota, goal.rack_mode)
+
+
+def place_topic(
+    work: TopicWork,
+    layout: RackLayout,
+    quota: Sequence[int],
+    keeps: Mapping[int, frozenset[int]],
+    mode: RackMode,
+) -> int:
+    """Per topic, once the balance pass decided: drop and place replicas; returns the fallbacks."""
+    by_broker = final_quota(layout, quota)
+    apply_keeps(work, keeps)
+    over_quota_drops(work, by_broker)
+    return place(work, layout, by_broker, mode)
+
+
+def planned_replicas(work: TopicWork) -> list[Planned]:
+    return [(slot.state, tuple(slot.replicas)) for slot in work.slots]
+
+
+def lower_bound(demands: Sequence[TopicDemand], outcome: Balance) -> int:
+    return sum(d.quota.total - kept for d, kept in zip(demands, outcome.kept, strict=True))
+
+
+def assemble(
+    snapshot: ClusterSnapshot,
+    goal: Goal,
+    targets: Sequence[int],
+    planned: Sequence[Planned],
+    bound: int,
+    fallbacks: int,
+) -> Plan:
+    """Global finish: preferred leaders over every planned partition, the moves and the report."""
+    leaders = choose_leaders([reps for _, reps in planned], [s.current_leader for s, _ in planned], targets)
+    moves = _moves(planned, leaders)
+    report: dict[str, Any] = build_report(snapshot, goal, targets, planned, moves, bound)
     report["placement_fallbacks"] = fallbacks
     return Plan.of(moves, report)
 
@@ -68,22 +121,6 @@ def in_scope(snapshot: ClusterSnapshot, goal: Goal) -> list[list[PartitionState]
     """The partitions the goal may touch, grouped by topic, in topic-partition order."""
     wanted = (p for p in snapshot.partitions if goal.in_scope(p.tp.topic))
     return [list(group) for _, group in groupby(wanted, key=lambda p: p.tp.topic)]
-
-
-def _prepare(
-    snapshot: ClusterSnapshot, goal: Goal, layout: RackLayout
-) -> tuple[list[TopicWork], list[TopicDemand]]:
-    works: list[TopicWork] = []
-    demands: list[TopicDemand] = []
-    target_set = set(layout.brokers)
-    for parts in in_scope(snapshot, goal):
-        topic = parts[0].tp.topic
-        rfs = [goal.replication_factors.get(topic, p.replication_factor) for p in parts]
-        quota = topic_quota(layout, rfs, goal.rack_mode)
-        work = TopicWork.start(topic, parts, rfs, target_set)
-        works.append(work)
-        demands.append(_demand(work, layout, quota, goal.rack_mode))
-    return works, demands
 
 
 def _shed_sizes(work: TopicWork, layout: RackLayout, base: Sequence[int]) -> tuple[int, ...]:
@@ -166,10 +203,10 @@ def _count_room(
                 full_at[b][k] += 1
 
 
-def _moves(slots: Sequence[Slot], leaders: Sequence[int]) -> list[Move]:
+def _moves(planned: Sequence[Planned], leaders: Sequence[int]) -> list[Move]:
     moves = []
-    for slot, leader in zip(slots, leaders, strict=True):
-        target = (leader, *(b for b in slot.replicas if b != leader))
-        if target != slot.state.replicas:
-            moves.append(Move(slot.state.tp, slot.state.replicas, target, slot.state.size))
+    for (state, replicas), leader in zip(planned, leaders, strict=True):
+        target = (leader, *(b for b in replicas if b != leader))
+        if target != state.replicas:
+            moves.append(Move(state.tp, state.replicas, target, state.size))
     return moves

@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from ferry.model.cluster import ClusterSnapshot
+from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move, Plan
 from ferry.plan.racks import RackLayout
 from ferry.plan.report import build_report
-from ferry.plan.topic import Slot
 
 
 def plan_replace(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
@@ -26,7 +25,8 @@ def plan_replace(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     mapping = dict(goal.replace)
     scope = [p for p in snapshot.partitions if goal.in_scope(p.tp.topic)]
     load: Counter[int] = Counter(b for p in scope for b in p.replicas)
-    slots, moves = [], []
+    planned: list[tuple[PartitionState, tuple[int, ...]]] = []
+    moves = []
     for state in scope:
         replicas = list(state.replicas)
         for i, b in enumerate(replicas):
@@ -35,11 +35,11 @@ def plan_replace(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
                 load[b] -= 1
                 load[pick] += 1
                 replicas[i] = pick
-        slots.append(Slot(state, len(replicas), replicas))
+        planned.append((state, tuple(replicas)))
         if tuple(replicas) != state.replicas:
             moves.append(Move(state.tp, state.replicas, tuple(replicas), state.size))
     bound = sum(1 for p in scope for b in p.replicas if b in mapping)
-    return Plan.of(moves, build_report(snapshot, goal, targets, slots, moves, bound))
+    return Plan.of(moves, build_report(snapshot, goal, targets, planned, moves, bound))
 
 
 def _destination(

@@ -5,30 +5,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ferry.model.cluster import ClusterSnapshot
+from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import Goal
 from ferry.model.plan import Move
 from ferry.plan.racks import RackLayout
 from ferry.plan.stats import balance
-from ferry.plan.topic import Slot
 
 
 def build_report(
     snapshot: ClusterSnapshot,
     goal: Goal,
     targets: Sequence[int],
-    slots: Sequence[Slot],
+    planned: Sequence[tuple[PartitionState, Sequence[int]]],
     moves: Sequence[Move],
     bound: int,
 ) -> dict[str, Any]:
-    """Figures of a plan; ``slots`` hold every in-scope partition with its planned replicas."""
+    """Figures of a plan; ``planned`` holds every in-scope partition with its planned replicas."""
     changed = {m.tp: m.target for m in moves}
-    before = [(s.state.tp, s.state.replicas) for s in slots]
-    after = [(s.state.tp, changed.get(s.state.tp, s.state.replicas)) for s in slots]
+    before = [(s.tp, s.replicas) for s, _ in planned]
+    after = [(s.tp, changed.get(s.tp, s.replicas)) for s, _ in planned]
     everyone = RackLayout.of(snapshot.racks, {*snapshot.broker_ids, *targets})
     replica_moves = sum(len(m.adding) for m in moves)
     return {
-        "partitions": len(slots),
+        "partitions": len(planned),
         "partitions_changed": len(moves),
         "replica_moves": replica_moves,
         "lower_bound": bound,
