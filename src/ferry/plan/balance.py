@@ -20,7 +20,14 @@ program solved by HiGHS (scipy's ``milp``):
   count ``w[p, k] = min(open slots, room in k)``. Without these rows the program could hand an extra
   to a rack that the partitions losing replicas are already full in, and no placement could realise
   it with the moves the optimum promises.
+* leaders: a single-replica partition is led by its only replica, so per broker the single-replica
+  partitions fit the leader counts (``low`` each, ``low + 1`` on at most ``extra`` brokers, for
+  ``P = low * B + extra`` partitions). Dropped again if no assignment meets it.
 * maximise the replicas kept; a tiny size term makes the smaller replicas move among equals.
+
+When no assignment meets these rows, the program is solved again with the broker band widened, and
+last with *voluntary* drops: a free replica may then leave a broker that is not over its quota, which
+a rack short of open slots needs (each such drop is one more move, and counted as one).
 
 The optimum is the planner's lower bound on replica moves: every plan that meets the balance rules
 keeps at most this many replicas in place.
@@ -87,6 +94,10 @@ class TopicDemand:
     rack_room: tuple[tuple[int, ...], ...] = ()
     """Per broker (layout order), per rack: how many of the partitions that are not pinned and hold a
     replica there would have room in that rack once they drop it."""
+    partitions: int = 0
+    """How many partitions the topic has (each needs a preferred leader)."""
+    single_replica: bool = False
+    """Every partition has one replica: its only replica must lead it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +113,15 @@ class Balance:
 def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand]) -> Balance:
     """Choose every topic's extras and kept replicas; see the module docstring."""
     band = broker_band(layout, demands)
-    for slack in (0, 1, None):
-        solved = _Program(layout, demands).solve(band, slack)
-        if solved is not None:
-            return solved
+    leader_cap = divmod(sum(d.partitions for d in demands), max(1, len(layout.brokers)))
+    # Stricter programs first; the last one lets replicas leave brokers that are not over quota,
+    # which a rack short of room may need (one voluntary move opens a slot in the right rack).
+    for voluntary in (False, True):
+        for slack in (0, 1, None):
+            for cap in (leader_cap, None):
+                solved = _Program(layout, demands, voluntary=voluntary).solve(band, slack, cap)
+                if solved is not None:
+                    return solved
     raise RuntimeError("balance: the per-topic quotas admit no assignment of extras")
 
 
@@ -129,7 +145,10 @@ def broker_band(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tupl
 class _Program:
     """The integer program: columns are added as the rows that use them are built."""
 
-    def __init__(self, layout: RackLayout, demands: Sequence[TopicDemand]) -> None:
+    def __init__(
+        self, layout: RackLayout, demands: Sequence[TopicDemand], *, voluntary: bool = False
+    ) -> None:
+        self.voluntary = voluntary
         self.layout = layout
         self.demands = demands
         self.rows: list[int] = []
@@ -162,11 +181,15 @@ class _Program:
             self.cols.append(col)
             self.vals.append(val)
 
-    def solve(self, band: list[tuple[int, int]], slack: int | None) -> Balance | None:
+    def solve(
+        self, band: list[tuple[int, int]], slack: int | None, leader_cap: tuple[int, int] | None
+    ) -> Balance | None:
         for t, d in enumerate(self.demands):
             self._topic(t, d)
         if slack is not None:
             self._brokers(band, slack)
+        if leader_cap is not None:
+            self._leaders(*leader_cap)
         n = len(self.upper)
         if n == 0:
             return self._read(np.zeros(0))
@@ -202,7 +225,7 @@ class _Program:
         on_broker, in_rack, kept_in_rack, room_cols = self._pinned(t, d)
         free_cols: dict[int, int] = {}
         for i, base in enumerate(d.quota.base):
-            if d.held[i] <= base:
+            if d.held[i] <= base and not (self.voluntary and d.rack_room and d.free[i]):
                 # Cannot exceed its quota: everything it holds of free partitions stays.
                 self.constant[t] += d.free[i]
                 continue
@@ -352,6 +375,22 @@ class _Program:
         for i, terms in sorted(by_broker.items()):
             lo_b, hi_b = band[i]
             self.row(terms, lo_b - base_load[i] - slack, hi_b - base_load[i] + slack)
+
+    def _leaders(self, low: int, extra: int) -> None:
+        """A single-replica partition is led by its replica, so single-replica partitions must fit
+        the leader counts: at most ``low`` per broker, ``low + 1`` on at most ``extra`` brokers."""
+        singles = [t for t, d in enumerate(self.demands) if d.single_replica]
+        lifted = []
+        for i in range(len(self.layout.brokers)):
+            fixed = sum(self.demands[t].quota.base[i] for t in singles)
+            terms = [(self.extra[t, i], 1.0) for t in singles if (t, i) in self.extra]
+            if fixed + len(terms) <= low:
+                continue
+            u = self.column(1 if extra else 0, 0.0)
+            lifted.append((u, 1.0))
+            self.row([*terms, (u, -1.0)], -np.inf, low - fixed)
+        if lifted:
+            self.row(lifted, -np.inf, extra)
 
     def _read(self, x: np.ndarray) -> Balance:
         quotas = []

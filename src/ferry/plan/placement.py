@@ -5,8 +5,9 @@ still needs, then the broker with the most room. A slot that finds no allowed br
 placed by an augmenting path (as in bipartite matching): it takes a broker where it is allowed and
 pushes out a replica placed earlier in this pass, or returns to a broker it was dropped from and
 pushes out another kept replica there; the pushed-out replica looks for a place the same way. Neither
-step adds a replica move, so the plan keeps the number of moves the quotas imply. Only when no such
-path exists is a slot placed above a quota (counted in ``fallbacks``).
+step adds a replica move, so the plan keeps the number of moves the quotas imply. When no such
+path exists, a path may push out a kept replica (one more move); only when that fails too is a
+slot placed above a quota (counted in ``fallbacks``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ def place(work: TopicWork, layout: RackLayout, quota: Mapping[int, int], mode: R
             broker = _best(work, slot, layout, quota, mode)
             if broker is not None:
                 work.add(slot, broker)
-            elif not _augment(work, slot, layout, quota, mode):
+            elif not (
+                _augment(work, slot, layout, quota, mode)
+                or _augment(work, slot, layout, quota, mode, costly=True)
+            ):
                 work.add(slot, _least_over(work, slot, layout, quota, mode))
                 fallbacks += 1
     return fallbacks
@@ -95,7 +99,13 @@ def _least_over(
 
 
 def _augment(
-    work: TopicWork, start: Slot, layout: RackLayout, quota: Mapping[int, int], mode: RackMode
+    work: TopicWork,
+    start: Slot,
+    layout: RackLayout,
+    quota: Mapping[int, int],
+    mode: RackMode,
+    *,
+    costly: bool = False,
 ) -> bool:
     """Find and apply an augmenting path that places one replica of ``start``; False if none.
 
@@ -104,6 +114,10 @@ def _augment(
     same slot is explored once per broker it could leave. A broker is expanded once as an ordinary
     target (its new and returned replicas may be pushed out) and once more when a slot returns to it
     (then any replica there may be pushed out).
+
+    ``costly`` lets a path push out any replica, kept ones too: each such push is one more move. It
+    is the last resort before a fallback, for a rack short of open slots, where the balance pass
+    already counted the replica that has to leave a broker that is not over its quota.
     """
     holders: dict[int, list[Slot]] = {b: [] for b in quota}
     for s in work.slots:
@@ -129,7 +143,7 @@ def _augment(
                 continue
             seen_brokers.add((broker, returning))
             for other in holders[broker]:
-                movable = broker in other.new or broker in other.returned or returning
+                movable = costly or returning or broker in other.new or broker in other.returned
                 key = (id(other), broker)
                 if not movable or key in seen_nodes or id(other) in on_path:
                     continue

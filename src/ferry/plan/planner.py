@@ -30,12 +30,12 @@ from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move, Plan
 from ferry.plan.balance import Balance, Pinned, TopicDemand, assign_extras, final_quota
 from ferry.plan.drops import apply_keeps, is_pinned, over_quota_drops, rack_counts
-from ferry.plan.leaders import choose_leaders
 from ferry.plan.placement import place
 from ferry.plan.quotas import TopicQuota, topic_quota
 from ferry.plan.racks import RackBounds, RackLayout
 from ferry.plan.replace import plan_replace
 from ferry.plan.report import build_report
+from ferry.plan.swaps import leaders_with_swaps
 from ferry.plan.topic import Slot, TopicWork
 
 
@@ -110,7 +110,11 @@ def assemble(
     fallbacks: int,
 ) -> Plan:
     """Global finish: preferred leaders over every planned partition, the moves and the report."""
-    leaders = choose_leaders([reps for _, reps in planned], [s.current_leader for s, _ in planned], targets)
+    layout = RackLayout.of(snapshot.racks, targets)
+    states = [state for state, _ in planned]
+    replicas = [list(reps) for _, reps in planned]
+    leaders = leaders_with_swaps(states, replicas, layout)
+    planned = list(zip(states, map(tuple, replicas), strict=True))
     moves = _moves(planned, leaders)
     report: dict[str, Any] = build_report(snapshot, goal, targets, planned, moves, bound)
     report["placement_fallbacks"] = fallbacks
@@ -173,6 +177,8 @@ def _demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: RackMo
         tuple(floor),
         tuple(opened) if strict else (),
         tuple(tuple(holders[b] - n for n in full_at[b]) for b in layout.brokers) if strict else (),
+        len(work.slots),
+        all(slot.rf == 1 for slot in work.slots),
     )
 
 
