@@ -95,14 +95,14 @@ class KafkaPythonAdmin:
 
     # -- ClusterAdmin ----------------------------------------------------------------------------
 
-    def describe_brokers(self) -> tuple[Broker, ...]:
-        """Registered, unfenced brokers with racks (DescribeCluster)."""
+    def describe_brokers(self, *, include_fenced: bool = False) -> tuple[Broker, ...]:
+        """Registered brokers with racks (DescribeCluster v2 lists fenced ones too, KIP-1073)."""
         cluster = self._call("describing the cluster", lambda: self._client.describe_cluster())
-        return tuple(
-            Broker(int(b["broker_id"]), b.get("rack"))
+        brokers = (
+            Broker(int(b["broker_id"]), b.get("rack"), alive=not b.get("is_fenced", False))
             for b in cluster["brokers"]
-            if not b.get("is_fenced", False)
         )
+        return tuple(b for b in brokers if include_fenced or b.alive)
 
     def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:
         """Replicas, leader and ISR of all partitions of ``topics`` (one Metadata request)."""

@@ -5,11 +5,16 @@ request, DescribeLogDirs (one request per broker), ListPartitionReassignments an
 DescribeConfigs for every topic. Metadata and sizes are read a few milliseconds apart, so a
 partition that moves in between may show a size from its old leader: good enough for planning,
 which only needs relative sizes.
+
+A broker that is down when the snapshot is taken is kept, marked ``alive=False``: the metadata still
+lists it among the replicas, the ISR shows the truth (it drops out once the controller notices), and
+it has no replica sizes because DescribeLogDirs only reaches live brokers. ``ferry plan`` refuses to
+move replicas onto such a broker, and plans moving them off it (``--remove-brokers``) as usual.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +22,7 @@ from typing import Any
 from ferry.errors import InputError
 from ferry.formats import SnapshotDetails, dump_snapshot, render_snapshot, write_text_atomic
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment, ReplicaSizes
-from ferry.model import ClusterSnapshot, PartitionState, TopicPartition
+from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +53,8 @@ def collect(admin: ClusterAdmin, topics: Collection[str] | None = None) -> LiveS
         KafkaError: a request failed or timed out.
         PreconditionError: a requested topic does not exist.
     """
-    brokers = admin.describe_brokers()
     partitions = admin.describe_partitions(topics)
+    brokers = _brokers_of(admin.describe_brokers(include_fenced=True), partitions)
     names = sorted({p.tp.topic for p in partitions})
     # Passing the explicit list keeps the log-dir and config requests as narrow as the metadata.
     sizes = admin.describe_replica_sizes(names) if names else {}
@@ -61,6 +66,19 @@ def collect(admin: ClusterAdmin, topics: Collection[str] | None = None) -> LiveS
         reassignments=reassignments,
         min_insync=admin.describe_min_insync(names),
     )
+
+
+def _brokers_of(registered: Sequence[Broker], partitions: Sequence[PartitionState]) -> tuple[Broker, ...]:
+    """The registered brokers plus any broker that holds a replica without being registered.
+
+    A broker that is down still owns its replicas in the metadata. Leaving it out would make the
+    snapshot name an unknown broker; listing it as alive would invite the planner to move replicas
+    onto it. So it is listed with ``alive=False``: with its rack while it is still registered (a
+    fenced broker), without one once it has been unregistered and the controller forgot it.
+    """
+    known = {b.id for b in registered}
+    orphans = sorted({r for p in partitions for r in p.replicas} - known)
+    return (*registered, *(Broker(b, None, alive=False) for b in orphans))
 
 
 def leader_size(partition: PartitionState, sizes: Mapping[int, int]) -> int | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from support.fake_admin import FakeAdmin
 
 from ferry.errors import InputError
 from ferry.formats import parse_snapshot_details
@@ -28,7 +29,7 @@ class StubAdmin:
 
     calls: list[tuple[str, object]] = field(default_factory=list)
 
-    def describe_brokers(self) -> tuple[Broker, ...]:
+    def describe_brokers(self, *, include_fenced: bool = False) -> tuple[Broker, ...]:
         return (Broker(2, "r1"), Broker(1, "r0"), Broker(3, "r0"))
 
     def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:
@@ -120,3 +121,32 @@ def test_write_json_is_atomic_and_reports_unwritable_path(tmp_path: Path) -> Non
     assert [p.name for p in tmp_path.iterdir()] == ["snap.json"]
     with pytest.raises(InputError, match="cannot write snapshot"):
         write_json(live, tmp_path / "missing-dir" / "snap.json")
+
+
+def test_a_down_broker_is_kept_with_its_rack_and_marked_dead() -> None:
+    fake = FakeAdmin.of([Broker(1, "r0"), Broker(2, "r1"), Broker(3, "r0")])
+    fake.create_topic("t", {0: [3, 1], 1: [1, 2]})
+    fake.produce("t", 2000)
+    fake.stop_broker(3)
+    live = collect(fake)
+    assert live.snapshot.brokers[2] == Broker(3, "r0", alive=False)
+    t0 = live.snapshot.partition(TopicPartition("t", 0))
+    assert (t0.replicas, t0.leader, t0.isr, t0.size_bytes) == ((3, 1), 1, (1,), 1000)
+    assert live.replica_sizes[t0.tp] == {1: 1000}
+    assert parse_snapshot_details(render_json(live), "s.json")[0] == live.snapshot
+
+
+class UnregisteredStub(StubAdmin):
+    """Broker 3 holds replicas but is no longer registered: its rack is gone with it."""
+
+    def describe_brokers(self, *, include_fenced: bool = False) -> tuple[Broker, ...]:
+        return (Broker(2, "r1"), Broker(1, "r0"))
+
+
+def test_an_unregistered_replica_holder_is_listed_dead_without_rack() -> None:
+    live = collect(UnregisteredStub())
+    assert live.snapshot.brokers == (Broker(1, "r0"), Broker(2, "r1"), Broker(3, None, alive=False))
+    doc = to_json(live)
+    assert doc["brokers"][2] == {"id": 3, "alive": False}
+    # Still a valid snapshot although the other brokers have racks: a dead broker is never a target.
+    assert parse_snapshot_details(render_json(live), "s.json")[0] == live.snapshot
