@@ -152,4 +152,3 @@ def test_down_broker_is_in_the_snapshot_and_planned_away(
             60,
             "broker 4 to rejoin the ISRs",
         )
-
