@@ -50,11 +50,13 @@ def test_snapshot_writes_valid_v1_file(
     assert doc["min_insync_replicas"] == {"cli-topic": 1}
 
 
+@pytest.mark.parametrize("command", ["snapshot", "plan"])
 def test_unreachable_bootstrap_exits_5_with_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
-    out = tmp_path / "snap.json"
-    args = ["snapshot", "--bootstrap-server", "127.0.0.1:1", "--timeout", "2", "-o", str(out)]
+    out = tmp_path / "out"
+    target = ["-o", str(out)] if command == "snapshot" else ["--output-dir", str(out)]
+    args = [command, "--bootstrap-server", "127.0.0.1:1", "--timeout", "2", *target]
     assert main(args) == 5
     err = capsys.readouterr().err
     assert _error_lines(err) == ["ferry: error: cannot reach bootstrap server 127.0.0.1:1 within 2 s"]
