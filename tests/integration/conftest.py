@@ -1,5 +1,8 @@
 """A real 1 + 4 broker KRaft cluster (two racks) for the whole test session.
 
+Its brokers also listen on SASL_PLAINTEXT (PLAIN, one static user): authentication tests use the
+same cluster instead of starting a second one.
+
 The jars come through the same code path as ``ferry sandbox up`` (Maven, cached in
 ``$FERRY_KAFKA_HOME`` or ~/.cache/kafka-ferry). The cluster lives in a pytest tmp dir and is always
 stopped, whether the tests pass, fail or the start-up itself fails.
@@ -36,7 +39,7 @@ def kafka_sandbox(
     sandbox = Sandbox(tmp_path_factory.mktemp("kafka-sandbox"))
     try:
         started = time.monotonic()
-        state = sandbox.up(ClusterSpec(brokers=4, racks=2), lib, ready_brokers, timeout_s=120)
+        state = sandbox.up(ClusterSpec(brokers=4, racks=2, sasl=True), lib, ready_brokers, timeout_s=120)
         print(f"\nkafka sandbox up in {time.monotonic() - started:.1f} s: {state.bootstrap}")
         yield sandbox, state
     finally:

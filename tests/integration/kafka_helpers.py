@@ -24,12 +24,20 @@ def create_topics(bootstrap: str, topics: Mapping[str, TopicSpec]) -> None:
         client.close()
 
 
-def produce(bootstrap: str, topic: str, total_bytes: int, *, record_bytes: int = 10_000) -> None:
-    """Write ``total_bytes`` of incompressible records to ``topic``, acknowledged by all ISR."""
+def produce(
+    bootstrap: str,
+    topic: str,
+    total_bytes: int,
+    *,
+    record_bytes: int = 10_000,
+    partition: int | None = None,
+) -> None:
+    """Write ``total_bytes`` of incompressible records to ``topic`` (or one partition of it),
+    acknowledged by all ISR."""
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, request_timeout_ms=15000)
     try:
         for _ in range(total_bytes // record_bytes):
-            producer.send(topic, os.urandom(record_bytes))
+            producer.send(topic, os.urandom(record_bytes), partition=partition)
         producer.flush(timeout=30)
     finally:
         producer.close(timeout=10)

@@ -10,6 +10,8 @@ import pytest
 from kafka_helpers import create_topics
 
 from ferry.cli.main import main
+from ferry.sandbox import Sandbox, SandboxState
+from ferry.sandbox.layout import SASL_PASSWORD, SASL_USER
 
 
 def _error_lines(stderr: str) -> list[str]:
@@ -48,11 +50,13 @@ def test_snapshot_writes_valid_v1_file(
     assert doc["min_insync_replicas"] == {"cli-topic": 1}
 
 
+@pytest.mark.parametrize("command", ["snapshot", "plan"])
 def test_unreachable_bootstrap_exits_5_with_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
-    out = tmp_path / "snap.json"
-    args = ["snapshot", "--bootstrap-server", "127.0.0.1:1", "--timeout", "2", "-o", str(out)]
+    out = tmp_path / "out"
+    target = ["-o", str(out)] if command == "snapshot" else ["--output-dir", str(out)]
+    args = [command, "--bootstrap-server", "127.0.0.1:1", "--timeout", "2", *target]
     assert main(args) == 5
     err = capsys.readouterr().err
     assert _error_lines(err) == ["ferry: error: cannot reach bootstrap server 127.0.0.1:1 within 2 s"]
@@ -83,10 +87,61 @@ def test_bad_command_config_exits_3_before_connecting(
     assert str(cfg) in lines[0]
 
 
-def test_missing_command_config_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["snapshot", "--bootstrap-server", "127.0.0.1:1", "--command-config", "/nonexistent"]
-    assert main([*args, "-o", str(tmp_path / "s.json")]) == 3
-    assert "cannot read command config" in capsys.readouterr().err
+@pytest.mark.parametrize("command", ["snapshot", "plan"])
+def test_missing_command_config_exits_3_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    missing = tmp_path / "nowhere.properties"
+    out = tmp_path / "out"
+    target = ["-o", str(out)] if command == "snapshot" else ["--output-dir", str(out)]
+    args = [command, "--bootstrap-server", "127.0.0.1:1", "--command-config", str(missing), *target]
+    assert main(args) == 3
+    err = capsys.readouterr().err
+    assert _error_lines(err) == [
+        f"ferry: error: {missing}: cannot read command config (No such file or directory)"
+    ]
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+def _sasl_config(path: Path, password: str) -> Path:
+    path.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="{SASL_USER}" password="{password}";\n'
+    )
+    return path
+
+
+def test_wrong_sasl_password_exits_5_with_one_line_and_writes_nothing(
+    kafka_sandbox: tuple[Sandbox, SandboxState], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sasl = kafka_sandbox[1].sasl_bootstrap
+    assert sasl is not None
+    cfg = _sasl_config(tmp_path / "wrong.properties", "not-the-password")
+    out = tmp_path / "s.json"
+    args = ["snapshot", "--bootstrap-server", sasl, "--command-config", str(cfg), "--timeout", "10"]
+    assert main([*args, "-o", str(out)]) == 5
+    err = capsys.readouterr().err
+    lines = _error_lines(err)
+    assert len(lines) == 1, err
+    assert "authentication failed" in lines[0]
+    assert "Traceback" not in err
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == [cfg]
+
+
+def test_right_sasl_password_takes_the_snapshot(
+    kafka_sandbox: tuple[Sandbox, SandboxState], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sandbox, state = kafka_sandbox
+    assert state.sasl_bootstrap is not None
+    out = tmp_path / "s.json"
+    # The file the sandbox writes for people trying ferry, and one written by hand, both work.
+    for cfg in (sandbox.sasl_config_file, _sasl_config(tmp_path / "right.properties", SASL_PASSWORD)):
+        args = ["snapshot", "--bootstrap-server", state.sasl_bootstrap, "--command-config", str(cfg)]
+        assert main([*args, "-o", str(out)]) == 0, capsys.readouterr().err
+        assert [b["id"] for b in json.loads(out.read_text())["brokers"]] == [1, 2, 3, 4]
 
 
 def test_unknown_key_warns_and_still_works(

@@ -18,11 +18,19 @@ from ferry.formats.reassignment_json import (
     load_reassignment,
     parse_reassignment,
 )
-from ferry.formats.snapshot_json import dump_snapshot, load_snapshot, parse_snapshot
+from ferry.formats.snapshot_json import (
+    SnapshotDetails,
+    dump_snapshot,
+    load_snapshot,
+    parse_snapshot,
+    parse_snapshot_details,
+    render_snapshot,
+)
 
 __all__ = [
     "Reassignment",
     "ReassignmentEntry",
+    "SnapshotDetails",
     "dump_reassignment",
     "dump_rollback",
     "dump_snapshot",
@@ -31,6 +39,8 @@ __all__ = [
     "load_snapshot",
     "parse_reassignment",
     "parse_snapshot",
+    "parse_snapshot_details",
+    "render_snapshot",
     "write_files_atomic",
     "write_json_atomic",
     "write_text_atomic",

@@ -9,12 +9,15 @@ that value instead of reporting knock-on errors.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ferry.errors import InputError
 from ferry.model import TopicPartition
+
+T = TypeVar("T")
 
 # Kafka stores broker ids and partition numbers as int32; sizes are int64.
 INT32_MAX = 2**31 - 1
@@ -66,6 +69,19 @@ def decode_json(text: str | bytes, source: str) -> Any:
         raise InputError(f"{source}: not UTF-8 text: {exc.reason}") from None
     except ValueError as exc:
         raise InputError(f"{source}: not valid JSON: {exc}") from None
+
+
+def read_root(data: object, problems: Problems) -> Mapping[str, Any] | None:
+    """The top-level object of a version 1 document given as JSON text or decoded JSON.
+
+    None (with the problem recorded) when it is not an object or not version 1: the rest of such a
+    document would only produce noise. A syntax error raises at once, as :func:`decode_json` does.
+    """
+    decoded = decode_json(data, problems.source) if isinstance(data, str | bytes) else data
+    if not isinstance(decoded, dict):
+        problems.add("", f"expected a JSON object at the top level, got {describe(decoded)}")
+        return None
+    return decoded if check_version(decoded, problems) else None
 
 
 def _reject_constant(name: str) -> Any:
@@ -257,3 +273,74 @@ def check_version(obj: Mapping[str, Any], problems: Problems) -> bool:
 
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
+
+
+def parse_partition_list(
+    value: object, problems: Problems, parse_one: Callable[[object, str], T | None]
+) -> list[T]:
+    """Parse the ``partitions`` array of a snapshot or reassignment file, one entry at a time.
+
+    A repeated topic-partition is reported once and not parsed again, so its other fields are not
+    blamed twice; ``parse_one(item, path)`` returns None after recording the entry's problems.
+    """
+    items = as_array(value, "partitions", problems)
+    if items is None:
+        return []
+    parsed: list[T] = []
+    first_seen: dict[TopicPartition, int] = {}
+    for i, item in enumerate(items):
+        if check_duplicate_tp(item, i, first_seen, problems):
+            continue
+        entry = parse_one(item, f"partitions[{i}]")
+        if entry is not None:
+            parsed.append(entry)
+    return parsed
+
+
+def as_bool(value: object, path: str, problems: Problems) -> bool | None:
+    """``value`` if it is ``true`` or ``false``, else record a problem and return None."""
+    if isinstance(value, bool):
+        return value
+    problems.add(path, f"expected true or false, got {describe(value)}")
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionEntry:
+    """The fields every ``partitions[]`` entry has, read; the caller reads the rest from ``obj``.
+
+    ``tp`` and ``replicas`` are None when unreadable; :meth:`valid` tells whether the entry (and
+    whatever the caller read after it) produced no problem at all.
+    """
+
+    obj: Mapping[str, Any]
+    tp: TopicPartition | None
+    replicas: tuple[int, ...] | None
+    problems_before: int
+
+    def valid(self, problems: Problems) -> bool:
+        return (
+            len(problems.items) == self.problems_before and self.tp is not None and self.replicas is not None
+        )
+
+
+def parse_partition_entry(
+    value: object,
+    path: str,
+    problems: Problems,
+    *,
+    known: frozenset[int] | None,
+    optional: Sequence[str],
+) -> PartitionEntry | None:
+    """Read ``topic``, ``partition`` and ``replicas`` of one entry; None if it is not even an object
+    with those fields (the problem is recorded)."""
+    obj = as_object(value, path, problems)
+    required = ("topic", "partition", "replicas")
+    if obj is None or not check_fields(obj, path, problems, required=required, optional=optional):
+        return None
+    before = len(problems.items)
+    topic = as_str(obj["topic"], f"{path}.topic", problems)
+    number = as_int(obj["partition"], f"{path}.partition", problems)
+    replicas = as_replicas(obj["replicas"], f"{path}.replicas", known, problems)
+    tp = None if topic is None or number is None else TopicPartition(topic, number)
+    return PartitionEntry(obj, tp, replicas, before)

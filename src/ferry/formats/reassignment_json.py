@@ -22,16 +22,12 @@ from typing import Any
 from ferry.formats._problems import (
     Problems,
     as_array,
-    as_int,
-    as_object,
-    as_replicas,
     as_str,
-    check_duplicate_tp,
     check_fields,
-    check_version,
-    decode_json,
-    describe,
+    parse_partition_entry,
+    parse_partition_list,
     read_bytes,
+    read_root,
 )
 from ferry.model import ClusterSnapshot, Move, Plan, TopicPartition
 
@@ -119,48 +115,26 @@ def parse_reassignment(data: object, source: str) -> Reassignment:
     Raises:
         InputError: listing every problem found.
     """
-    decoded = decode_json(data, source) if isinstance(data, str | bytes) else data
     problems = Problems(source)
     entries: list[ReassignmentEntry] = []
-    if not isinstance(decoded, dict):
-        problems.add("", f"expected a JSON object at the top level, got {describe(decoded)}")
-    elif check_version(decoded, problems) and check_fields(
-        decoded, "", problems, required=("version", "partitions")
-    ):
-        entries = _parse_entries(decoded["partitions"], problems)
+    root = read_root(data, problems)
+    if root is not None and check_fields(root, "", problems, required=("version", "partitions")):
+        entries = parse_partition_list(
+            root["partitions"], problems, lambda item, path: _parse_entry(item, path, problems)
+        )
     problems.raise_if_any()
     return Reassignment(tuple(entries))
 
 
-def _parse_entries(value: object, problems: Problems) -> list[ReassignmentEntry]:
-    items = as_array(value, "partitions", problems)
-    if items is None:
-        return []
-    entries: list[ReassignmentEntry] = []
-    first_seen: dict[TopicPartition, int] = {}
-    for i, item in enumerate(items):
-        if check_duplicate_tp(item, i, first_seen, problems):
-            continue
-        entry = _parse_entry(item, f"partitions[{i}]", problems)
-        if entry is not None:
-            entries.append(entry)
-    return entries
-
-
 def _parse_entry(value: object, path: str, problems: Problems) -> ReassignmentEntry | None:
-    obj = as_object(value, path, problems)
-    required = ("topic", "partition", "replicas")
-    optional = ("log_dirs",)
-    if obj is None or not check_fields(obj, path, problems, required=required, optional=optional):
+    entry = parse_partition_entry(value, path, problems, known=None, optional=("log_dirs",))
+    if entry is None:
         return None
-    before = len(problems.items)
-    topic = as_str(obj["topic"], f"{path}.topic", problems)
-    number = as_int(obj["partition"], f"{path}.partition", problems)
-    replicas = as_replicas(obj["replicas"], f"{path}.replicas", None, problems)
-    log_dirs = _parse_log_dirs(obj.get("log_dirs"), f"{path}.log_dirs", replicas, problems)
-    if len(problems.items) > before or topic is None or number is None or replicas is None:
+    log_dirs = _parse_log_dirs(entry.obj.get("log_dirs"), f"{path}.log_dirs", entry.replicas, problems)
+    if not entry.valid(problems):
         return None
-    return ReassignmentEntry(TopicPartition(topic, number), replicas, log_dirs)
+    assert entry.tp is not None and entry.replicas is not None  # valid() checked both
+    return ReassignmentEntry(entry.tp, entry.replicas, log_dirs)
 
 
 def _parse_log_dirs(

@@ -3,7 +3,7 @@
 ::
 
     {"version": 1,
-     "brokers": [{"id": 1, "rack": "r1"}, ...],
+     "brokers": [{"id": 1, "rack": "r1"}, {"id": 4, "rack": "r2", "alive": false}, ...],
      "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2, 3],
                      "leader": 1, "isr": [1, 2, 3], "size_bytes": 1234}, ...]}
 
@@ -11,11 +11,19 @@
 ``leader`` of -1 means the partition has no leader, as Kafka reports it. Every problem is reported
 with the file and the JSON path of the offending value, e.g.
 ``snapshot.json: partitions[12].replicas: broker 9 is not in brokers``.
+
+A snapshot read from a live cluster (``ferry snapshot``) also fills the optional fields that only a
+live cluster knows: ``alive`` per broker (absent means true), ``replica_sizes`` (bytes per broker
+holding a replica), ``adding_replicas`` / ``removing_replicas`` of a partition in motion and the
+top-level ``min_insync_replicas`` per topic. They are validated like the rest, and they live here
+rather than in a second format so that every snapshot file, hand-written or live, reads the same way.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,22 +31,39 @@ from ferry.formats._problems import (
     INT64_MAX,
     Problems,
     as_array,
+    as_bool,
     as_id_list,
     as_int,
     as_object,
-    as_replicas,
     as_str,
     brokers_phrase,
-    check_duplicate_tp,
     check_fields,
-    check_version,
-    decode_json,
-    describe,
+    parse_partition_entry,
+    parse_partition_list,
     read_bytes,
+    read_root,
 )
 from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
 
-_PARTITION_OPTIONAL = ("leader", "isr", "size_bytes")
+_PARTITION_OPTIONAL = ("leader", "isr", "size_bytes", "replica_sizes", "adding_replicas", "removing_replicas")
+_ROOT_OPTIONAL = ("min_insync_replicas",)
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotDetails:
+    """The optional fields only a live cluster fills in; empty for a hand-written snapshot.
+
+    Attributes:
+        replica_sizes: bytes on disk per partition, per broker holding a replica.
+        adding_replicas: replicas being added, per partition in motion (KIP-455).
+        removing_replicas: replicas being removed, per partition in motion.
+        min_insync: effective ``min.insync.replicas`` per topic.
+    """
+
+    replica_sizes: Mapping[TopicPartition, Mapping[int, int]] = field(default_factory=dict)
+    adding_replicas: Mapping[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    removing_replicas: Mapping[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    min_insync: Mapping[str, int] = field(default_factory=dict)
 
 
 def load_snapshot(path: str | Path) -> ClusterSnapshot:
@@ -60,39 +85,105 @@ def parse_snapshot(data: object, source: str) -> ClusterSnapshot:
     Raises:
         InputError: listing every problem found, each as ``source: JSON.path: message``.
     """
-    decoded = decode_json(data, source) if isinstance(data, str | bytes) else data
+    return parse_snapshot_details(data, source)[0]
+
+
+def parse_snapshot_details(data: object, source: str) -> tuple[ClusterSnapshot, SnapshotDetails]:
+    """Like :func:`parse_snapshot`, also returning the live-cluster fields.
+
+    Raises:
+        InputError: listing every problem found.
+    """
     problems = Problems(source)
-    brokers, partitions = _parse_root(decoded, problems)
+    details = _Details()
+    brokers, partitions = _parse_root(read_root(data, problems), problems, details)
     problems.raise_if_any()
-    return ClusterSnapshot.of(brokers, partitions)
+    return ClusterSnapshot.of(brokers, partitions), details.frozen()
 
 
-def _parse_root(decoded: object, problems: Problems) -> tuple[list[Broker], list[PartitionState]]:
+@dataclass(slots=True)
+class _Details:
+    """Scratch collector for :class:`SnapshotDetails` while parsing."""
+
+    replica_sizes: dict[TopicPartition, dict[int, int]] = field(default_factory=dict)
+    adding: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    removing: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    min_insync: dict[str, int] = field(default_factory=dict)
+
+    def frozen(self) -> SnapshotDetails:
+        return SnapshotDetails(self.replica_sizes, self.adding, self.removing, self.min_insync)
+
+
+def _parse_root(
+    decoded: Mapping[str, Any] | None, problems: Problems, details: _Details
+) -> tuple[list[Broker], list[PartitionState]]:
     """The valid brokers and partitions; every problem found on the way is recorded."""
-    if not isinstance(decoded, dict):
-        problems.add("", f"expected a JSON object at the top level, got {describe(decoded)}")
+    if decoded is None:
         return [], []
-    if not check_version(decoded, problems):
-        return [], []
-    check_fields(decoded, "", problems, required=("version", "brokers", "partitions"))
+    check_fields(
+        decoded, "", problems, required=("version", "brokers", "partitions"), optional=_ROOT_OPTIONAL
+    )
     brokers, known = _parse_brokers(decoded["brokers"], problems) if "brokers" in decoded else ([], None)
-    partitions = _parse_partitions(decoded["partitions"], known, problems) if "partitions" in decoded else []
+    partitions = (
+        parse_partition_list(
+            decoded["partitions"],
+            problems,
+            lambda item, path: _parse_partition(item, path, known, problems, details),
+        )
+        if "partitions" in decoded
+        else []
+    )
+    details.min_insync = _parse_min_insync(decoded.get("min_insync_replicas"), problems)
     return brokers, partitions
 
 
-def dump_snapshot(snapshot: ClusterSnapshot) -> dict[str, Any]:
-    """The snapshot as JSON-ready data; optional fields that are unknown are left out."""
-    brokers: list[dict[str, Any]] = []
-    for b in snapshot.brokers:
-        brokers.append({"id": b.id} if b.rack is None else {"id": b.id, "rack": b.rack})
-    return {
-        "version": 1,
-        "brokers": brokers,
-        "partitions": [_dump_partition(p) for p in snapshot.partitions],
+def _parse_min_insync(value: object, problems: Problems) -> dict[str, int]:
+    if value is None:
+        return {}
+    obj = as_object(value, "min_insync_replicas", problems)
+    if obj is None:
+        return {}
+    parsed = {
+        topic: as_int(n, f"min_insync_replicas.{topic}", problems, minimum=1) for topic, n in obj.items()
     }
+    return {topic: n for topic, n in parsed.items() if n is not None}
 
 
-def _dump_partition(p: PartitionState) -> dict[str, Any]:
+def dump_snapshot(snapshot: ClusterSnapshot, details: SnapshotDetails | None = None) -> dict[str, Any]:
+    """The snapshot as JSON-ready data; optional fields that are unknown are left out."""
+    details = details or SnapshotDetails()
+    doc: dict[str, Any] = {
+        "version": 1,
+        "brokers": [_dump_broker(b) for b in snapshot.brokers],
+        "partitions": [_dump_partition(p, details) for p in snapshot.partitions],
+    }
+    if details.min_insync:
+        doc["min_insync_replicas"] = dict(sorted(details.min_insync.items()))
+    return doc
+
+
+def render_snapshot(doc: Mapping[str, Any]) -> str:
+    """JSON text with one broker or partition per line: diff-friendly, compact for big clusters."""
+    lines = []
+    for key, value in doc.items():
+        if isinstance(value, list) and value:
+            items = ",\n".join(f"  {json.dumps(item)}" for item in value)
+            lines.append(f" {json.dumps(key)}: [\n{items}\n ]")
+        else:
+            lines.append(f" {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def _dump_broker(b: Broker) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": b.id}
+    if b.rack is not None:
+        out["rack"] = b.rack
+    if not b.alive:
+        out["alive"] = False
+    return out
+
+
+def _dump_partition(p: PartitionState, details: SnapshotDetails) -> dict[str, Any]:
     out: dict[str, Any] = {
         "topic": p.tp.topic,
         "partition": p.tp.partition,
@@ -104,6 +195,13 @@ def _dump_partition(p: PartitionState) -> dict[str, Any]:
         out["isr"] = list(p.isr)
     if p.size_bytes is not None:
         out["size_bytes"] = p.size_bytes
+    sizes = details.replica_sizes.get(p.tp)
+    if sizes:
+        # JSON object keys are strings; broker ids are written in numeric order.
+        out["replica_sizes"] = {str(b): n for b, n in sorted(sizes.items())}
+    if p.tp in details.adding_replicas or p.tp in details.removing_replicas:
+        out["adding_replicas"] = list(details.adding_replicas.get(p.tp, ()))
+        out["removing_replicas"] = list(details.removing_replicas.get(p.tp, ()))
     return out
 
 
@@ -136,19 +234,22 @@ def _parse_brokers(value: object, problems: Problems) -> tuple[list[Broker], fro
 def _parse_broker(value: object, path: str, problems: Problems) -> tuple[int | None, Broker | None]:
     """The entry's id if readable, and the broker if the whole entry is valid."""
     obj = as_object(value, path, problems)
-    if obj is None or not check_fields(obj, path, problems, required=("id",), optional=("rack",)):
+    if obj is None or not check_fields(obj, path, problems, required=("id",), optional=("rack", "alive")):
         return None, None
     broker_id = as_int(obj["id"], f"{path}.id", problems)
     rack = obj.get("rack")
-    if rack is not None and as_str(rack, f"{path}.rack", problems) is None:
+    alive = True if obj.get("alive") is None else as_bool(obj["alive"], f"{path}.alive", problems)
+    if (rack is not None and as_str(rack, f"{path}.rack", problems) is None) or alive is None:
         return broker_id, None
-    return broker_id, None if broker_id is None else Broker(broker_id, rack)
+    return broker_id, None if broker_id is None else Broker(broker_id, rack, alive)
 
 
 def _check_racks(brokers: Sequence[Broker], problems: Problems) -> None:
     # Kafka refuses rack-aware assignment when only some brokers have a rack; so do we, rather than
     # guess whether the rackless ones share a rack.
-    without = [b.id for b in brokers if b.rack is None]
+    # A dead broker that is no longer registered has no known rack; it is only ever a source of
+    # moves, never a target, so its missing rack cannot break the rule and is accepted.
+    without = [b.id for b in brokers if b.rack is None and b.alive]
     if without and len(without) < len(brokers):
         verb = "has" if len(without) == 1 else "have"
         problems.add(
@@ -157,42 +258,51 @@ def _check_racks(brokers: Sequence[Broker], problems: Problems) -> None:
         )
 
 
-def _parse_partitions(
-    value: object, known: frozenset[int] | None, problems: Problems
-) -> list[PartitionState]:
-    items = as_array(value, "partitions", problems)
-    if items is None:
-        return []
-    partitions: list[PartitionState] = []
-    first_seen: dict[TopicPartition, int] = {}
-    for i, item in enumerate(items):
-        if check_duplicate_tp(item, i, first_seen, problems):
-            continue
-        state = _parse_partition(item, f"partitions[{i}]", known, problems)
-        if state is not None:
-            partitions.append(state)
-    return partitions
-
-
 def _parse_partition(
-    value: object, path: str, known: frozenset[int] | None, problems: Problems
+    value: object, path: str, known: frozenset[int] | None, problems: Problems, details: _Details
 ) -> PartitionState | None:
-    obj = as_object(value, path, problems)
-    required = ("topic", "partition", "replicas")
-    if obj is None or not check_fields(obj, path, problems, required=required, optional=_PARTITION_OPTIONAL):
+    entry = parse_partition_entry(value, path, problems, known=known, optional=_PARTITION_OPTIONAL)
+    if entry is None:
         return None
-    before = len(problems.items)
-    topic = as_str(obj["topic"], f"{path}.topic", problems)
-    number = as_int(obj["partition"], f"{path}.partition", problems)
-    replicas = as_replicas(obj["replicas"], f"{path}.replicas", known, problems)
+    obj, replicas = entry.obj, entry.replicas
     leader = _parse_leader(obj, path, replicas, problems)
-    isr = _parse_isr(obj, path, replicas, problems)
+    isr = _parse_subset(obj, "isr", path, replicas, problems)
     size = obj.get("size_bytes")
     if size is not None:
         size = as_int(size, f"{path}.size_bytes", problems, maximum=INT64_MAX)
-    if len(problems.items) > before or topic is None or number is None or replicas is None:
+    sizes = _parse_replica_sizes(obj.get("replica_sizes"), f"{path}.replica_sizes", replicas, problems)
+    adding = _parse_subset(obj, "adding_replicas", path, replicas, problems)
+    removing = _parse_subset(obj, "removing_replicas", path, replicas, problems)
+    if not entry.valid(problems):
         return None
-    return PartitionState(TopicPartition(topic, number), replicas, leader, isr, size)
+    assert entry.tp is not None and replicas is not None  # valid() checked both
+    if sizes:
+        details.replica_sizes[entry.tp] = sizes
+    if adding is not None or removing is not None:
+        details.adding[entry.tp] = adding or ()
+        details.removing[entry.tp] = removing or ()
+    return PartitionState(entry.tp, replicas, leader, isr, size)
+
+
+def _parse_replica_sizes(
+    value: object, path: str, replicas: tuple[int, ...] | None, problems: Problems
+) -> dict[int, int]:
+    if value is None:
+        return {}
+    obj = as_object(value, path, problems)
+    if obj is None:
+        return {}
+    sizes: dict[int, int] = {}
+    for key, size in obj.items():
+        if not key.isdigit():
+            problems.add(f"{path}.{key}", "expected a broker id as the key")
+            continue
+        if replicas is not None and int(key) not in replicas:
+            problems.add(f"{path}.{key}", f"broker {key} is not one of replicas {list(replicas)}")
+        checked = as_int(size, f"{path}.{key}", problems, maximum=INT64_MAX)
+        if checked is not None:
+            sizes[int(key)] = checked
+    return sizes
 
 
 def _parse_leader(
@@ -208,16 +318,17 @@ def _parse_leader(
     return leader
 
 
-def _parse_isr(
-    obj: Mapping[str, Any], path: str, replicas: tuple[int, ...] | None, problems: Problems
+def _parse_subset(
+    obj: Mapping[str, Any], key: str, path: str, replicas: tuple[int, ...] | None, problems: Problems
 ) -> tuple[int, ...] | None:
-    value = obj.get("isr")
+    """An optional broker list (``isr``, ``adding_replicas``...) that must be part of ``replicas``."""
+    value = obj.get(key)
     if value is None:
         return None
-    isr = as_id_list(value, f"{path}.isr", problems)
-    if isr is None or replicas is None:
-        return isr
-    for broker_id in isr:
+    ids = as_id_list(value, f"{path}.{key}", problems)
+    if ids is None or replicas is None:
+        return ids
+    for broker_id in ids:
         if broker_id not in replicas:
-            problems.add(f"{path}.isr", f"broker {broker_id} is in isr but not in replicas")
-    return isr
+            problems.add(f"{path}.{key}", f"broker {broker_id} is in {key} but not in replicas")
+    return ids

@@ -31,8 +31,12 @@ ReplicaSizes = Mapping[TopicPartition, Mapping[int, int]]
 class ClusterAdmin(Protocol):
     """Read access to a cluster's layout; implementations raise ``KafkaError`` on failure."""
 
-    def describe_brokers(self) -> tuple[Broker, ...]:
-        """Registered, unfenced brokers with their racks."""
+    def describe_brokers(self, *, include_fenced: bool = False) -> tuple[Broker, ...]:
+        """Registered, unfenced brokers with their racks.
+
+        With ``include_fenced`` also the registered brokers that are fenced (down, or shutting
+        down), marked ``alive=False``: their racks are still known to the controller.
+        """
         ...
 
     def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:

@@ -45,7 +45,8 @@ def load_command_config(path: Path | None) -> ClientSettings:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read command config ({exc})") from exc
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InputError(f"{path}: cannot read command config ({reason})") from exc
     settings = client_settings(parse_properties(text, str(path)), str(path))
     for key in settings.unknown_keys:
         log.warning("%s: ignoring unknown client property %r", path, key)
@@ -95,14 +96,14 @@ class KafkaPythonAdmin:
 
     # -- ClusterAdmin ----------------------------------------------------------------------------
 
-    def describe_brokers(self) -> tuple[Broker, ...]:
-        """Registered, unfenced brokers with racks (DescribeCluster)."""
+    def describe_brokers(self, *, include_fenced: bool = False) -> tuple[Broker, ...]:
+        """Registered brokers with racks (DescribeCluster v2 lists fenced ones too, KIP-1073)."""
         cluster = self._call("describing the cluster", lambda: self._client.describe_cluster())
-        return tuple(
-            Broker(int(b["broker_id"]), b.get("rack"))
+        brokers = (
+            Broker(int(b["broker_id"]), b.get("rack"), alive=not b.get("is_fenced", False))
             for b in cluster["brokers"]
-            if not b.get("is_fenced", False)
         )
+        return tuple(b for b in brokers if include_fenced or b.alive)
 
     def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:
         """Replicas, leader and ISR of all partitions of ``topics`` (one Metadata request)."""
@@ -188,14 +189,51 @@ def _new_admin_client(**config: Any) -> Any:
     client = KafkaAdminClient.__new__(KafkaAdminClient)
     try:
         client.__init__(**config)
-    except BaseException:
+    except BaseException as exc:
+        auth_failure = _auth_failure(client)
         if hasattr(client, "_net"):
             # close() returns early unless _closed is False, which __init__ sets only on success.
             client._closed = False
             with suppress(Exception):
                 client.close()
+        if isinstance(exc, kerrors.KafkaTimeoutError):
+            if auth_failure is None and _sasl_refused(config):
+                auth_failure = kerrors.SaslAuthenticationFailedError(
+                    "the brokers accept connections but ended every SASL login "
+                    "(wrong username or password, or a listener without SASL)"
+                )
+            if auth_failure is not None:
+                raise auth_failure from exc
         raise
     return client
+
+
+def _sasl_refused(config: Mapping[str, Any]) -> bool:
+    """Whether a SASL client that could not bootstrap can reach the brokers over TCP at all.
+
+    A Kafka broker answers a failed SASL login with an error response and closes the connection
+    at once; kafka-python 3.0 reads the response and the close in one go and drops the response,
+    so the only trace it keeps is a bootstrap timeout. Reachable brokers plus a SASL login that
+    never completes means the login was refused.
+    """
+    if not str(config.get("security_protocol", "")).startswith("SASL_"):
+        return False
+    return any(_accepts_connections(address, 2.0) for address in config["bootstrap_servers"])
+
+
+def _auth_failure(client: Any) -> Exception | None:
+    """The SASL or authorization failure kafka-python met while bootstrapping, if any.
+
+    kafka-python 3.0 retries a bootstrap broker that refuses the credentials until the bootstrap
+    timeout and then reports only "Unable to bootstrap", which reads like an unreachable cluster.
+    Its connection manager keeps the real cause per broker; surfacing it turns the misleading
+    timeout into "authentication failed".
+    """
+    failures = getattr(getattr(client, "_manager", None), "_auth_failures", None)
+    if not failures:
+        return None
+    failure = next(iter(failures.values()))
+    return failure if isinstance(failure, Exception) else None
 
 
 def _partition_state(topic: str, p: Mapping[str, Any]) -> PartitionState:
@@ -241,7 +279,7 @@ def _translated(action: str, bootstrap: str, timeout_s: float) -> Iterator[None]
         raise InputError(f"invalid client configuration: {exc}") from exc
     except kerrors.SaslAuthenticationFailedError as exc:
         raise KafkaError(
-            f"authentication failed at {bootstrap}: {_first_line(exc)}",
+            f"authentication failed at {bootstrap}: {_reason(exc)}",
             hint="check sasl.mechanism and sasl.jaas.config in --command-config",
         ) from exc
     except kerrors.AuthorizationError as exc:
@@ -260,6 +298,12 @@ def _translated(action: str, bootstrap: str, timeout_s: float) -> Iterator[None]
         raise KafkaError(f"{action} failed: {type(exc).__name__}: {_first_line(exc)}") from exc
     except OSError as exc:
         raise KafkaError(f"{action} failed: {exc}", hint=_CHECK_HINT) from exc
+
+
+def _reason(exc: BaseException) -> str:
+    """The message a kafka-python error was raised with, without its ``[Error N] Name:`` prefix."""
+    first = exc.args[0] if exc.args else None
+    return first.splitlines()[0] if isinstance(first, str) and first.strip() else _first_line(exc)
 
 
 def _first_line(exc: BaseException) -> str:

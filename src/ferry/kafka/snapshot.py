@@ -5,23 +5,24 @@ request, DescribeLogDirs (one request per broker), ListPartitionReassignments an
 DescribeConfigs for every topic. Metadata and sizes are read a few milliseconds apart, so a
 partition that moves in between may show a size from its old leader: good enough for planning,
 which only needs relative sizes.
+
+A broker that is down when the snapshot is taken is kept, marked ``alive=False``: the metadata still
+lists it among the replicas, the ISR shows the truth (it drops out once the controller notices), and
+it has no replica sizes because DescribeLogDirs only reaches live brokers. ``ferry plan`` refuses to
+move replicas onto such a broker, and plans moving them off it (``--remove-brokers``) as usual.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ferry.errors import InputError
+from ferry.formats import SnapshotDetails, dump_snapshot, render_snapshot, write_text_atomic
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment, ReplicaSizes
-from ferry.model import ClusterSnapshot, PartitionState, TopicPartition
-
-SNAPSHOT_VERSION = 1
+from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +53,8 @@ def collect(admin: ClusterAdmin, topics: Collection[str] | None = None) -> LiveS
         KafkaError: a request failed or timed out.
         PreconditionError: a requested topic does not exist.
     """
-    brokers = admin.describe_brokers()
     partitions = admin.describe_partitions(topics)
+    brokers = _brokers_of(admin.describe_brokers(include_fenced=True), partitions)
     names = sorted({p.tp.topic for p in partitions})
     # Passing the explicit list keeps the log-dir and config requests as narrow as the metadata.
     sizes = admin.describe_replica_sizes(names) if names else {}
@@ -67,6 +68,19 @@ def collect(admin: ClusterAdmin, topics: Collection[str] | None = None) -> LiveS
     )
 
 
+def _brokers_of(registered: Sequence[Broker], partitions: Sequence[PartitionState]) -> tuple[Broker, ...]:
+    """The registered brokers plus any broker that holds a replica without being registered.
+
+    A broker that is down still owns its replicas in the metadata. Leaving it out would make the
+    snapshot name an unknown broker; listing it as alive would invite the planner to move replicas
+    onto it. So it is listed with ``alive=False``: with its rack while it is still registered (a
+    fenced broker), without one once it has been unregistered and the controller forgot it.
+    """
+    known = {b.id for b in registered}
+    orphans = sorted({r for p in partitions for r in p.replicas} - known)
+    return (*registered, *(Broker(b, None, alive=False) for b in orphans))
+
+
 def leader_size(partition: PartitionState, sizes: Mapping[int, int]) -> int | None:
     """The leader replica's size; without a leader (offline), the largest replica's; else None."""
     if partition.leader is not None and partition.leader in sizes:
@@ -74,49 +88,24 @@ def leader_size(partition: PartitionState, sizes: Mapping[int, int]) -> int | No
     return max(sizes.values()) if sizes else None
 
 
+def details(live: LiveSnapshot) -> SnapshotDetails:
+    """The live-only fields of ``live`` in the form the snapshot format writes them."""
+    return SnapshotDetails(
+        replica_sizes=live.replica_sizes,
+        adding_replicas={tp: r.adding_replicas for tp, r in live.reassignments.items()},
+        removing_replicas={tp: r.removing_replicas for tp, r in live.reassignments.items()},
+        min_insync=live.min_insync,
+    )
+
+
 def to_json(live: LiveSnapshot) -> dict[str, Any]:
-    """The snapshot JSON v1 document, extended with replica sizes, reassignments and min.insync.
-
-    Extra keys are optional in v1, so readers of the plain format accept the file as it is.
-    """
-    snap = live.snapshot
-    return {
-        "version": SNAPSHOT_VERSION,
-        "brokers": [{"id": b.id, "rack": b.rack} for b in snap.brokers],
-        "partitions": [_partition_json(p, live) for p in snap.partitions],
-        "min_insync_replicas": dict(sorted(live.min_insync.items())),
-    }
+    """The snapshot JSON v1 document, with the optional live fields filled in."""
+    return dump_snapshot(live.snapshot, details(live))
 
 
-def _partition_json(p: PartitionState, live: LiveSnapshot) -> dict[str, Any]:
-    item: dict[str, Any] = {"topic": p.tp.topic, "partition": p.tp.partition}
-    item["replicas"] = list(p.replicas)
-    if p.leader is not None:
-        item["leader"] = p.leader
-    if p.isr is not None:
-        item["isr"] = list(p.isr)
-    if p.size_bytes is not None:
-        item["size_bytes"] = p.size_bytes
-    sizes = live.replica_sizes.get(p.tp)
-    if sizes:
-        item["replica_sizes"] = {str(b): n for b, n in sorted(sizes.items())}
-    moving = live.reassignments.get(p.tp)
-    if moving is not None:
-        item["adding_replicas"] = list(moving.adding_replicas)
-        item["removing_replicas"] = list(moving.removing_replicas)
-    return item
-
-
-def render_json(doc: Mapping[str, Any]) -> str:
-    """JSON text with one broker or partition per line: diff-friendly, compact for big clusters."""
-    lines = []
-    for key, value in doc.items():
-        if isinstance(value, list) and value:
-            items = ",\n".join(f"  {json.dumps(item)}" for item in value)
-            lines.append(f" {json.dumps(key)}: [\n{items}\n ]")
-        else:
-            lines.append(f" {json.dumps(key)}: {json.dumps(value)}")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+def render_json(live: LiveSnapshot) -> str:
+    """The snapshot file's text, one broker or partition per line."""
+    return render_snapshot(to_json(live))
 
 
 def write_json(live: LiveSnapshot, path: Path) -> None:
@@ -125,17 +114,7 @@ def write_json(live: LiveSnapshot, path: Path) -> None:
     Raises:
         InputError: the file cannot be written.
     """
-    text = render_json(to_json(live))
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp")
+        write_text_atomic(path, render_json(live))
     except OSError as exc:
-        raise InputError(f"{path}: cannot write snapshot ({exc.strerror or exc})") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise InputError(f"{path}: cannot write snapshot ({exc.strerror or exc})") from exc

@@ -19,10 +19,16 @@ class TopicPartition:
 
 @dataclass(frozen=True, slots=True)
 class Broker:
-    """A broker and its rack (``None`` when the cluster has no rack information)."""
+    """A broker and its rack (``None`` when the cluster has no rack information).
+
+    ``alive`` is False for a broker that still holds replicas but was down (fenced or unregistered)
+    when the snapshot was taken: it must stay in the snapshot, or its replicas would name an unknown
+    broker, but nothing may be moved onto it.
+    """
 
     id: int
     rack: str | None = None
+    alive: bool = True
 
     def __post_init__(self) -> None:
         if self.id < 0:
@@ -92,6 +98,11 @@ class ClusterSnapshot:
     @property
     def broker_ids(self) -> tuple[int, ...]:
         return tuple(b.id for b in self.brokers)
+
+    @property
+    def dead_broker_ids(self) -> tuple[int, ...]:
+        """Brokers that were down when the snapshot was taken."""
+        return tuple(b.id for b in self.brokers if not b.alive)
 
     @property
     def racks(self) -> dict[int, str | None]:

@@ -27,6 +27,7 @@ Probe = Callable[[str], frozenset[int]]
 
 It should return an empty set (not raise) while the cluster is still starting."""
 
+SASL_CONFIG_FILE = "client-sasl.properties"
 _FORMAT_TIMEOUT_S = 60.0
 _STOP_GRACE_S = 15.0
 
@@ -54,6 +55,11 @@ class Sandbox:
         self._java = java
         self._poll_s = poll_s
 
+    @property
+    def sasl_config_file(self) -> Path:
+        """The ``--command-config`` for the SASL listener, written by ``up`` with ``sasl``."""
+        return self.directory / SASL_CONFIG_FILE
+
     # -- queries ---------------------------------------------------------------------------------
 
     def state(self) -> SandboxState:
@@ -79,13 +85,16 @@ class Sandbox:
             KafkaError: a JVM died or the brokers were not ready within ``timeout_s``.
         """
         self._clear_stale()
-        nodes = layout.plan_nodes(spec, process.free_ports(spec.node_count))
+        nodes = layout.plan_nodes(spec, process.free_ports(spec.port_count))
         cluster_id = layout.new_cluster_id(os.urandom(16))
         for node in nodes:
             self._write_node_files(node, nodes)
         self._format_all(nodes, lib, cluster_id)
+        sasl = layout.bootstrap_servers(nodes, sasl=True) if spec.sasl else None
+        if sasl is not None:
+            self.sasl_config_file.write_text(layout.sasl_client_properties(sasl), encoding="utf-8")
         state = SandboxState(
-            cluster_id, layout.bootstrap_servers(nodes), KAFKA_VERSION, str(lib), spec.heap_mb, ()
+            cluster_id, layout.bootstrap_servers(nodes), KAFKA_VERSION, str(lib), spec.heap_mb, (), sasl
         )
         state = self._launch_all(state, nodes)
         try:
@@ -225,6 +234,7 @@ class Sandbox:
         for node in state.nodes:
             shutil.rmtree(node.home, ignore_errors=True)
         (self.directory / STATE_FILE).unlink(missing_ok=True)
+        self.sasl_config_file.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             self.directory.rmdir()
 

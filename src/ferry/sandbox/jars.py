@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 from ferry.errors import PreconditionError
+from ferry.sandbox import process
 
 KAFKA_VERSION = "4.3.1"
 """The pinned Kafka release; must match ``kafka.version`` in ``kafka/pom.xml``."""
@@ -74,15 +74,9 @@ def _run_maven(mvn: str, pom: Path, out: Path, timeout_s: float) -> None:
         "-DincludeScope=runtime",
         f"-DoutputDirectory={out}",
     ]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise PreconditionError(f"Maven did not fetch the Kafka jars within {timeout_s:.0f} s") from exc
-    if done.returncode != 0:
-        # Maven's last non-empty line is usually the one that names the failure.
-        lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-        last = lines[-1] if lines else f"exit code {done.returncode}"
-        raise PreconditionError(
-            f"Maven failed to fetch the Kafka jars: {last}",
-            hint=f"run '{' '.join(command[:-1])}' by hand to see the full output",
-        )
+    process.run_tool(
+        command,
+        timeout_s,
+        "Maven fetching the Kafka jars",
+        hint=f"run '{' '.join(command[:-1])}' by hand to see the full output",
+    )

@@ -16,6 +16,11 @@ from pathlib import Path
 CONTROLLER_ID_BASE = 1000
 _HOST = "127.0.0.1"
 
+SASL_USER = "alice"
+SASL_PASSWORD = "alice-secret"
+"""The one user the SASL_PLAINTEXT listener knows (``--sasl``); a local test credential, not a secret."""
+_PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
+
 
 class Role(StrEnum):
     """The KRaft ``process.roles`` of a node; the sandbox never combines the two."""
@@ -26,12 +31,18 @@ class Role(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ClusterSpec:
-    """What to start: ``brokers`` brokers spread over ``racks`` racks, and 1 or 3 controllers."""
+    """What to start: ``brokers`` brokers spread over ``racks`` racks, and 1 or 3 controllers.
+
+    With ``sasl`` every broker also listens on a SASL_PLAINTEXT port (mechanism PLAIN, one static
+    user), so authentication can be tried and tested against real brokers; the PLAINTEXT listener
+    stays, for inter-broker traffic and for clients without credentials.
+    """
 
     brokers: int = 4
     racks: int = 2
     controllers: int = 1
     heap_mb: int = 384
+    sasl: bool = False
 
     def __post_init__(self) -> None:
         if self.brokers < 1:
@@ -48,6 +59,11 @@ class ClusterSpec:
     def node_count(self) -> int:
         return self.brokers + self.controllers
 
+    @property
+    def port_count(self) -> int:
+        """One port per node, plus one per broker for the SASL listener."""
+        return self.node_count + (self.brokers if self.sasl else 0)
+
 
 @dataclass(frozen=True, slots=True)
 class NodeSpec:
@@ -57,6 +73,7 @@ class NodeSpec:
     role: Role
     port: int
     rack: str | None = None
+    sasl_port: int | None = None
 
     @property
     def name(self) -> str:
@@ -67,6 +84,10 @@ class NodeSpec:
     def address(self) -> str:
         return f"{_HOST}:{self.port}"
 
+    @property
+    def sasl_address(self) -> str | None:
+        return None if self.sasl_port is None else f"{_HOST}:{self.sasl_port}"
+
 
 def rack_name(broker_index: int, racks: int) -> str | None:
     """Rack of the ``broker_index``-th broker (0-based): ``r0, r1, ...`` round robin, or None."""
@@ -74,22 +95,40 @@ def rack_name(broker_index: int, racks: int) -> str | None:
 
 
 def plan_nodes(spec: ClusterSpec, ports: Sequence[int]) -> tuple[NodeSpec, ...]:
-    """Assign ids, racks and ports (one per node, controllers first) to every node of ``spec``."""
-    if len(ports) != spec.node_count or len(set(ports)) != len(ports):
-        raise ValueError(f"need {spec.node_count} distinct ports, got {list(ports)}")
+    """Assign ids, racks and ports to every node of ``spec``: controllers first, then brokers, then
+    (with ``sasl``) the brokers' SASL ports."""
+    if len(ports) != spec.port_count or len(set(ports)) != len(ports):
+        raise ValueError(f"need {spec.port_count} distinct ports, got {list(ports)}")
     controllers = [
         NodeSpec(CONTROLLER_ID_BASE + i, Role.CONTROLLER, ports[i]) for i in range(spec.controllers)
     ]
     brokers = [
-        NodeSpec(i + 1, Role.BROKER, ports[spec.controllers + i], rack_name(i, spec.racks))
+        NodeSpec(
+            i + 1,
+            Role.BROKER,
+            ports[spec.controllers + i],
+            rack_name(i, spec.racks),
+            ports[spec.node_count + i] if spec.sasl else None,
+        )
         for i in range(spec.brokers)
     ]
     return (*controllers, *brokers)
 
 
-def bootstrap_servers(nodes: Sequence[NodeSpec]) -> str:
-    """Comma-separated broker addresses, the value for ``--bootstrap-server``."""
-    return ",".join(n.address for n in nodes if n.role is Role.BROKER)
+def bootstrap_servers(nodes: Sequence[NodeSpec], *, sasl: bool = False) -> str:
+    """Comma-separated broker addresses (of the SASL listener with ``sasl``), for --bootstrap-server."""
+    addresses = [n.sasl_address if sasl else n.address for n in nodes if n.role is Role.BROKER]
+    return ",".join(a for a in addresses if a is not None)
+
+
+def sasl_client_properties(bootstrap: str) -> str:
+    """A ``--command-config`` file that logs in to the SASL listener as the sandbox's user."""
+    return (
+        f"# ferry --bootstrap-server {bootstrap} --command-config <this file>\n"
+        "security.protocol=SASL_PLAINTEXT\n"
+        "sasl.mechanism=PLAIN\n"
+        f'sasl.jaas.config={_PLAIN_MODULE} required username="{SASL_USER}" password="{SASL_PASSWORD}";\n'
+    )
 
 
 def new_cluster_id(random16: bytes) -> str:
@@ -148,7 +187,24 @@ def _broker_properties(node: NodeSpec, brokers: int) -> dict[str, str]:
     }
     if node.rack is not None:
         props["broker.rack"] = node.rack
+    if node.sasl_address is not None:
+        props.update(_sasl_properties(node.address, node.sasl_address))
     return props
+
+
+def _sasl_properties(plain: str, sasl: str) -> dict[str, str]:
+    # Static PLAIN users in the listener's JAAS config: no SCRAM credentials to create after start,
+    # so the listener authenticates from the first second. No authorizer: any user may do anything.
+    users = f'{_PLAIN_MODULE} required user_{SASL_USER}="{SASL_PASSWORD}";'
+    return {
+        "listeners": f"PLAINTEXT://{plain},SASL_PLAINTEXT://{sasl}",
+        "advertised.listeners": f"PLAINTEXT://{plain},SASL_PLAINTEXT://{sasl}",
+        "listener.security.protocol.map": (
+            "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT"
+        ),
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": users,
+    }
 
 
 def render_properties(props: Mapping[str, str]) -> str:

@@ -32,15 +32,20 @@ def free_ports(count: int) -> list[int]:
         return ports
 
 
-def run_tool(argv: Sequence[str], timeout_s: float, what: str) -> None:
-    """Run a short-lived Java tool and raise PreconditionError with its last line if it fails."""
+def run_tool(argv: Sequence[str], timeout_s: float, what: str, *, hint: str | None = None) -> None:
+    """Run a short-lived tool (a Java one, Maven) and raise PreconditionError if it fails.
+
+    The message carries the tool's last non-empty output line: for both the JVM tools and Maven
+    that is usually the one naming the failure.
+    """
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired as exc:
-        raise PreconditionError(f"{what} did not finish within {timeout_s:.0f} s") from exc
+        raise PreconditionError(f"{what} did not finish within {timeout_s:.0f} s", hint=hint) from exc
     if done.returncode != 0:
         lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-        raise PreconditionError(f"{what} failed: {lines[-1] if lines else done.returncode}")
+        last = lines[-1] if lines else f"exit code {done.returncode}"
+        raise PreconditionError(f"{what} failed: {last}", hint=hint)
 
 
 def launch(argv: Sequence[str], console_log: Path) -> int:

@@ -30,14 +30,15 @@ class NodeState:
     rack: str | None
     pid: int | None
     home: str
+    sasl_port: int | None = None
 
     @classmethod
     def of(cls, node: NodeSpec, pid: int | None, home: Path) -> NodeState:
-        return cls(node.node_id, node.role.value, node.port, node.rack, pid, str(home))
+        return cls(node.node_id, node.role.value, node.port, node.rack, pid, str(home), node.sasl_port)
 
     @property
     def spec(self) -> NodeSpec:
-        return NodeSpec(self.node_id, Role(self.role), self.port, self.rack)
+        return NodeSpec(self.node_id, Role(self.role), self.port, self.rack, self.sasl_port)
 
     @property
     def is_broker(self) -> bool:
@@ -65,6 +66,8 @@ class SandboxState:
     lib: str
     heap_mb: int
     nodes: tuple[NodeState, ...]
+    sasl_bootstrap: str | None = None
+    """Addresses of the SASL_PLAINTEXT listener, when started with it."""
 
     def node(self, node_id: int) -> NodeState:
         """The node with ``node_id``; KeyError if the sandbox has none."""

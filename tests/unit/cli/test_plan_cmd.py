@@ -12,6 +12,7 @@ from ferry.cli.main import main
 from ferry.cli.render import human_bytes, plan_summary
 from ferry.formats import load_reassignment, load_snapshot, parse_snapshot
 from ferry.formats.snapshot_json import dump_snapshot
+from ferry.model import Broker, TopicPartition
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 SMALL = DATA / "snapshot_small.json"
@@ -46,6 +47,9 @@ def first_error(err: str) -> str:
         (["--brokers", "1", "--remove-brokers", "2"], "not allowed with argument --brokers"),
         (["--topics", "a", "--exclude-topics", "b"], "not allowed with argument --topics"),
         (["--example"], "not allowed with argument --snapshot"),
+        (["--bootstrap-server", "127.0.0.1:1"], "not allowed with argument --snapshot"),
+        (["--command-config", "c.properties"], "--command-config only goes with --bootstrap-server"),
+        (["--timeout", "5"], "--timeout only goes with --bootstrap-server"),
         (["--replace", "1=3", "--brokers", "1,2,3"], "--replace cannot be combined with --brokers"),
         (["--replace", "1=3", "--remove-brokers", "2"], "--replace cannot be combined with --brokers"),
         (["--replace", "1=3", "--replication-factor", "orders=2"], "--replace cannot be combined"),
@@ -72,7 +76,7 @@ def test_bad_usage_exits_2_and_writes_nothing(
 def test_snapshot_or_example_is_required(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = run(capsys, "--output-dir", str(tmp_path / "out"))
     assert code == 2
-    assert "one of the arguments --snapshot --example is required" in first_error(err)
+    assert "one of the arguments --snapshot --example --bootstrap-server is required" in first_error(err)
 
 
 def test_output_dir_is_required(capsys: pytest.CaptureFixture[str]) -> None:
@@ -350,3 +354,51 @@ def test_summary_of_a_plan_with_nothing_to_move_and_missing_figures() -> None:
 )
 def test_human_bytes(size: int, expected: str) -> None:
     assert human_bytes(size) == expected
+
+
+def test_bad_timeout_is_a_usage_error_before_connecting(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    args = ["--bootstrap-server", "127.0.0.1:1", "--timeout", "0", "--output-dir", str(out)]
+    code, _, err = run(capsys, *args)
+    assert (code, first_error(err)) == (2, "--timeout must be positive")
+    assert not out.exists()
+
+
+def _with_dead_broker(tmp_path: Path) -> Path:
+    snap = snapshot(
+        [broker(1, "a"), broker(2, "b"), broker(3, "a"), Broker(4, "b", alive=False)],
+        [partition("t", p, reps, leader=reps[0]) for p, reps in enumerate([[1, 4], [4, 3], [2, 3], [3, 2]])],
+    )
+    path = tmp_path / "dead.json"
+    path.write_text(json.dumps(dump_snapshot(snap)))
+    return path
+
+
+@pytest.mark.parametrize(
+    "goal",
+    [[], ["--brokers", "1,2,4"], ["--replace", "1=4"]],
+)
+def test_a_down_broker_cannot_be_a_target(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, goal: list[str]
+) -> None:
+    path = _with_dead_broker(tmp_path)
+    code, _, err = run(capsys, "--snapshot", str(path), *goal, "--output-dir", str(tmp_path / "out"))
+    assert code == 4
+    assert first_error(err) == f"broker 4 is down in {path} (alive: false) and cannot receive replicas"
+    assert "--remove-brokers 4" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_removing_a_down_broker_plans_its_replicas_away(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _with_dead_broker(tmp_path)
+    code, _, err = run(
+        capsys, "--snapshot", str(path), "--remove-brokers", "4", "--output-dir", str(tmp_path)
+    )
+    assert code == 0, err
+    targets = load_reassignment(tmp_path / "reassignment.json").targets
+    assert set(targets) == {TopicPartition("t", 0), TopicPartition("t", 1)}
+    assert all(4 not in replicas and len(replicas) == 2 for replicas in targets.values())

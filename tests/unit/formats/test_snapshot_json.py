@@ -10,7 +10,15 @@ import pytest
 from support.builders import broker, partition, snapshot
 
 from ferry.errors import InputError
-from ferry.formats import dump_snapshot, load_snapshot, parse_snapshot
+from ferry.formats import (
+    SnapshotDetails,
+    dump_snapshot,
+    load_snapshot,
+    parse_snapshot,
+    parse_snapshot_details,
+    render_snapshot,
+)
+from ferry.model import Broker, TopicPartition
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 SRC = "snapshot.json"
@@ -268,3 +276,69 @@ def test_unreadable_file(tmp_path: Path) -> None:
     missing = tmp_path / "nope.json"
     with pytest.raises(InputError, match=r"nope\.json: cannot read: No such file or directory"):
         load_snapshot(missing)
+
+
+def test_dead_broker_round_trips_and_may_lack_a_rack() -> None:
+    snap = snapshot(
+        [broker(1, "a"), broker(2, "b"), Broker(3, None, alive=False)],
+        [partition("t", 0, [1, 3], leader=1, isr=[1])],
+    )
+    dumped = dump_snapshot(snap)
+    assert dumped["brokers"][2] == {"id": 3, "alive": False}
+    assert parse_snapshot(json.dumps(dumped), SRC) == snap
+    assert snap.dead_broker_ids == (3,)
+
+
+def test_live_details_round_trip() -> None:
+    snap = snapshot([1, 2, 3], [partition("t", 0, [1, 2, 3], size=7), partition("t", 1, [2])])
+    t0 = TopicPartition("t", 0)
+    details = SnapshotDetails(
+        replica_sizes={t0: {1: 7, 2: 5}},
+        adding_replicas={t0: (3,)},
+        removing_replicas={t0: (1,)},
+        min_insync={"t": 2},
+    )
+    text = render_snapshot(dump_snapshot(snap, details))
+    assert text.count("\n") == 13  # one line per broker and per partition, 8 for the frame
+    assert parse_snapshot_details(text, SRC) == (snap, details)
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ({"replica_sizes": {"x": 1}}, "partitions[0].replica_sizes.x: expected a broker id as the key"),
+        (
+            {"replica_sizes": {"3": 1}},
+            "partitions[0].replica_sizes.3: broker 3 is not one of replicas [1, 2]",
+        ),
+        (
+            {"replica_sizes": {"1": -5}},
+            "partitions[0].replica_sizes.1: expected a non-negative integer, got -5",
+        ),
+        (
+            {"adding_replicas": [3]},
+            "partitions[0].adding_replicas: broker 3 is in adding_replicas but not in replicas",
+        ),
+        ({"removing_replicas": 1}, "partitions[0].removing_replicas: expected an array, got integer 1"),
+    ],
+)
+def test_live_detail_problems(extra: dict[str, Any], expected: str) -> None:
+    part = {"topic": "t", "partition": 0, "replicas": [1, 2], **extra}
+    assert one_problem(doc(partitions=[part])) == f"{SRC}: {expected}"
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (
+            {"brokers": [{"id": 1, "alive": "no"}]},
+            'brokers[0].alive: expected true or false, got string "no"',
+        ),
+        ({"min_insync_replicas": {"t": 0}}, "min_insync_replicas.t: expected an integer >= 1, got 0"),
+        ({"min_insync_replicas": [2]}, "min_insync_replicas: expected an object, got array"),
+    ],
+)
+def test_live_root_problems(data: dict[str, Any], expected: str) -> None:
+    partitions = [{"topic": "t", "partition": 0, "replicas": [1]}]
+    base = doc(partitions=partitions, brokers=data.pop("brokers", None), **data)
+    assert one_problem(base) == f"{SRC}: {expected}"

@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from support.fake_admin import FakeAdmin
 
 from ferry.errors import InputError
+from ferry.formats import parse_snapshot_details
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment, ReplicaSizes
 from ferry.kafka.snapshot import collect, leader_size, render_json, to_json, write_json
 from ferry.model import Broker, PartitionState, TopicPartition
@@ -27,7 +29,7 @@ class StubAdmin:
 
     calls: list[tuple[str, object]] = field(default_factory=list)
 
-    def describe_brokers(self) -> tuple[Broker, ...]:
+    def describe_brokers(self, *, include_fenced: bool = False) -> tuple[Broker, ...]:
         return (Broker(2, "r1"), Broker(1, "r0"), Broker(3, "r0"))
 
     def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:
@@ -44,7 +46,8 @@ class StubAdmin:
         return {A0: {1: 100, 2: 120}, A1: {2: 50, 3: 70}, B0: {3: 9, 1: 9}}
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
-        return (OngoingReassignment(A0, (1, 2, 3), (3,), (1,)),)
+        # Moving a-0 from [1] to [2]: while it lasts, replicas are target + original (KIP-455).
+        return (OngoingReassignment(A0, (1, 2), (2,), (1,)),)
 
     def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
         return {t: 2 for t in topics}
@@ -64,7 +67,7 @@ def test_collect_uses_leader_size_and_keeps_extras() -> None:
     assert snap.broker_ids == (1, 2, 3)
     assert snap.partition(A0).size_bytes == 120  # leader 2's replica
     assert snap.partition(A1).size_bytes == 70  # no leader: largest replica
-    assert live.reassignments[A0].adding_replicas == (3,)
+    assert live.reassignments[A0].adding_replicas == (2,)
     assert live.min_insync == {"a": 2, "b": 2}
 
 
@@ -92,12 +95,22 @@ def test_json_extends_snapshot_v1() -> None:
         "isr": [1, 2],
         "size_bytes": 120,
         "replica_sizes": {"1": 100, "2": 120},
-        "adding_replicas": [3],
+        "adding_replicas": [2],
         "removing_replicas": [1],
     }
     assert "leader" not in a1
     assert doc["min_insync_replicas"] == {"a": 2, "b": 2}
-    assert json.loads(render_json(doc)) == doc
+    assert json.loads(render_json(collect(StubAdmin()))) == doc
+
+
+def test_live_json_reads_back_as_a_snapshot_with_its_details() -> None:
+    live = collect(StubAdmin())
+    snap, extra = parse_snapshot_details(render_json(live), "live.json")
+    assert snap == live.snapshot
+    assert extra.replica_sizes == live.replica_sizes
+    assert extra.adding_replicas == {A0: (2,)}
+    assert extra.removing_replicas == {A0: (1,)}
+    assert extra.min_insync == live.min_insync
 
 
 def test_write_json_is_atomic_and_reports_unwritable_path(tmp_path: Path) -> None:
@@ -108,3 +121,32 @@ def test_write_json_is_atomic_and_reports_unwritable_path(tmp_path: Path) -> Non
     assert [p.name for p in tmp_path.iterdir()] == ["snap.json"]
     with pytest.raises(InputError, match="cannot write snapshot"):
         write_json(live, tmp_path / "missing-dir" / "snap.json")
+
+
+def test_a_down_broker_is_kept_with_its_rack_and_marked_dead() -> None:
+    fake = FakeAdmin.of([Broker(1, "r0"), Broker(2, "r1"), Broker(3, "r0")])
+    fake.create_topic("t", {0: [3, 1], 1: [1, 2]})
+    fake.produce("t", 2000)
+    fake.stop_broker(3)
+    live = collect(fake)
+    assert live.snapshot.brokers[2] == Broker(3, "r0", alive=False)
+    t0 = live.snapshot.partition(TopicPartition("t", 0))
+    assert (t0.replicas, t0.leader, t0.isr, t0.size_bytes) == ((3, 1), 1, (1,), 1000)
+    assert live.replica_sizes[t0.tp] == {1: 1000}
+    assert parse_snapshot_details(render_json(live), "s.json")[0] == live.snapshot
+
+
+class UnregisteredStub(StubAdmin):
+    """Broker 3 holds replicas but is no longer registered: its rack is gone with it."""
+
+    def describe_brokers(self, *, include_fenced: bool = False) -> tuple[Broker, ...]:
+        return (Broker(2, "r1"), Broker(1, "r0"))
+
+
+def test_an_unregistered_replica_holder_is_listed_dead_without_rack() -> None:
+    live = collect(UnregisteredStub())
+    assert live.snapshot.brokers == (Broker(1, "r0"), Broker(2, "r1"), Broker(3, None, alive=False))
+    doc = to_json(live)
+    assert doc["brokers"][2] == {"id": 3, "alive": False}
+    # Still a valid snapshot although the other brokers have racks: a dead broker is never a target.
+    assert parse_snapshot_details(render_json(live), "s.json")[0] == live.snapshot

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from ferry.kafka.config import client_settings, parse_properties
 from ferry.sandbox.jars import is_complete, kafka_home
 from ferry.sandbox.layout import (
+    SASL_PASSWORD,
+    SASL_USER,
     ClusterSpec,
     Role,
     bootstrap_servers,
@@ -19,6 +22,7 @@ from ferry.sandbox.layout import (
     plan_nodes,
     rack_name,
     render_properties,
+    sasl_client_properties,
     server_properties,
 )
 from ferry.sandbox.process import free_ports
@@ -130,3 +134,35 @@ def test_state_round_trips_through_the_file(tmp_path: Path) -> None:
     assert loaded is not None
     assert loaded.node(1).spec == nodes[1]
     assert loaded.brokers == (state.nodes[1],)
+
+
+def test_sasl_gives_each_broker_a_second_listener_with_a_static_plain_user(tmp_path: Path) -> None:
+    spec = ClusterSpec(brokers=2, sasl=True)
+    nodes = plan_nodes(spec, [5000, 5001, 5002, 5003, 5004])
+    assert [n.sasl_port for n in nodes] == [None, 5003, 5004]
+    assert bootstrap_servers(nodes, sasl=True) == "127.0.0.1:5003,127.0.0.1:5004"
+    props = server_properties(nodes[1], nodes, tmp_path)
+    assert props["listeners"] == "PLAINTEXT://127.0.0.1:5001,SASL_PLAINTEXT://127.0.0.1:5003"
+    assert props["advertised.listeners"] == props["listeners"]
+    assert props["inter.broker.listener.name"] == "PLAINTEXT"
+    assert "SASL_PLAINTEXT:SASL_PLAINTEXT" in props["listener.security.protocol.map"]
+    jaas = props["listener.name.sasl_plaintext.plain.sasl.jaas.config"]
+    assert jaas.endswith(f'required user_{SASL_USER}="{SASL_PASSWORD}";')
+    assert "SASL" not in server_properties(nodes[0], nodes, tmp_path)["listener.security.protocol.map"]
+
+
+def test_sasl_client_properties_map_to_plain_credentials() -> None:
+    text = sasl_client_properties("127.0.0.1:5003")
+    settings = client_settings(parse_properties(text))
+    assert settings.options == {
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "PLAIN",
+        "sasl_plain_username": SASL_USER,
+        "sasl_plain_password": SASL_PASSWORD,
+    }
+    assert settings.unknown_keys == ()
+
+
+def test_sasl_needs_a_port_per_broker_more() -> None:
+    with pytest.raises(ValueError, match="need 5 distinct ports"):
+        plan_nodes(ClusterSpec(brokers=2, sasl=True), [1, 2, 3])

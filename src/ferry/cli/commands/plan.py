@@ -1,42 +1,52 @@
-"""``ferry plan``: compute a minimal-movement reassignment from a snapshot.
+"""``ferry plan``: compute a minimal-movement reassignment from a snapshot or a live cluster.
 
-Never touches the cluster. Every option is checked before anything is read or written (bad usage:
-exit 2), the snapshot and the goal are validated together (bad input: exit 3), and the three output
-files are written atomically: all of them or none.
+Never changes the cluster: with ``--bootstrap-server`` it only reads it, through the same snapshot
+``ferry snapshot`` takes, and saves that snapshot next to the plan so the plan can be reviewed and
+re-made from exactly what it was computed from. Every option is checked before anything is read or
+written (bad usage: exit 2), the snapshot and the goal are validated together (bad input: exit 3),
+and the output files are written atomically: all of them or none.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ferry.cli import render
-from ferry.errors import InputError, UsageError
+from ferry.cli.commands.snapshot import add_connection_options, take_snapshot
+from ferry.errors import InputError, PreconditionError, UsageError
 from ferry.formats import (
     dump_reassignment,
     dump_rollback,
     dumps_json,
     load_snapshot,
     parse_snapshot,
+    render_snapshot,
     write_files_atomic,
 )
+from ferry.kafka.snapshot import to_json
 from ferry.model import ClusterSnapshot, Goal, Plan, RackMode
 from ferry.plan.validate import validate_goal
 
 EXAMPLE_NAME = "six_brokers_add_two.json"
 OUTPUT_NAMES = ("reassignment.json", "rollback.json", "report.json")
+SNAPSHOT_NAME = "snapshot.json"
 
 _DESCRIPTION = """\
-Plan a partition reassignment from a cluster snapshot, moving as few replicas as balance
-requires: replicas end evenly spread over the target brokers, never two replicas of a partition
-in one rack (or on one broker), preferred leaders evenly spread. The cluster is not touched.
+Plan a partition reassignment from a cluster snapshot (a file, or one taken from a live cluster
+with --bootstrap-server), moving as few replicas as balance requires: replicas end evenly spread
+over the target brokers, never two replicas of a partition in one rack (or on one broker),
+preferred leaders evenly spread. The cluster is never changed.
 
 Writes DIR/reassignment.json (the partitions that change, in the JSON format of Kafka's
 kafka-reassign-partitions.sh), DIR/rollback.json (their current replicas) and DIR/report.json
-(moves, bytes, lower bound, balance before and after)."""
+(moves, bytes, lower bound, balance before and after); with --bootstrap-server also
+DIR/snapshot.json, the snapshot the plan was made from. A broker that is down (alive: false in
+the snapshot) never receives replicas: plan it away with --remove-brokers."""
 
 _EPILOG = """\
 examples:
@@ -44,6 +54,10 @@ examples:
     ferry plan --snapshot snapshot.json --output-dir out
   decommission brokers 4 and 5:
     ferry plan --snapshot snapshot.json --remove-brokers 4,5 --output-dir out
+  the same, straight from a live cluster (snapshot saved as out/snapshot.json):
+    ferry plan --bootstrap-server 127.0.0.1:9092 --remove-brokers 4,5 --output-dir out
+  with TLS or SASL, the client properties file Kafka's own tools take:
+    ferry plan --bootstrap-server kafka1:9093 --command-config client.properties --output-dir out
   move everything from broker 3 to broker 9 and nothing else:
     ferry plan --snapshot snapshot.json --replace 3=9 --output-dir out
   raise orders to 3 replicas, planning only that topic:
@@ -80,8 +94,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="DIR",
         type=Path,
         required=True,
-        help="where to write reassignment.json, rollback.json and report.json (created if "
-        "missing; existing files there are replaced), e.g. plans/2024-06-01",
+        help="where to write reassignment.json, rollback.json, report.json and, with "
+        "--bootstrap-server, snapshot.json (created if missing; existing files there are "
+        "replaced), e.g. plans/2024-06-01",
     )
     parser.set_defaults(func=run)
 
@@ -100,6 +115,7 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help=f"plan the bundled example snapshot ({EXAMPLE_NAME}: 8 brokers in 2 racks, 2 of them new)",
     )
+    add_connection_options(parser, bootstrap_group=source)
 
 
 def _add_broker_options(parser: argparse.ArgumentParser) -> None:
@@ -198,22 +214,28 @@ def _topic_names(text: str) -> frozenset[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Plan, write the three files atomically and print a summary; returns the exit code.
+    """Plan, write the output files atomically and print a summary; returns the exit code.
 
     Raises:
         UsageError: conflicting options or an unusable output directory.
-        InputError: a bad snapshot, or a goal that does not fit it.
+        InputError: a bad snapshot or command config, or a goal that does not fit the snapshot.
+        PreconditionError: the goal would move replicas onto a broker that is down.
+        KafkaError: the live cluster could not be read.
     """
     _check_usage(args)
-    snapshot, source = _load(args)
+    loaded = _load(args)
+    snapshot, source = loaded.snapshot, loaded.source
     goal = _build_goal(args, snapshot, source)
+    _check_targets_alive(snapshot, goal, source)
     # Imported here rather than at the top so `ferry --help` and usage errors answer without
     # loading the planner and its numeric dependencies.
     from ferry.plan.planner import plan
 
     result = plan(snapshot, goal)
-    report = {**result.report, "snapshot": source, "goal": goal_json(goal)}
-    files = _write_outputs(args.output_dir, result, report)
+    saved = args.output_dir / SNAPSHOT_NAME if loaded.text is not None else None
+    report = {**result.report, "snapshot": str(saved) if saved else source, "goal": goal_json(goal)}
+    extra = {saved: loaded.text} if saved is not None and loaded.text is not None else {}
+    files = _write_outputs(args.output_dir, result, report, extra)
     print(render.plan_summary(report, snapshot=source, files=files))
     return 0
 
@@ -235,6 +257,14 @@ def _check_usage(args: argparse.Namespace) -> None:
     for topic, rf in args.replication_factors:
         if factors.setdefault(topic, rf) != rf:
             raise _usage(f"--replication-factor: {topic} is given both {factors[topic]} and {rf}")
+    if args.bootstrap_server is None:
+        offline = [
+            flag
+            for flag, value in (("--command-config", args.command_config), ("--timeout", args.timeout))
+            if value is not None
+        ]
+        if offline:
+            raise _usage(f"{offline[0]} only goes with --bootstrap-server")
     if args.output_dir.exists() and not args.output_dir.is_dir():
         raise _usage(f"--output-dir {args.output_dir}: exists and is not a directory")
 
@@ -243,15 +273,29 @@ def _usage(message: str) -> UsageError:
     return UsageError(message, hint="see 'ferry plan --help'")
 
 
-def _load(args: argparse.Namespace) -> tuple[ClusterSnapshot, str]:
-    """The snapshot to plan and the name to report it under."""
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    """The snapshot to plan, the name to report it under, and its file text when taken live."""
+
+    snapshot: ClusterSnapshot
+    source: str
+    text: str | None = None
+
+
+def _load(args: argparse.Namespace) -> _Loaded:
     if args.example:
         # importlib.resources finds the file inside an installed wheel as well as in a checkout.
         data = (resources.files("ferry") / "examples" / EXAMPLE_NAME).read_bytes()
         source = f"example:{EXAMPLE_NAME}"
-        return parse_snapshot(data, source), source
+        return _Loaded(parse_snapshot(data, source), source)
+    if args.bootstrap_server is not None:
+        # The whole cluster, whatever --topics says: balance counts every replica on a broker, as
+        # it does when planning from a snapshot file.
+        live = take_snapshot(args)
+        text = render_snapshot(to_json(live))
+        return _Loaded(live.snapshot, f"cluster {args.bootstrap_server}", text)
     path: Path = args.snapshot
-    return load_snapshot(path), str(path)
+    return _Loaded(load_snapshot(path), str(path))
 
 
 def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str) -> Goal:
@@ -288,6 +332,28 @@ def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str
     return goal
 
 
+def _check_targets_alive(snapshot: ClusterSnapshot, goal: Goal, source: str) -> None:
+    """Refuse a goal that would place replicas on a broker that is down.
+
+    A reassignment onto a dead broker never completes (the new replica can never join the ISR),
+    so this is caught here rather than discovered hours into an execution.
+    """
+    dead = set(snapshot.dead_broker_ids)
+    if not dead:
+        return
+    if goal.replace:
+        targets = {new for _, new in goal.replace}
+    else:
+        targets = set(goal.brokers) if goal.brokers is not None else set(snapshot.broker_ids)
+    down = sorted(dead & targets)
+    if down:
+        ids = ",".join(str(b) for b in down)
+        raise PreconditionError(
+            f"broker {ids} is down in {source} (alive: false) and cannot receive replicas",
+            hint=f"move its replicas away with --remove-brokers {ids}, or restart it and plan again",
+        )
+
+
 def goal_json(goal: Goal) -> dict[str, Any]:
     """The goal as JSON-ready data for report.json (sets sorted, so reports diff cleanly)."""
     return {
@@ -300,14 +366,17 @@ def goal_json(goal: Goal) -> dict[str, Any]:
     }
 
 
-def _write_outputs(output_dir: Path, result: Plan, report: Mapping[str, Any]) -> list[Path]:
-    """Write the three plan files, all or none; returns their paths, reassignment first."""
+def _write_outputs(
+    output_dir: Path, result: Plan, report: Mapping[str, Any], extra: Mapping[Path, str]
+) -> list[Path]:
+    """Write the plan files (and ``extra`` ones), all or none; returns their paths, reassignment first."""
     contents = (
         dumps_json(dump_reassignment(result)),
         dumps_json(dump_rollback(result)),
         dumps_json(report),
     )
     files = {output_dir / name: text for name, text in zip(OUTPUT_NAMES, contents, strict=True)}
+    files.update(extra)
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
         write_files_atomic(files)

@@ -50,6 +50,12 @@ def _add_up(verbs: Any, common: argparse.ArgumentParser) -> None:
     up.add_argument("--controllers", type=int, choices=(1, 3), default=1, help="KRaft controllers")
     up.add_argument("--heap-mb", type=int, default=384, help="heap per JVM, MiB (default 384)")
     up.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for readiness")
+    up.add_argument(
+        "--sasl",
+        action="store_true",
+        help="also open a SASL_PLAINTEXT listener (PLAIN, user alice / alice-secret) on every "
+        "broker and write its --command-config to DIR/client-sasl.properties",
+    )
     up.set_defaults(func=_up)
 
 
@@ -59,7 +65,7 @@ def _sandbox(args: argparse.Namespace) -> Sandbox:
 
 def _up(args: argparse.Namespace) -> int:
     try:
-        spec = ClusterSpec(args.brokers, args.racks, args.controllers, args.heap_mb)
+        spec = ClusterSpec(args.brokers, args.racks, args.controllers, args.heap_mb, sasl=args.sasl)
     except ValueError as exc:
         raise UsageError(f"sandbox up: {exc}") from exc
     started = time.monotonic()
@@ -68,6 +74,9 @@ def _up(args: argparse.Namespace) -> int:
     _note(f"starting {spec.controllers} controller(s) and {spec.brokers} brokers...")
     state = _sandbox(args).up(spec, lib, ready_brokers, timeout_s=args.timeout)
     _note(f"ready in {time.monotonic() - started:.1f} s; stop it with 'ferry sandbox down'")
+    if state.sasl_bootstrap is not None:
+        config = _sandbox(args).sasl_config_file
+        _note(f"SASL: --bootstrap-server {state.sasl_bootstrap} --command-config {config}")
     print(state.bootstrap)
     return 0
 
@@ -76,6 +85,8 @@ def _status(args: argparse.Namespace) -> int:
     sandbox = _sandbox(args)
     state = sandbox.state()
     print(f"bootstrap {state.bootstrap}  cluster {state.cluster_id}  kafka {state.kafka_version}")
+    if state.sasl_bootstrap is not None:
+        print(f"sasl bootstrap {state.sasl_bootstrap}  command config {sandbox.sasl_config_file}")
     for status in sandbox.status():
         node = status.node
         print(
