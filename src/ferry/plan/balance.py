@@ -44,6 +44,7 @@ from scipy.sparse import coo_array
 
 from ferry.plan.quotas import TopicQuota, water_level
 from ferry.plan.racks import RackBounds, RackLayout
+from ferry.plan.shrink import Group, realise
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +99,8 @@ class TopicDemand:
     """How many partitions the topic has (each needs a preferred leader)."""
     single_replica: bool = False
     """Every partition has one replica: its only replica must lead it."""
+    shrink_groups: tuple[Group, ...] = ()
+    """Partitions that only have too many replicas, by replica set (neither free nor pinned)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,14 +118,42 @@ def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand]) -> Balance
     band = broker_band(layout, demands)
     leader_cap = divmod(sum(d.partitions for d in demands), max(1, len(layout.brokers)))
     # Stricter programs first; the last one lets replicas leave brokers that are not over quota,
-    # which a rack short of room may need (one voluntary move opens a slot in the right rack).
+    # which a rack short of open slots may need (one voluntary move opens a slot in the right rack).
     for voluntary in (False, True):
         for slack in (0, 1, None):
             for cap in (leader_cap, None):
-                solved = _Program(layout, demands, voluntary=voluntary).solve(band, slack, cap)
+                solved = _solve_lazily(layout, demands, band, slack, cap, voluntary)
                 if solved is not None:
                     return solved
     raise RuntimeError("balance: the per-topic quotas admit no assignment of extras")
+
+
+def _solve_lazily(
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    band: list[tuple[int, int]],
+    slack: int | None,
+    cap: tuple[int, int] | None,
+    voluntary: bool,
+) -> Balance | None:
+    """Solve with the rack-room rows that bind only (see :meth:`_Program.room_violations`).
+
+    Most rack-room rows hold by themselves, and with their per-partition columns they make up most
+    of the program. Solving without them is a relaxation: infeasible means infeasible, and an
+    optimum that meets every row is the optimum. Otherwise the violated rows join and it runs again.
+    """
+    rows: set[tuple[int, int]] = set()
+    while True:
+        program = _Program(layout, demands, voluntary=voluntary, room_rows=rows)
+        solved = program.solve(band, slack, cap)
+        if solved is None:
+            return None
+        missing = program.room_violations() - rows
+        if not missing:
+            return solved
+        # Each round adds rows that were not there, and there are finitely many: it ends. A topic
+        # short in one rack tends to shift the shortage to the next, so it gets every rack's row.
+        rows |= {(t, k) for t in {t for t, _ in missing} for k in range(len(layout.members))}
 
 
 def broker_band(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tuple[int, int]]:
@@ -146,9 +177,20 @@ class _Program:
     """The integer program: columns are added as the rows that use them are built."""
 
     def __init__(
-        self, layout: RackLayout, demands: Sequence[TopicDemand], *, voluntary: bool = False
+        self,
+        layout: RackLayout,
+        demands: Sequence[TopicDemand],
+        *,
+        voluntary: bool = False,
+        room_rows: set[tuple[int, int]] | None = None,
     ) -> None:
         self.voluntary = voluntary
+        self.room_rows = room_rows
+        """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""
+        self.solution: np.ndarray = np.zeros(0)
+        self.free_col: dict[tuple[int, int], int] = {}
+        self.shrink_col: dict[tuple[int, int, int], int] = {}
+        self.pinned_cols: list[list[tuple[Pinned, dict[int, int]]]] = [[] for _ in demands]
         self.layout = layout
         self.demands = demands
         self.rows: list[int] = []
@@ -206,9 +248,11 @@ class _Program:
         )
         if result.status != 0 or result.x is None:
             return None
-        return self._read(np.rint(result.x))
+        self.solution = np.rint(result.x)
+        return self._read(self.solution)
 
-    def _topic(self, t: int, d: TopicDemand) -> None:
+    def _extras(self, t: int, d: TopicDemand) -> dict[int, int]:
+        """Columns ``x[t, b]`` per broker position, with the topic's and each rack's extras rows."""
         layout = self.layout
         mine: dict[int, int] = {}
         if d.quota.extras > 0:
@@ -222,14 +266,20 @@ class _Program:
                 lo_k, hi_k = d.quota.rack_extras[k]
                 if cols and (lo_k > 0 or hi_k < len(cols)):
                     self.row([(c, 1.0) for c in cols], lo_k, hi_k)
+        return mine
+
+    def _topic(self, t: int, d: TopicDemand) -> None:
+        layout = self.layout
+        mine = self._extras(t, d)
         on_broker, in_rack, kept_in_rack, room_cols = self._pinned(t, d)
+        self._shrinking(t, d, on_broker, in_rack, kept_in_rack, room_cols)
         free_cols: dict[int, int] = {}
         for i, base in enumerate(d.quota.base):
             if d.held[i] <= base and not (self.voluntary and d.rack_room and d.free[i]):
                 # Cannot exceed its quota: everything it holds of free partitions stays.
                 self.constant[t] += d.free[i]
                 continue
-            f = free_cols[i] = self.column(d.free[i], 1.0)
+            f = free_cols[i] = self.free_col[t, i] = self.column(d.free[i], 1.0)
             self.kept_cols[t].append(f)
             terms = [(f, 1.0), *((c, 1.0) for c in on_broker.get(i, []))]
             if i in mine:
@@ -239,7 +289,46 @@ class _Program:
             self._rack_capacity(d, k, cols, mine, free_cols)
         if d.rack_room:
             for k in range(len(layout.members)):
-                self._rack_room(d, k, mine, free_cols, kept_in_rack.get(k, []), room_cols.get(k, []))
+                if self._wants_room(t, k):
+                    self._rack_room(d, k, mine, free_cols, kept_in_rack.get(k, []), room_cols.get(k, []))
+
+    def _shrinking(
+        self,
+        t: int,
+        d: TopicDemand,
+        on_broker: dict[int, list[int]],
+        in_rack: dict[int, list[int]],
+        kept_in_rack: dict[int, list[int]],
+        room_cols: dict[int, list[int]],
+    ) -> None:
+        """Columns ``g[t, group, b]``: partitions of a group (:mod:`ferry.plan.shrink`) keeping ``b``."""
+        layout = self.layout
+        for g, group in enumerate(d.shrink_groups):
+            m = len(group.members)
+            cols = {}
+            for b in group.replicas:
+                i = layout.position[b]
+                k = layout.rack_of[b]
+                c = cols[b] = self.shrink_col[t, g, b] = self.column(m, 1.0)
+                self.kept_cols[t].append(c)
+                on_broker.setdefault(i, []).append(c)
+                kept_in_rack.setdefault(k, []).append(c)
+                if k in in_rack:
+                    in_rack[k].append(c)
+            most = group.rf * m
+            self.row([(c, 1.0) for c in cols.values()], -np.inf, most)
+            if not d.rack_room:
+                continue
+            for k, (_, hi) in enumerate(layout.bounds(group.rf)):
+                if not self._wants_room(t, k):
+                    continue
+                # Open slots the group leaves, within room under rack k's upper bound.
+                w = self.column(min(most, hi * m), 0.0)
+                room_cols.setdefault(k, []).append(w)
+                self.row([(w, 1.0), *((c, 1.0) for c in cols.values())], -np.inf, most)
+                here = [(c, 1.0) for b, c in cols.items() if layout.rack_of[b] == k]
+                if here:
+                    self.row([(w, 1.0), *here], -np.inf, hi * m)
 
     def _rack_capacity(
         self,
@@ -299,8 +388,11 @@ class _Program:
                 )
             for b in pin.replicas:
                 kept_in_rack.setdefault(layout.rack_of[b], []).append(cols[b])
+            self.pinned_cols[t].append((pin, cols))
             if d.rack_room and pin.bounds is not None:
                 for k, (_, hi) in enumerate(pin.bounds):
+                    if not self._wants_room(t, k):
+                        continue
                     here = [(cols[b], 1.0) for b in pin.replicas if layout.rack_of[b] == k]
                     w = self.column(min(hi, pin.rf), 0.0)
                     room_cols.setdefault(k, []).append(w)
@@ -309,6 +401,61 @@ class _Program:
                     if here:
                         self.row([(w, 1.0), *here], -np.inf, hi)
         return on_broker, in_rack, kept_in_rack, room_cols
+
+    def _group_counts(self, t: int, g: int, group: Group) -> dict[int, int]:
+        x = self.solution
+        return {b: int(x[self.shrink_col[t, g, b]]) for b in group.replicas}
+
+    def _wants_room(self, t: int, k: int) -> bool:
+        return self.room_rows is None or (t, k) in self.room_rows
+
+    def room_violations(self) -> set[tuple[int, int]]:
+        """The (topic, rack) pairs whose rack-room row the solution breaks even with the best
+        ``y`` and ``w`` for it (the row's own columns, absent while the row is)."""
+        out = set()
+        for t, d in enumerate(self.demands):
+            if d.rack_room:
+                need, avail = self._free_room(t, d)
+                self._group_room(t, d, need, avail)
+                self._pinned_room(t, need, avail)
+                out |= {(t, k) for k in range(len(need)) if need[k] > avail[k] + 0.5}
+        return out
+
+    def _free_room(self, t: int, d: TopicDemand) -> tuple[list[float], list[float]]:
+        """Per rack: replicas it must receive, and open slots with room in it, from free partitions."""
+        x = self.solution
+        need = [0.0] * len(self.layout.members)
+        avail = [float(n) for n in d.rack_open]
+        for i, b in enumerate(self.layout.brokers):
+            col = self.free_col.get((t, i))
+            kept = float(d.free[i]) if col is None else x[col]
+            extra = x[self.extra[t, i]] if (t, i) in self.extra else 0.0
+            need[self.layout.rack_of[b]] += d.quota.base[i] + extra - kept
+            for r, room in enumerate(d.rack_room[i]):
+                avail[r] += min(room, d.free[i] - kept)
+        return need, avail
+
+    def _group_room(self, t: int, d: TopicDemand, need: list[float], avail: list[float]) -> None:
+        for g, group in enumerate(d.shrink_groups):
+            counts = self._group_counts(t, g, group)
+            opened = group.rf * len(group.members) - sum(counts.values())
+            for r, (_, hi) in enumerate(self.layout.bounds(group.rf)):
+                here = sum(n for b, n in counts.items() if self.layout.rack_of[b] == r)
+                need[r] -= here
+                avail[r] += max(0, min(opened, hi * len(group.members) - here))
+
+    def _pinned_room(self, t: int, need: list[float], avail: list[float]) -> None:
+        x = self.solution
+        for pin, cols in self.pinned_cols[t]:
+            kept_here = {b: x[c] for b, c in cols.items()}
+            for b, v in kept_here.items():
+                need[self.layout.rack_of[b]] -= v
+            if pin.bounds is None:
+                continue
+            open_slots = pin.rf - sum(kept_here.values())
+            for r, (_, hi) in enumerate(pin.bounds):
+                in_r = sum(v for b, v in kept_here.items() if self.layout.rack_of[b] == r)
+                avail[r] += max(0.0, min(open_slots, hi - in_r))
 
     def _rack_room(
         self,
@@ -407,7 +554,11 @@ class _Program:
             chosen = keeps[t].setdefault(index, set())
             if x[c] > 0.5:
                 chosen.add(b)
-        return Balance(quotas, kept, [{i: frozenset(s) for i, s in k.items()} for k in keeps])
+        decided = [{i: frozenset(s) for i, s in k.items()} for k in keeps]
+        for t, d in enumerate(self.demands):
+            for g, group in enumerate(d.shrink_groups):
+                decided[t].update(realise(group, self._group_counts(t, g, group)))
+        return Balance(quotas, kept, decided)
 
 
 def final_quota(layout: RackLayout, quotas: Sequence[int]) -> Mapping[int, int]:

@@ -45,6 +45,25 @@ def is_pinned(slot: Slot, layout: RackLayout, mode: RackMode, *, mixed: bool) ->
     return any(c > hi or (lo > 0 and c > lo) for c, (lo, hi) in zip(counts, bounds, strict=True))
 
 
+def is_plain_shrink(slot: Slot, layout: RackLayout, mode: RackMode) -> bool:
+    """Whether ``slot`` only has too many replicas: any ``rf`` of them may stay.
+
+    That holds when no replica is preferred for being in sync and every subset meets the rack rule
+    (no rack above its upper bound now, no rack with a lower bound). The balance pass then decides
+    per broker how many such partitions keep their replica there, not replica by replica.
+    """
+    if len(slot.replicas) <= slot.rf:
+        return False
+    isr = slot.state.isr
+    if isr is not None and 0 < sum(b in isr for b in slot.replicas) < len(slot.replicas):
+        return False
+    if mode is RackMode.EVEN:
+        return True
+    bounds = layout.bounds(slot.rf)
+    counts = rack_counts(layout, slot.replicas)
+    return all(lo == 0 and c <= hi for c, (lo, hi) in zip(counts, bounds, strict=True))
+
+
 def apply_keeps(work: TopicWork, keeps: Mapping[int, frozenset[int]]) -> int:
     """Drop the replicas of pinned partitions that the balance pass did not keep."""
     dropped = 0

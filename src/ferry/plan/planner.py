@@ -29,12 +29,13 @@ from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move, Plan
 from ferry.plan.balance import Balance, Pinned, TopicDemand, assign_extras, final_quota
-from ferry.plan.drops import apply_keeps, is_pinned, over_quota_drops, rack_counts
+from ferry.plan.drops import apply_keeps, is_pinned, is_plain_shrink, over_quota_drops, rack_counts
 from ferry.plan.placement import place
 from ferry.plan.quotas import TopicQuota, topic_quota
 from ferry.plan.racks import RackBounds, RackLayout
 from ferry.plan.replace import plan_replace
 from ferry.plan.report import build_report
+from ferry.plan.shrink import groups
 from ferry.plan.swaps import leaders_with_swaps
 from ferry.plan.topic import Slot, TopicWork
 
@@ -151,12 +152,15 @@ def _demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: RackMo
     opened = [0] * len(layout.members)
     holders = dict.fromkeys(layout.brokers, 0)
     full_at: dict[int, list[int]] = {b: [0] * len(layout.members) for b in layout.brokers}
+    shrinking: list[tuple[int, tuple[int, ...], int, int]] = []
     for index, slot in enumerate(work.slots):
-        if is_pinned(slot, layout, mode, mixed=mixed):
+        if is_plain_shrink(slot, layout, mode):
+            shrinking.append((index, tuple(slot.replicas), slot.rf, slot.state.size))
+        elif is_pinned(slot, layout, mode, mixed=mixed):
             bounds = None if mode is RackMode.EVEN else layout.bounds(slot.rf)
             isr = slot.state.isr
-            shrinking = slot.rf < slot.state.replication_factor and isr is not None
-            in_sync = tuple(b for b in slot.replicas if shrinking and isr and b in isr)
+            lowered = slot.rf < slot.state.replication_factor and isr is not None
+            in_sync = tuple(b for b in slot.replicas if lowered and isr and b in isr)
             pinned.append(Pinned(index, tuple(slot.replicas), slot.rf, bounds, in_sync))
             sizes.append(slot.state.size)
         else:
@@ -179,6 +183,7 @@ def _demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: RackMo
         tuple(tuple(holders[b] - n for n in full_at[b]) for b in layout.brokers) if strict else (),
         len(work.slots),
         all(slot.rf == 1 for slot in work.slots),
+        tuple(groups(shrinking)),
     )
 
 
