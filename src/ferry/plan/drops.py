@@ -3,7 +3,9 @@
 Pinned partitions (:func:`is_pinned`) cannot keep every replica they have on target brokers: their
 replication factor goes down, two of their replicas share a rack, or a rack lacks the replicas its
 lower bound asks for. The balance pass decides exactly which of their replicas stay (that choice is
-what makes its lower bound exact); :func:`apply_keeps` carries the decision out. Every other
+what makes its lower bound exact); :func:`apply_keeps` carries the decision out. Partitions that
+merely have too many replicas (:func:`is_plain_shrink`) are decided the same way, per group of equal
+replica sets rather than per replica (:mod:`ferry.plan.shrink`). Every other
 partition loses replicas only where a broker holds more of the topic than its quota, and then the
 smallest replicas go (:func:`over_quota_drops`), so the fewest bytes move.
 """

@@ -6,11 +6,16 @@ placements with the same moves can differ in whether leaders can be spread evenl
 them. Swapping replica ``b`` of partition ``p`` with replica ``c`` of ``q`` (same topic) keeps every
 broker's per-topic count, so quotas and balance hold; it is taken only when it costs no extra move and
 breaks no rack bound, and when it lets a broker short of leadership take over ``p``.
+
+Only when no such swap exists within a topic are partitions of two topics considered: then ``b`` and
+``c`` trade one replica of each topic, which keeps every broker's total but changes two topics'
+counts, so it is taken only where neither topic's spread grows. That search is bounded (``_BUDGET``
+candidate pairs): on big clusters leader balance does not need it.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -18,13 +23,216 @@ from ferry.model.cluster import PartitionState
 from ferry.plan.leaders import choose_leaders
 from ferry.plan.racks import RackLayout
 
+_BUDGET = 200_000
+"""Candidate pairs the cross-topic search may look at per swap."""
+
 
 @dataclass(slots=True)
 class _Swap:
+    """``p`` trades its replica ``b`` for ``q``'s replica ``c`` (``q`` takes ``b``, or ``d`` if set);
+    ``p == q``: ``p`` just puts its replica ``b`` on ``c``."""
+
     p: int
     q: int
     b: int
     c: int
+    d: int | None = None
+
+
+@dataclass(slots=True)
+class _Swapper:
+    states: Sequence[PartitionState]
+    replicas: list[list[int]]
+    layout: RackLayout
+    by_topic: dict[str, list[int]]
+    counts: dict[str, Counter[int]]
+    total: Counter[int]
+
+    @classmethod
+    def of(cls, states: Sequence[PartitionState], replicas: list[list[int]], layout: RackLayout) -> _Swapper:
+        by_topic: dict[str, list[int]] = {}
+        counts: dict[str, Counter[int]] = {}
+        for p, state in enumerate(states):
+            by_topic.setdefault(state.tp.topic, []).append(p)
+            counts.setdefault(state.tp.topic, Counter()).update(replicas[p])
+        total = Counter(b for reps in replicas for b in reps)
+        return cls(states, replicas, layout, by_topic, counts, total)
+
+    def find(self, leaders: Sequence[int], takers: Sequence[int], givers: set[int]) -> _Swap | None:
+        """A free swap that moves a partition's leadership from a giver to a taker."""
+        for c in takers:
+            for members in self.by_topic.values():
+                holders = [q for q in members if c in self.replicas[q] and leaders[q] != c]
+                if not holders:
+                    continue
+                candidates = [p for p in members if leaders[p] in givers and c not in self.replicas[p]]
+                for q in holders:
+                    for p in candidates:
+                        swap = self._candidate(leaders, p, q, c)
+                        if swap is not None:
+                            return swap
+        return (
+            self._find_relocation(leaders, takers, givers)
+            or self._find_across(leaders, takers, givers)
+            or self._find_rotation(leaders, takers, givers)
+        )
+
+    def _find_relocation(
+        self, leaders: Sequence[int], takers: Sequence[int], givers: set[int]
+    ) -> _Swap | None:
+        """``p`` moves its new replica ``b`` to ``c`` instead: no other partition changes."""
+        budget = _BUDGET
+        everyone = range(len(self.replicas))
+        for c in takers:
+            for p in everyone:
+                if leaders[p] not in givers or c in self.replicas[p]:
+                    continue
+                orig = self.states[p].replicas
+                for b in self.replicas[p]:
+                    budget -= 1
+                    if budget < 0:
+                        return None
+                    if b in orig or (c in orig) or not self._moves_keep_balance(p, b, c):
+                        continue
+                    new_p = [c if x == b else x for x in self.replicas[p]]
+                    if _rack_cost(self.layout, new_p) <= _rack_cost(self.layout, self.replicas[p]):
+                        return _Swap(p, p, b, c)
+        return None
+
+    def _moves_keep_balance(self, p: int, b: int, c: int) -> bool:
+        """Whether one replica of ``p``'s topic leaving ``b`` for ``c`` keeps global and topic spreads."""
+        brokers = self.layout.brokers
+        before = max(self.total[x] for x in brokers) - min(self.total[x] for x in brokers)
+        after = Counter(self.total)
+        after.subtract([b])
+        after.update([c])
+        if max(after[x] for x in brokers) - min(after[x] for x in brokers) > max(1, before):
+            return False
+        return self._spread_holds(self.states[p].tp.topic, b, c)
+
+    def _find_across(self, leaders: Sequence[int], takers: Sequence[int], givers: set[int]) -> _Swap | None:
+        budget = _BUDGET
+        everyone = range(len(self.replicas))
+        for c in takers:
+            holders = [q for q in everyone if c in self.replicas[q] and leaders[q] != c]
+            candidates = [p for p in everyone if leaders[p] in givers and c not in self.replicas[p]]
+            for q in holders:
+                for p in candidates:
+                    budget -= 1
+                    if budget < 0:
+                        return None
+                    swap = self._candidate(leaders, p, q, c)
+                    if swap is not None:
+                        return swap
+        return None
+
+    def _find_rotation(self, leaders: Sequence[int], takers: Sequence[int], givers: set[int]) -> _Swap | None:
+        """``p`` drops ``b`` and takes ``c`` from ``q``, which returns to a replica ``d`` it had before.
+
+        ``q`` saves the move ``p`` makes, so moves stay equal; ``b`` loses a replica and ``d`` gains one.
+        """
+        budget = _BUDGET
+        everyone = range(len(self.replicas))
+        for c in takers:
+            candidates = [p for p in everyone if leaders[p] in givers and c not in self.replicas[p]]
+            for q in everyone:
+                orig_q = self.states[q].replicas
+                if c not in self.replicas[q] or c in orig_q or leaders[q] == c:
+                    continue
+                for d in (d for d in orig_q if d not in self.replicas[q] and d in self.layout.rack_of):
+                    for p in candidates:
+                        budget -= 1
+                        if budget < 0:
+                            return None
+                        swap = self._rotation(p, q, c, d)
+                        if swap is not None:
+                            return swap
+        return None
+
+    def _rotation(self, p: int, q: int, c: int, d: int) -> _Swap | None:
+        orig_p = set(self.states[p].replicas)
+        for b in self.replicas[p]:
+            if b == d or (c not in orig_p) - (b not in orig_p) > 1:
+                continue
+            if not self._rotation_keeps_balance(p, q, b, c, d):
+                continue
+            new_p = [c if x == b else x for x in self.replicas[p]]
+            new_q = [d if x == c else x for x in self.replicas[q]]
+            if _rack_cost(self.layout, new_p) <= _rack_cost(self.layout, self.replicas[p]) and _rack_cost(
+                self.layout, new_q
+            ) <= _rack_cost(self.layout, self.replicas[q]):
+                return _Swap(p, q, b, c, d)
+        return None
+
+    def _rotation_keeps_balance(self, p: int, q: int, b: int, c: int, d: int) -> bool:
+        brokers = self.layout.brokers
+        before = max(self.total[x] for x in brokers) - min(self.total[x] for x in brokers)
+        after = Counter(self.total)
+        after.subtract([b])
+        after.update([d])
+        if max(after[x] for x in brokers) - min(after[x] for x in brokers) > max(1, before):
+            return False
+        first, second = self.states[p].tp.topic, self.states[q].tp.topic
+        if first == second:
+            return self._spread_holds(first, b, d)
+        return self._spread_holds(first, b, c) and self._spread_holds(second, c, d)
+
+    def _candidate(self, leaders: Sequence[int], p: int, q: int, c: int) -> _Swap | None:
+        replicas, layout = self.replicas, self.layout
+        orig_p, orig_q = set(self.states[p].replicas), set(self.states[q].replicas)
+        for b in replicas[p]:
+            if b == leaders[p] or b in replicas[q]:
+                continue
+            extra = (c not in orig_p) - (b not in orig_p) + (b not in orig_q) - (c not in orig_q)
+            if extra > 0 or not self._topics_stay_even(p, q, b, c):
+                continue
+            new_p = [c if x == b else x for x in replicas[p]]
+            new_q = [b if x == c else x for x in replicas[q]]
+            if _rack_cost(layout, new_p) <= _rack_cost(layout, replicas[p]) and _rack_cost(
+                layout, new_q
+            ) <= _rack_cost(layout, replicas[q]):
+                return _Swap(p, q, b, c)
+        return None
+
+    def _topics_stay_even(self, p: int, q: int, b: int, c: int) -> bool:
+        first, second = self.states[p].tp.topic, self.states[q].tp.topic
+        if first == second:
+            return True
+        return self._spread_holds(first, b, c) and self._spread_holds(second, c, b)
+
+    def _spread_holds(self, topic: str, loses: int, gains: int) -> bool:
+        """Whether moving one of ``topic``'s replicas from ``loses`` to ``gains`` keeps its spread."""
+        counts = self.counts[topic]
+        brokers = self.layout.brokers
+        before = max(counts[x] for x in brokers) - min(counts[x] for x in brokers)
+        after = Counter(counts)
+        after.subtract([loses])
+        after.update([gains])
+        return max(after[x] for x in brokers) - min(after[x] for x in brokers) <= max(1, before)
+
+    def apply(self, swap: _Swap, leaders: list[int]) -> None:
+        if swap.p == swap.q:
+            reps = self.replicas[swap.p]
+            reps[reps.index(swap.b)] = swap.c
+            leaders[swap.p] = swap.c
+            topic = self.states[swap.p].tp.topic
+            for counter in (self.counts[topic], self.total):
+                counter.subtract([swap.b])
+                counter.update([swap.c])
+            return
+        back = swap.b if swap.d is None else swap.d
+        p_reps, q_reps = self.replicas[swap.p], self.replicas[swap.q]
+        p_reps[p_reps.index(swap.b)] = swap.c
+        q_reps[q_reps.index(swap.c)] = back
+        leaders[swap.p] = swap.c
+        first, second = self.states[swap.p].tp.topic, self.states[swap.q].tp.topic
+        # Counter.update with a dict would merge equal keys; subtract and add one at a time.
+        self.counts[first].subtract([swap.b])
+        self.counts[first].update([swap.c])
+        self.counts[second].subtract([swap.c])
+        self.counts[second].update([back])
+        self.total.subtract([swap.b])
+        self.total.update([back])
 
 
 def leaders_with_swaps(
@@ -32,24 +240,23 @@ def leaders_with_swaps(
 ) -> list[int]:
     """Preferred leaders spread at most one apart, swapping replicas (in ``replicas``) where needed."""
     leaders = choose_leaders(replicas, [s.current_leader for s in states], layout.brokers)
-    by_topic: dict[str, list[int]] = {}
-    for p, state in enumerate(states):
-        by_topic.setdefault(state.tp.topic, []).append(p)
+    swapper: _Swapper | None = None
     for _ in range(len(leaders)):
         led = dict.fromkeys(layout.brokers, 0)
         for b in leaders:
             led[b] += 1
         if not led or max(led.values()) - min(led.values()) <= 1:
             break
+        swapper = swapper or _Swapper.of(states, replicas, layout)
         low, extra = divmod(len(leaders), len(led))
         high = low + (extra > 0)
         floor = low if min(led.values()) < low else high
         takers = _reach([b for b in led if led[b] < floor], _passers(replicas, leaders))
         givers = set(_reach([b for b in led if led[b] > floor], _receivers(replicas, leaders)))
-        swap = _find(states, replicas, leaders, layout, by_topic, takers, givers)
+        swap = swapper.find(leaders, takers, givers)
         if swap is None:
             break
-        _apply(swap, replicas, leaders)
+        swapper.apply(swap, leaders)
         # The swap hands one leadership to a broker that can pass it on; the leader pass walks the path.
         leaders = choose_leaders(replicas, leaders, layout.brokers)
     return leaders
@@ -87,55 +294,6 @@ def _reach(start: Sequence[int], step: Step) -> list[int]:
     return list(seen)
 
 
-def _find(
-    states: Sequence[PartitionState],
-    replicas: Sequence[list[int]],
-    leaders: Sequence[int],
-    layout: RackLayout,
-    by_topic: dict[str, list[int]],
-    takers: Sequence[int],
-    givers: set[int],
-) -> _Swap | None:
-    """A free swap that moves a partition's leadership from a giver to a taker."""
-    for c in takers:
-        for members in by_topic.values():
-            holders = [q for q in members if c in replicas[q] and leaders[q] != c]
-            if not holders:
-                continue
-            candidates = [p for p in members if leaders[p] in givers and c not in replicas[p]]
-            for q in holders:
-                for p in candidates:
-                    swap = _candidate(states, replicas, leaders, layout, p, q, c)
-                    if swap is not None:
-                        return swap
-    return None
-
-
-def _candidate(
-    states: Sequence[PartitionState],
-    replicas: Sequence[list[int]],
-    leaders: Sequence[int],
-    layout: RackLayout,
-    p: int,
-    q: int,
-    c: int,
-) -> _Swap | None:
-    orig_p, orig_q = set(states[p].replicas), set(states[q].replicas)
-    for b in replicas[p]:
-        if b == leaders[p] or b in replicas[q]:
-            continue
-        extra = (c not in orig_p) - (b not in orig_p) + (b not in orig_q) - (c not in orig_q)
-        if extra > 0:
-            continue
-        new_p = [c if x == b else x for x in replicas[p]]
-        new_q = [b if x == c else x for x in replicas[q]]
-        if _rack_cost(layout, new_p) <= _rack_cost(layout, replicas[p]) and _rack_cost(
-            layout, new_q
-        ) <= _rack_cost(layout, replicas[q]):
-            return _Swap(p, q, b, c)
-    return None
-
-
 def _rack_cost(layout: RackLayout, reps: Sequence[int]) -> int:
     """How far a replica set is outside its per-rack (lower, upper) bounds."""
     counts = [0] * len(layout.names)
@@ -143,10 +301,3 @@ def _rack_cost(layout: RackLayout, reps: Sequence[int]) -> int:
         counts[layout.rack_of[b]] += 1
     bounds = layout.bounds(len(reps))
     return sum(max(0, n - hi) + max(0, lo - n) for n, (lo, hi) in zip(counts, bounds, strict=True))
-
-
-def _apply(swap: _Swap, replicas: Sequence[list[int]], leaders: list[int]) -> None:
-    p_reps, q_reps = replicas[swap.p], replicas[swap.q]
-    p_reps[p_reps.index(swap.b)] = swap.c
-    q_reps[q_reps.index(swap.c)] = swap.b
-    leaders[swap.p] = swap.c

@@ -79,9 +79,8 @@ SETTINGS = settings(
 
 KNOWN_GAP = pytest.mark.xfail(
     strict=True,
-    reason="issue 2 open: a few small clusters still miss by one - a leader set that partitions of "
-    "several topics pin to two brokers, or a rack-constrained placement one move above the bound "
-    "(see test_scenarios.py's xfail examples)",
+    reason="issue 2 open: in a few tiny clusters an even leader spread needs two replica changes at "
+    "once (see test_scenarios.py's xfail example); single swaps, relocations and rotations cover the rest",
 )
 
 
