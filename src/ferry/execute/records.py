@@ -2,6 +2,8 @@
 
 The journal stores replicas as JSON arrays and config values as text; these types are what the rest
 of ``ferry.execute`` sees, so no SQL row shape leaks out of :mod:`ferry.execute.journal`.
+``ConfigKey`` and ``ResourceType`` live in :mod:`ferry.kafka.resources` (the admin client speaks
+them too) and are re-exported here.
 """
 
 from __future__ import annotations
@@ -13,7 +15,17 @@ from types import MappingProxyType
 from typing import Any
 
 from ferry.execute.states import RequestState, TaskState
+from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import TopicPartition
+
+__all__ = [
+    "ConfigKey",
+    "RequestKind",
+    "RequestRecord",
+    "ResourceType",
+    "TaskRecord",
+    "ThrottleRecord",
+]
 
 
 class RequestKind(StrEnum):
@@ -21,25 +33,6 @@ class RequestKind(StrEnum):
 
     EXECUTE = "execute"
     ROLLBACK = "rollback"
-
-
-class ResourceType(StrEnum):
-    """The config resources a throttle lives on (Kafka's ConfigResource.Type names)."""
-
-    TOPIC = "topic"
-    BROKER = "broker"
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class ConfigKey:
-    """One config entry of one resource, e.g. (broker, "1", "leader.replication.throttled.rate")."""
-
-    resource_type: ResourceType
-    resource_name: str
-    key: str
-
-    def __str__(self) -> str:
-        return f"{self.resource_type}:{self.resource_name}:{self.key}"
 
 
 @dataclass(frozen=True, slots=True)
