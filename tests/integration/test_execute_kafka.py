@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import threading
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -38,6 +43,35 @@ def _replicas(admin: KafkaPythonAdmin, topic: str) -> dict[int, list[int]]:
     return {p.tp.partition: list(p.replicas) for p in admin.describe_partitions([topic])}
 
 
+class _LoadSampler:
+    """Samples ListPartitionReassignments on its own thread and client: peak moves per broker."""
+
+    def __init__(self, bootstrap: str) -> None:
+        self._admin = KafkaPythonAdmin(bootstrap, timeout_s=10)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self.peak: Counter[int] = Counter()
+        self.samples = 0
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.2):
+            load: Counter[int] = Counter()
+            for r in self._admin.list_reassignments():
+                load.update(set(r.adding_replicas) | set(r.removing_replicas))
+            for broker, count in load.items():
+                self.peak[broker] = max(self.peak[broker], count)
+            self.samples += 1
+
+    def __enter__(self) -> _LoadSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=15)
+        self._admin.close()
+
+
 def test_execute_moves_data_within_limits_and_leaves_no_throttle(
     bootstrap: str, admin: KafkaPythonAdmin, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -49,10 +83,12 @@ def test_execute_moves_data_within_limits_and_leaves_no_throttle(
     theirs = ConfigKey(ResourceType.BROKER, "1", RATES[0])
     admin.alter_configs({theirs: "999999999"})
     journal_path = tmp_path / "journal.sqlite"
+    sampler = _LoadSampler(bootstrap)
     try:
         connection = ["--bootstrap-server", bootstrap, "--journal", str(journal_path)]
         limits = ["--throttle", str(2 * MB), "--max-moves-per-broker", "1", "--poll-interval", "0.5"]
-        code = main(["execute", "--plan", str(plan), *connection, *limits, "--wait"])
+        with sampler:
+            code = main(["execute", "--plan", str(plan), *connection, *limits, "--wait"])
         out, err = capsys.readouterr()
         assert code == 0, err
         request_id = int(out.strip())
@@ -63,6 +99,8 @@ def test_execute_moves_data_within_limits_and_leaves_no_throttle(
     finally:
         admin.alter_configs({theirs: None})
     assert "batch 2" in err  # one move per broker at a time: the plan cannot go in one batch
+    assert sampler.samples > 3
+    assert sampler.peak and max(sampler.peak.values()) == 1, sampler.peak
     assert "preferred-leader election for 3 partition(s)" in err
     with Journal.open(journal_path) as journal:
         assert journal.request(request_id).state is RequestState.DONE
@@ -113,3 +151,36 @@ def test_foreign_reassignment_is_listed_and_refused(
     assert capsys.readouterr().out.strip() == "{}"
     with Journal.open(tmp_path / "j.sqlite") as journal:
         assert journal.requests() == ()
+
+
+def test_sigterm_restores_throttles_and_marks_the_request_interrupted(
+    bootstrap: str, admin: KafkaPythonAdmin, tmp_path: Path
+) -> None:
+    """A slow throttled move, SIGTERM mid-way: exit 130, no throttle left, journal says interrupted."""
+    create_topics(bootstrap, {"ex-term": {"assignments": {0: [1, 2]}}})
+    produce(bootstrap, "ex-term", 2 * MB)
+    plan = _write_plan(tmp_path / "plan.json", "ex-term", {0: [3, 4]})
+    journal_path = tmp_path / "journal.sqlite"
+    command = [sys.executable, "-m", "ferry", "execute", "--plan", str(plan), "--bootstrap-server", bootstrap]
+    command += ["--journal", str(journal_path), "--throttle", "50000", "--poll-interval", "0.5"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    keys = _throttle_keys(["ex-term"])
+    try:
+        # At 50 kB/s the 2 MB copy takes ~40 s: the throttle is certainly on while we look.
+        # 10 configs: both rates on brokers 1-4, leader and follower replica lists on the topic.
+        wait_until(lambda: len(admin.describe_throttle_configs(keys)) == 10, 30, "ferry's throttles")
+        wait_until(lambda: bool(admin.list_reassignments(["ex-term"])), 15, "the move to start")
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=10)
+        admin.alter_reassignments({TopicPartition("ex-term", 0): None})
+    assert process.returncode == 130, err
+    wait_until(lambda: admin.describe_throttle_configs(keys) == {}, 15, "throttles removed")
+    with Journal.open(journal_path) as journal:
+        (request,) = journal.requests()
+        assert request.state is RequestState.INTERRUPTED
+        assert all(t.applied is None for t in journal.throttles(request.id))
+    wait_until(lambda: not admin.list_reassignments(["ex-term"]), 30, "the move to be cancelled")
