@@ -24,11 +24,17 @@ def test_snapshot_writes_valid_v1_file(
     create_topics(bootstrap, {"cli-topic": {"num_partitions": 3, "replication_factor": 2}})
     out = tmp_path / "snap.json"
     # A follower creates its log a moment after the topic exists; until then DescribeLogDirs has no
-    # size for it. Wait (bounded) for the topic to exist on every replica before asserting.
+    # size for it. Wait (bounded) for the topic to exist on every replica before asserting. The
+    # broker answering the metadata request may not know the new topic yet either (KRaft brokers
+    # apply metadata a few ms apart): exit 4, "does not exist", is retried too.
     deadline = time.monotonic() + 30
     while True:
         code = main(["snapshot", "--bootstrap-server", bootstrap, "--topics", "cli-topic", "-o", str(out)])
-        assert code == 0, capsys.readouterr().err
+        err = capsys.readouterr().err
+        if code == 4 and "does not exist" in err and time.monotonic() < deadline:
+            time.sleep(0.5)
+            continue
+        assert code == 0, err
         doc = json.loads(out.read_text())
         complete = all(len(p.get("replica_sizes", {})) == len(p["replicas"]) for p in doc["partitions"])
         if complete or time.monotonic() > deadline:

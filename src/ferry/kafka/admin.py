@@ -7,10 +7,11 @@ Every method is one batched request per broker at most, never one per partition.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ferry.kafka.resources import ConfigKey
 from ferry.model import Broker, PartitionState, TopicPartition
 
 
@@ -60,4 +61,45 @@ class ClusterAdmin(Protocol):
 
     def close(self) -> None:
         """Release connections; safe to call twice."""
+        ...
+
+    # -- writes used by the executor (ferry.execute) ---------------------------------------------
+
+    def cluster_id(self) -> str | None:
+        """The cluster's id (DescribeCluster), recorded in the journal to recognise the cluster."""
+        ...
+
+    def alter_reassignments(
+        self, targets: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> Mapping[TopicPartition, str | None]:
+        """Submit (a replica list) or cancel (None) reassignments: one AlterPartitionReassignments.
+
+        Returns:
+            Per partition, None when accepted or a one-line reason when the controller refused it
+            (e.g. ``NoReassignmentInProgressError`` for a cancel with nothing to cancel).
+        """
+        ...
+
+    def describe_throttle_configs(self, keys: Collection[ConfigKey]) -> Mapping[ConfigKey, str]:
+        """The values of ``keys`` set on the resource itself (topic or per-broker dynamic config).
+
+        Entries not set at that level (defaults, cluster-wide broker defaults) are absent. KRaft
+        brokers apply config changes a few milliseconds apart, so a read right after a write may
+        still show the old value.
+        """
+        ...
+
+    def alter_configs(self, writes: Mapping[ConfigKey, str | None]) -> None:
+        """IncrementalAlterConfigs: SET each entry to its value, DELETE it when the value is None."""
+        ...
+
+    def elect_preferred_leaders(
+        self, partitions: Collection[TopicPartition]
+    ) -> Mapping[TopicPartition, str | None]:
+        """Preferred-leader election (ElectLeaders) for ``partitions``.
+
+        Returns:
+            Per partition, None when the preferred replica leads (elected now or already), or a
+            one-line reason (e.g. the preferred replica is not in the ISR).
+        """
         ...

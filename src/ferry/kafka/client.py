@@ -12,17 +12,19 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
 import kafka.errors as kerrors
-from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
+from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.errors import InputError, KafkaError, PreconditionError
 from ferry.kafka.admin import OngoingReassignment, ReplicaSizes
 from ferry.kafka.config import ClientSettings, client_settings, parse_properties
+from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import Broker, PartitionState, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -177,6 +179,109 @@ class KafkaPythonAdmin:
                         raise
                     time.sleep(_RETRY_BACKOFF_S * (attempt + 1))
             raise AssertionError("unreachable")
+
+    # -- writes used by the executor (ferry.execute) ---------------------------------------------
+    # Each is idempotent (the same target, SET or DELETE sent twice ends the same), so _call's
+    # retry on a dropped connection is as safe for them as for the reads above.
+
+    def cluster_id(self) -> str | None:
+        """The cluster id from DescribeCluster."""
+        cluster = self._call("describing the cluster", lambda: self._client.describe_cluster())
+        value = cluster.get("cluster_id")
+        return str(value) if value else None
+
+    def alter_reassignments(
+        self, targets: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> Mapping[TopicPartition, str | None]:
+        """Submit or cancel (None) reassignments in one AlterPartitionReassignments request."""
+        if not targets:
+            return {}
+        request = {
+            KafkaTopicPartition(tp.topic, tp.partition): None if r is None else [int(b) for b in r]
+            for tp, r in targets.items()
+        }
+        results = self._call(
+            "altering partition reassignments",
+            lambda: self._client.alter_partition_reassignments(request),
+        )
+        answers: dict[TopicPartition, str | None] = {}
+        for tp in targets:
+            key = KafkaTopicPartition(tp.topic, tp.partition)
+            answers[tp] = _error_text(results[key]) if key in results else "the controller did not answer"
+        return answers
+
+    def describe_throttle_configs(self, keys: Collection[ConfigKey]) -> Mapping[ConfigKey, str]:
+        """Values of ``keys`` set on the resource itself (one DescribeConfigs per broker/for topics)."""
+        if not keys:
+            return {}
+        wanted: dict[tuple[ResourceType, str], list[str]] = {}
+        for key in keys:
+            wanted.setdefault((key.resource_type, key.resource_name), []).append(key.key)
+        resources = [
+            ConfigResource(_RESOURCE_TYPES[rtype], name, sorted(names))
+            for (rtype, name), names in wanted.items()
+        ]
+        described = self._call(
+            "describing throttle configs",
+            lambda: self._client.describe_configs(resources, config_filter="all"),
+        )
+        return {key: value for key in keys if (value := _own_value(described, key)) is not None}
+
+    def alter_configs(self, writes: Mapping[ConfigKey, str | None]) -> None:
+        """SET or DELETE (None) config entries with IncrementalAlterConfigs.
+
+        Raises:
+            KafkaError: a broker refused an entry; the message names the resource.
+        """
+        if not writes:
+            return
+        grouped: dict[tuple[ResourceType, str], dict[str, Any]] = {}
+        for key, value in writes.items():
+            op = (AlterConfigOp.DELETE, None) if value is None else (AlterConfigOp.SET, value)
+            grouped.setdefault((key.resource_type, key.resource_name), {})[key.key] = op
+        resources = [
+            ConfigResource(_RESOURCE_TYPES[rtype], name, configs)
+            for (rtype, name), configs in grouped.items()
+        ]
+        # incremental=True: a plain AlterConfigs would reset every entry it does not name;
+        # raise_on_unknown=False: throttle rates are not listed among a broker's dynamic configs.
+        results = self._call(
+            "altering configs",
+            lambda: self._client.alter_configs(resources, raise_on_unknown=False, incremental=True),
+        )
+        failed = [
+            f"{rtype} {name}: {result}"
+            for rtype, by_name in results.items()
+            for name, result in by_name.items()
+            if result != "OK"
+        ]
+        if failed:
+            raise KafkaError(f"altering configs failed: {'; '.join(sorted(failed))}")
+
+    def elect_preferred_leaders(
+        self, partitions: Collection[TopicPartition]
+    ) -> Mapping[TopicPartition, str | None]:
+        """Preferred-leader election for ``partitions`` (one ElectLeaders request to the controller)."""
+        if not partitions:
+            return {}
+        by_topic: dict[str, list[int]] = {}
+        for tp in sorted(partitions):
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        response = self._call(
+            "electing preferred leaders",
+            lambda: self._client.elect_leaders(0, by_topic, raise_errors=False),
+        )
+        if getattr(response, "error_code", 0):
+            raise KafkaError(
+                f"electing preferred leaders failed: {_error_text(kerrors.for_code(response.error_code))}"
+            )
+        answers: dict[TopicPartition, str | None] = {tp: "the controller did not answer" for tp in partitions}
+        for result in response.replica_election_results:
+            for part in result.partition_result:
+                error = kerrors.for_code(part.error_code)
+                ok = error is kerrors.NoError or error is kerrors.ElectionNotNeededError
+                answers[TopicPartition(result.topic, part.partition_id)] = None if ok else _error_text(error)
+        return answers
 
 
 def _new_admin_client(**config: Any) -> Any:
@@ -358,3 +463,35 @@ def _accepts_connections(address: str, timeout_s: float) -> bool:
             return True
     except (OSError, ValueError):
         return False
+
+
+# -- helpers of the executor's writes (appended) ---------------------------------------------------
+
+_RESOURCE_TYPES = {
+    ResourceType.TOPIC: ConfigResourceType.TOPIC,
+    ResourceType.BROKER: ConfigResourceType.BROKER,
+}
+
+# The config sources that mean "set on this very resource"; a cluster-wide broker default or a
+# static server.properties value is not ours to restore or delete.
+_OWN_SOURCES = {
+    ResourceType.TOPIC: "DYNAMIC_TOPIC_CONFIG",
+    ResourceType.BROKER: "DYNAMIC_BROKER_CONFIG",
+}
+
+
+def _own_value(described: Mapping[str, Any], key: ConfigKey) -> str | None:
+    entry = described.get(key.resource_type.value, {}).get(key.resource_name, {}).get(key.key)
+    if not entry or entry.get("config_source") != _OWN_SOURCES[key.resource_type]:
+        return None
+    value = entry.get("value")
+    return None if value is None else str(value)
+
+
+def _error_text(error: Any) -> str | None:
+    """None for success, else ``Name: description`` of a kafka-python error class or instance."""
+    if error is None or error is kerrors.NoError:
+        return None
+    cls = error if isinstance(error, type) else type(error)
+    description = getattr(cls, "description", "") or ""
+    return f"{cls.__name__}: {description}" if description else cls.__name__

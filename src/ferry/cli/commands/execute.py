@@ -1,0 +1,175 @@
+"""``ferry execute``: run a reassignment plan on a live cluster, batched, throttled and journalled.
+
+The request is recorded (originals, throttles and their pre-existing values) before anything is
+submitted, its id is printed on stdout at once, and the command stays until every move has ended:
+batches need a driver to be submitted as slots free up, and the throttles are restored when it
+ends, however it ends (SIGTERM is turned into the same interruption as Ctrl-C, so ``finally``
+blocks run). ``--wait`` adds progress lines on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from ferry.cli.commands.snapshot import add_connection_options
+from ferry.cli.exec_render import event_line
+from ferry.errors import UsageError
+from ferry.execute.batching import DEFAULT_MAX_MOVES_PER_BROKER, Limits
+from ferry.execute.events import Event, Listener, ProgressUpdate
+from ferry.execute.executor import ExecuteOptions, Executor
+from ferry.execute.journal import Journal, default_journal_path
+from ferry.execute.strategies import DEFAULT_ORDER, STRATEGIES, parse_order
+from ferry.formats import load_reassignment
+from ferry.kafka.admin import ClusterAdmin
+from ferry.kafka.client import KafkaPythonAdmin, load_command_config
+from ferry.kafka.snapshot import collect
+from ferry.model import Plan
+
+_PROGRESS_EVERY_S = 5.0
+_DESCRIPTION = """\
+Run a reassignment plan (Kafka's reassignment JSON, e.g. from 'ferry plan') on a live cluster.
+The request is recorded in the journal before anything is submitted and its id is printed on
+stdout. Moves are submitted in batches as the limits allow; with --throttle, replication of
+exactly the moving replicas is throttled and every throttle config is restored when the run ends,
+however it ends. ferry stays until the last move has ended (--wait prints progress meanwhile).
+Refuses (exit 4) while reassignments ferry did not start are in flight, unless --additional."""
+
+
+def register(subparsers: Any) -> None:
+    """Add ``execute`` to the ``ferry`` parser."""
+    parser = subparsers.add_parser(
+        "execute",
+        help="run a reassignment plan on the cluster: batched, throttled, journalled",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--plan", type=Path, required=True, metavar="FILE", help="reassignment JSON")
+    add_connection_options(parser)
+    add_journal_option(parser)
+    parser.add_argument("--throttle", type=int, metavar="BYTES_PER_S", help="replication throttle (none)")
+    parser.add_argument(
+        "--max-moves-per-broker",
+        type=int,
+        default=DEFAULT_MAX_MOVES_PER_BROKER,
+        metavar="N",
+        help="moves in flight per broker gaining or losing a replica (%(default)s)",
+    )
+    parser.add_argument("--max-moves", type=int, metavar="N", help="moves in flight in the whole cluster")
+    parser.add_argument(
+        "--order",
+        default=",".join(DEFAULT_ORDER),
+        metavar="A[,B...]",
+        help=f"ordering strategies, first wins ({', '.join(sorted(STRATEGIES))}; default %(default)s)",
+    )
+    parser.add_argument("--wait", action="store_true", help="print progress on stderr while moves run")
+    parser.add_argument(
+        "--additional",
+        action="store_true",
+        help="run even though reassignments ferry did not start are in flight",
+    )
+    parser.add_argument(
+        "--no-elect", action="store_true", help="skip the preferred-leader election at the end"
+    )
+    parser.add_argument("--poll-interval", type=float, default=1.0, metavar="S", help=argparse.SUPPRESS)
+    parser.set_defaults(func=_run)
+
+
+def add_journal_option(parser: argparse.ArgumentParser) -> None:
+    """``--journal PATH`` (default: the user's state directory)."""
+    parser.add_argument(
+        "--journal",
+        type=Path,
+        metavar="PATH",
+        help=f"journal file (default {default_journal_path()})",
+    )
+
+
+def _options(args: argparse.Namespace) -> ExecuteOptions:
+    if args.throttle is not None and args.throttle < 1:
+        raise UsageError("--throttle must be a positive number of bytes per second")
+    if args.timeout <= 0 or args.poll_interval <= 0:
+        raise UsageError("--timeout and --poll-interval must be positive")
+    return ExecuteOptions(
+        throttle=args.throttle,
+        limits=Limits(args.max_moves_per_broker, args.max_moves),
+        ordering=parse_order(args.order),
+        additional=args.additional,
+        elect=not args.no_elect,
+        poll_interval_s=args.poll_interval,
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    options = _options(args)
+    reassignment = load_reassignment(args.plan)
+    settings = load_command_config(args.command_config)
+    with (
+        KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=args.timeout) as admin,
+        Journal.open(args.journal or default_journal_path()) as journal,
+    ):
+        plan = _live_plan(admin, reassignment, str(args.plan))
+        if not plan.moves:
+            print(
+                "ferry execute: every partition of the plan has its target replicas already", file=sys.stderr
+            )
+            return 0
+        executor = Executor(admin, journal, listener=_listener(args.wait))
+        request_id = executor.prepare(plan, bootstrap=args.bootstrap_server, options=options)
+        print(request_id, flush=True)
+        print(
+            f"ferry execute: request {request_id}: {len(plan.moves)} move(s), journal {journal.path}",
+            file=sys.stderr,
+        )
+        with _sigterm_interrupts():
+            executor.run(request_id)
+        print(f"ferry execute: request {request_id}: done", file=sys.stderr)
+    return 0
+
+
+def _live_plan(admin: ClusterAdmin, reassignment: Any, source: str) -> Plan:
+    """The plan's moves from the cluster's current replicas; partitions already there are dropped."""
+    topics = sorted({e.tp.topic for e in reassignment.entries})
+    live = collect(admin, topics)
+    moves = reassignment.to_moves(live.snapshot, source)
+    return Plan.of(m for m in moves if m.original != m.target)
+
+
+def _listener(verbose: bool) -> Listener:
+    last_progress = [0.0]
+
+    def listen(event: Event) -> None:
+        if not verbose:
+            return
+        if isinstance(event, ProgressUpdate):
+            # One progress line every few seconds is enough for a log; the rest are every poll.
+            now = time.monotonic()
+            if now - last_progress[0] < _PROGRESS_EVERY_S and event.in_flight:
+                return
+            last_progress[0] = now
+        line = event_line(event)
+        if line:
+            print(line, file=sys.stderr, flush=True)
+
+    return listen
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """Turn SIGTERM into KeyboardInterrupt while the executor runs, so its cleanup runs too."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

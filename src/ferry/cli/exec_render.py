@@ -1,0 +1,51 @@
+"""Executor events as one-line log messages (pure: event in, ``str`` out).
+
+``ferry execute --wait`` prints these to stderr; they are plain lines so they read the same in a
+terminal and in a log file.
+"""
+
+from __future__ import annotations
+
+from ferry.cli.render import human_bytes
+from ferry.execute.events import (
+    BatchSubmitted,
+    Event,
+    LeadersElected,
+    ProgressUpdate,
+    TaskFinished,
+    ThrottlesChanged,
+)
+
+
+def event_line(event: Event) -> str | None:
+    """The line for ``event``, or None for events not worth a line."""
+    prefix = f"ferry execute: request {event.request_id}:"
+    if isinstance(event, BatchSubmitted):
+        refused = f", {len(event.refused)} refused" if event.refused else ""
+        return f"{prefix} batch {event.batch}: submitted {len(event.partitions)} move(s){refused}"
+    if isinstance(event, TaskFinished):
+        why = f" ({event.error})" if event.error else ""
+        return f"{prefix} {event.tp} {event.state}{why}"
+    if isinstance(event, ProgressUpdate):
+        return f"{prefix} {progress_text(event)}"
+    if isinstance(event, LeadersElected):
+        failed = f", {len(event.failed)} not elected" if event.failed else ""
+        return f"{prefix} preferred-leader election for {event.partitions} partition(s){failed}"
+    if isinstance(event, ThrottlesChanged):
+        return None
+    return None
+
+
+def progress_text(event: ProgressUpdate) -> str:
+    """``42.0% (1.2 MiB of 3.0 MiB), 2/6 moves done, 3 in flight, 1.1 MiB/s, ETA 2 s``."""
+    p = event.progress
+    parts = [
+        f"{p.fraction * 100:.1f}% ({human_bytes(p.done)} of {human_bytes(p.total)})",
+        f"{event.moves_done}/{event.moves_total} moves done",
+        f"{event.in_flight} in flight",
+    ]
+    if event.estimate.rate is not None:
+        parts.append(f"{human_bytes(max(0, int(event.estimate.rate)))}/s")
+    if event.estimate.eta_s is not None:
+        parts.append(f"ETA {event.estimate.eta_s:.0f} s")
+    return ", ".join(parts)

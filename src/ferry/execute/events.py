@@ -1,0 +1,72 @@
+"""What the executor reports while it runs, as plain values for any listener (CLI, tests, logs).
+
+The executor never prints; it calls ``listener(event)``. The CLI renders events as log lines or
+progress bars; tests collect them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from ferry.execute.progress import Estimate, Progress
+from ferry.execute.states import TaskState
+from ferry.model import TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class BatchSubmitted:
+    """A batch went to the controller; ``refused`` holds the partitions it turned down, with why."""
+
+    request_id: int
+    batch: int
+    partitions: tuple[TopicPartition, ...]
+    refused: Mapping[TopicPartition, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFinished:
+    """A partition's move ended (done, failed or cancelled)."""
+
+    request_id: int
+    tp: TopicPartition
+    state: TaskState
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressUpdate:
+    """Bytes copied for the whole request, with rate/ETA, and moves done of all moves."""
+
+    request_id: int
+    progress: Progress
+    estimate: Estimate
+    moves_done: int
+    moves_total: int
+    in_flight: int
+
+
+@dataclass(frozen=True, slots=True)
+class ThrottlesChanged:
+    """Throttle configs written: ``set`` entries given our value, ``restored`` put back."""
+
+    request_id: int
+    set: int
+    restored: int
+
+
+@dataclass(frozen=True, slots=True)
+class LeadersElected:
+    """Preferred-leader election after the moves; ``failed`` maps partitions to the reason."""
+
+    request_id: int
+    partitions: int
+    failed: Mapping[TopicPartition, str] = field(default_factory=dict)
+
+
+Event = BatchSubmitted | TaskFinished | ProgressUpdate | ThrottlesChanged | LeadersElected
+Listener = Callable[[Event], None]
+
+
+def ignore(event: Event) -> None:
+    """The listener that listens to nothing."""

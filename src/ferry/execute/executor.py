@@ -1,0 +1,323 @@
+"""The run loop: record intent, submit batches as slots free, keep throttles exact, clean up.
+
+One request runs like this (every step that changes the cluster is journalled first)::
+
+    prepare   refuse foreign reassignments in flight (unless --additional) and plan partitions
+              that are already moving; read the pre-existing throttle configs; record the request,
+              its tasks (originals, targets, sizes) and its throttles (previous and planned values)
+    run       every poll: finish the tasks whose reassignment ended; choose the next batch under the
+              limits; set the throttles for exactly the moves in flight (+ the batch); submit it;
+              report progress -- until no task is pending or submitted
+    finally   restore every throttle config to its pre-existing value (or delete it), whatever
+              happened: success, error, Ctrl-C or SIGTERM (the CLI turns SIGTERM into an exception)
+    elect     preferred-leader election for the moved partitions (unless disabled)
+
+On an interruption the moves already submitted keep running on the brokers (unthrottled, since
+throttles are always removed); the request is marked ``interrupted`` and its submitted tasks stay
+``submitted`` for ``ferry resume`` to pick up.
+
+The cluster is only reached through :class:`~ferry.kafka.admin.ClusterAdmin`; time and sleeping are
+injected, so the loop can run against a fake admin in unit tests without waiting.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ferry.errors import ExecutionIncomplete, PreconditionError
+from ferry.execute import throttles as thr
+from ferry.execute.batching import InFlight, Limits, in_flight_of, next_batch
+from ferry.execute.events import (
+    BatchSubmitted,
+    LeadersElected,
+    Listener,
+    ProgressUpdate,
+    TaskFinished,
+    ThrottlesChanged,
+    ignore,
+)
+from ferry.execute.journal import Journal
+from ferry.execute.progress import ReplicaProgress, Sample, estimate, replica_progress
+from ferry.execute.progress import total as total_progress
+from ferry.execute.records import ConfigKey, TaskRecord, ThrottleRecord
+from ferry.execute.states import RequestState, TaskState
+from ferry.execute.strategies import Ordering
+from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
+from ferry.model import Plan, TopicPartition
+
+# A reassignment missing from ListPartitionReassignments whose partition does not show the target
+# yet is given this long before it counts as failed: KRaft brokers apply metadata a few ms apart,
+# so the broker answering the metadata request may not have seen the completion.
+_ENDED_GRACE_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class ExecuteOptions:
+    """How to run a request; stored in the journal with it (:meth:`to_json`)."""
+
+    throttle: int | None = None
+    limits: Limits = field(default_factory=Limits)
+    ordering: Ordering = field(default_factory=Ordering)
+    additional: bool = False
+    elect: bool = True
+    poll_interval_s: float = 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "throttle": self.throttle,
+            "max_moves_per_broker": self.limits.max_moves_per_broker,
+            "max_moves": self.limits.max_moves,
+            "order": list(self.ordering.names),
+            "additional": self.additional,
+            "elect": self.elect,
+            "poll_interval_s": self.poll_interval_s,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ExecuteOptions:
+        return cls(
+            throttle=data.get("throttle"),
+            limits=Limits(data.get("max_moves_per_broker", 5), data.get("max_moves")),
+            ordering=Ordering(tuple(data.get("order", ("smallest-first",)))),
+            additional=bool(data.get("additional", False)),
+            elect=bool(data.get("elect", True)),
+            poll_interval_s=float(data.get("poll_interval_s", 1.0)),
+        )
+
+
+@dataclass
+class _Run:
+    """Mutable scratch state of one run (never shared, never returned)."""
+
+    request_id: int
+    options: ExecuteOptions
+    previous: dict[ConfigKey, str | None]
+    applied: dict[ConfigKey, str] = field(default_factory=dict)
+    batches: int = 0
+    samples: list[Sample] = field(default_factory=list)
+    ended_at: dict[int, float] = field(default_factory=dict)
+
+
+class Executor:
+    """Runs requests against one cluster and one journal.
+
+    Args:
+        admin: the cluster.
+        journal: where intent and outcomes are recorded.
+        listener: receives :mod:`ferry.execute.events`.
+        clock: monotonic seconds (progress rate, grace periods).
+        sleep: waits between polls.
+    """
+
+    def __init__(
+        self,
+        admin: ClusterAdmin,
+        journal: Journal,
+        *,
+        listener: Listener = ignore,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._admin = admin
+        self._journal = journal
+        self._listener = listener
+        self._clock = clock
+        self._sleep = sleep
+
+    # -- prepare ---------------------------------------------------------------------------------
+
+    def prepare(self, plan: Plan, *, bootstrap: str, options: ExecuteOptions) -> int:
+        """Check preconditions and record the request; nothing is submitted yet.
+
+        Returns:
+            The request id.
+
+        Raises:
+            PreconditionError: a reassignment ferry did not start is in flight (without
+                ``additional``), or a partition of the plan is moving already.
+        """
+        ongoing = self._admin.list_reassignments()
+        self._check_in_flight(plan, ongoing, options.additional)
+        keys = thr.required(plan.moves, options.throttle).keys
+        previous = self._admin.describe_throttle_configs(keys) if keys else {}
+        planned = thr.desired(thr.required(plan.moves, options.throttle), previous)
+        records = [ThrottleRecord(k, previous.get(k), planned.get(k)) for k in sorted(keys)]
+        return self._journal.record_request(
+            plan,
+            bootstrap=bootstrap,
+            cluster_id=self._admin.cluster_id(),
+            options=options.to_json(),
+            throttles=records,
+        )
+
+    def _check_in_flight(self, plan: Plan, ongoing: Sequence[OngoingReassignment], additional: bool) -> None:
+        ours = {t.tp for t in self._journal.tasks(states=[TaskState.SUBMITTED])}
+        foreign = sorted(r.tp for r in ongoing if r.tp not in ours)
+        if foreign and not additional:
+            shown = ", ".join(str(tp) for tp in foreign[:3]) + (" ..." if len(foreign) > 3 else "")
+            raise PreconditionError(
+                f"{len(foreign)} reassignment(s) not started by ferry are in flight ({shown})",
+                hint="wait for them, or pass --additional to run alongside them",
+            )
+        moving = sorted({r.tp for r in ongoing} & set(plan.targets))
+        if moving:
+            raise PreconditionError(
+                f"{len(moving)} partition(s) of the plan are being reassigned already ({moving[0]} ...)",
+                hint="wait for those moves to finish (re-targeting moving partitions is not supported yet)",
+            )
+
+    # -- run -------------------------------------------------------------------------------------
+
+    def run(self, request_id: int) -> None:
+        """Drive request ``request_id`` to its end; throttles are restored whatever happens.
+
+        Raises:
+            ExecutionIncomplete: some moves failed (the journal names them).
+            KafkaError: the cluster could not be reached (the request is left interrupted).
+        """
+        request = self._journal.request(request_id)
+        options = ExecuteOptions.from_json(request.options)
+        throttles = self._journal.throttles(request_id)
+        run = _Run(request_id, options, {t.config: t.previous for t in throttles})
+        run.applied = {t.config: t.applied for t in throttles if t.applied is not None}
+        self._journal.set_request_state(request_id, RequestState.RUNNING)
+        finished = False
+        try:
+            while not self._tick(run):
+                self._sleep(options.poll_interval_s)
+            finished = True
+        finally:
+            try:
+                self._restore_throttles(run)
+            finally:
+                if not finished:
+                    self._journal.set_request_state(request_id, RequestState.INTERRUPTED)
+        self._finish(run)
+
+    def _tick(self, run: _Run) -> bool:
+        """One poll; True when nothing is pending or in flight any more."""
+        ongoing = {r.tp: r for r in self._admin.list_reassignments()}
+        self._finish_ended(run, ongoing)
+        tasks = self._journal.tasks(run.request_id)
+        submitted = [t for t in tasks if t.state is TaskState.SUBMITTED]
+        pending = [t for t in tasks if t.state is TaskState.PENDING]
+        if not submitted and not pending:
+            return True
+        ours = {t.tp for t in submitted}
+        foreign = [
+            InFlight(r.adding_replicas, r.removing_replicas) for tp, r in ongoing.items() if tp not in ours
+        ]
+        batch = next_batch(
+            run.options.ordering.sort(pending), [*in_flight_of(submitted), *foreign], run.options.limits
+        )
+        self._sync_throttles(run, [*submitted, *batch])
+        if batch:
+            self._submit(run, batch)
+        self._report_progress(run)
+        return False
+
+    def _finish_ended(self, run: _Run, ongoing: Mapping[TopicPartition, OngoingReassignment]) -> None:
+        """Mark submitted tasks whose reassignment is no longer listed as done (or failed)."""
+        ended = [t for t in self._journal.tasks(run.request_id, [TaskState.SUBMITTED]) if t.tp not in ongoing]
+        if not ended:
+            return
+        current = {p.tp: p.replicas for p in self._admin.describe_partitions({t.tp.topic for t in ended})}
+        now = self._clock()
+        for task in ended:
+            replicas = current.get(task.tp)
+            if replicas == task.target:
+                self._end_task(run, task, TaskState.DONE)
+                continue
+            first_seen = run.ended_at.setdefault(task.id, now)
+            if now - first_seen >= _ENDED_GRACE_S:
+                error = f"reassignment ended with replicas {list(replicas or ())}, not {list(task.target)}"
+                self._end_task(run, task, TaskState.FAILED, error)
+
+    def _end_task(self, run: _Run, task: TaskRecord, state: TaskState, error: str | None = None) -> None:
+        self._journal.set_task_states([task.id], state, error=error)
+        self._listener(TaskFinished(run.request_id, task.tp, state, error))
+
+    def _submit(self, run: _Run, batch: Sequence[TaskRecord]) -> None:
+        run.batches += 1
+        # Intent first: if ferry dies between these two lines, the journal says "submitted" and a
+        # resume checks the cluster rather than trusting memory.
+        self._journal.set_task_states([t.id for t in batch], TaskState.SUBMITTED, batch=run.batches)
+        answers = self._admin.alter_reassignments({t.tp: t.target for t in batch})
+        refused = {t.tp: answers[t.tp] or "" for t in batch if answers.get(t.tp)}
+        for task in batch:
+            if task.tp in refused:
+                self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {refused[task.tp]}")
+        self._listener(BatchSubmitted(run.request_id, run.batches, tuple(t.tp for t in batch), refused))
+
+    # -- throttles -------------------------------------------------------------------------------
+
+    def _sync_throttles(self, run: _Run, moving: Iterable[TaskRecord]) -> None:
+        """Make the cluster's throttle configs exactly those ``moving`` needs (merged with theirs)."""
+        wanted = thr.desired(thr.required(moving, run.options.throttle), run.previous)
+        self._write_throttles(run, thr.changes(run.applied, wanted, run.previous), wanted)
+
+    def _restore_throttles(self, run: _Run) -> None:
+        self._write_throttles(run, thr.restore(run.applied, run.previous), {})
+
+    def _write_throttles(
+        self, run: _Run, writes: Mapping[ConfigKey, str | None], wanted: Mapping[ConfigKey, str]
+    ) -> None:
+        if not writes:
+            return
+        ours = {k: wanted[k] for k in writes if k in wanted}
+        restored = [k for k in writes if k not in wanted]
+        # Journal our values before writing them (a crash leaves a record to clean up), and the
+        # restores only after they are done (a crash keeps the record until they are).
+        self._journal.set_throttles_applied(run.request_id, ours)
+        self._admin.alter_configs(writes)
+        self._journal.set_throttles_applied(run.request_id, dict.fromkeys(restored))
+        run.applied = {k: v for k, v in {**run.applied, **ours}.items() if k not in restored}
+        self._listener(ThrottlesChanged(run.request_id, len(ours), len(restored)))
+
+    # -- progress and the end --------------------------------------------------------------------
+
+    def _report_progress(self, run: _Run) -> None:
+        tasks = self._journal.tasks(run.request_id)
+        moving = [t for t in tasks if t.state is TaskState.SUBMITTED]
+        topics = {t.tp.topic for t in moving}
+        sizes = self._admin.describe_replica_sizes(topics) if topics else {}
+        leaders = {p.tp: p.leader for p in self._admin.describe_partitions(topics)} if topics else {}
+        replicas: list[ReplicaProgress] = []
+        for task in tasks:
+            if task.state in (TaskState.SUBMITTED, TaskState.DONE, TaskState.PENDING):
+                # A pending task counts its planned bytes as still to copy; a done one as copied.
+                replicas.extend(
+                    replica_progress(
+                        task,
+                        sizes.get(task.tp, {}),
+                        leaders.get(task.tp),
+                        finished=task.state is TaskState.DONE,
+                    )
+                )
+        progress = total_progress(replicas)
+        run.samples.append(Sample(self._clock(), progress.done))
+        done = sum(1 for t in tasks if t.state is TaskState.DONE)
+        eta = estimate(run.samples, progress.remaining)
+        self._listener(ProgressUpdate(run.request_id, progress, eta, done, len(tasks), len(moving)))
+
+    def _finish(self, run: _Run) -> None:
+        tasks = self._journal.tasks(run.request_id)
+        done = [t.tp for t in tasks if t.state is TaskState.DONE]
+        if run.options.elect and done:
+            answers = self._admin.elect_preferred_leaders(done)
+            failed = {tp: why for tp, why in answers.items() if why}
+            self._listener(LeadersElected(run.request_id, len(done), failed))
+        failed_tasks = [t for t in tasks if t.state is TaskState.FAILED]
+        if failed_tasks:
+            self._journal.set_request_state(
+                run.request_id, RequestState.FAILED, note=f"{len(failed_tasks)} move(s) failed"
+            )
+            raise ExecutionIncomplete(
+                f"request {run.request_id}: {len(failed_tasks)} of {len(tasks)} move(s) failed "
+                f"(first: {failed_tasks[0].tp}: {failed_tasks[0].error})",
+                hint=f"see the journal for request {run.request_id}",
+            )
+        self._journal.set_request_state(run.request_id, RequestState.DONE)

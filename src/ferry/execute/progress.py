@@ -1,0 +1,153 @@
+"""Progress maths (KIP-179): bytes copied per adding replica, roll-ups, rate and ETA (pure).
+
+For every adding replica the numerator is its size on the new broker and the denominator the
+leader's size (the data it must catch up with); the numerator is capped at the denominator, since
+a follower may briefly hold more than a leader that just deleted a segment. A finished move counts
+as complete with its recorded size. Roll-ups are plain sums, so partition, broker and request
+totals always agree.
+
+Rate and ETA come from samples of the request's copied bytes over time: the rate is the
+least-squares slope over the recent window (robust to the jitter of sampling a few times a
+second), the ETA the remaining bytes at that rate. No clock is read here; samples carry times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ferry.execute.strategies import MoveLike
+from ferry.model import TopicPartition
+
+DEFAULT_WINDOW_S = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """``done`` of ``total`` bytes."""
+
+    done: int
+    total: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.done <= self.total:
+            raise ValueError(f"progress {self.done}/{self.total} out of range")
+
+    def __add__(self, other: Progress) -> Progress:
+        return Progress(self.done + other.done, self.total + other.total)
+
+    @property
+    def fraction(self) -> float:
+        """Between 0 and 1; an empty total (nothing to copy) is complete."""
+        return 1.0 if self.total == 0 else self.done / self.total
+
+    @property
+    def remaining(self) -> int:
+        return self.total - self.done
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaProgress:
+    """One adding replica of one partition."""
+
+    tp: TopicPartition
+    broker: int
+    progress: Progress
+
+
+def replica_progress(
+    move: MoveLike, sizes: Mapping[int, int], leader: int | None, *, finished: bool = False
+) -> tuple[ReplicaProgress, ...]:
+    """Progress of each adding replica of ``move``.
+
+    Args:
+        move: the move (original and target replicas, planned size).
+        sizes: bytes on disk of this partition per broker (DescribeLogDirs).
+        leader: the current leader; when unknown or without a size, the largest original replica
+            stands in, then the planned size.
+        finished: the move is done: every replica counts as complete.
+    """
+    total = _denominator(move, sizes, leader)
+    result = []
+    for broker in (b for b in move.target if b not in move.original):
+        done = total if finished else min(sizes.get(broker, 0), total)
+        result.append(ReplicaProgress(move.tp, broker, Progress(done, total)))
+    return tuple(result)
+
+
+def _denominator(move: MoveLike, sizes: Mapping[int, int], leader: int | None) -> int:
+    if leader is not None and leader in sizes:
+        return sizes[leader]
+    originals = [sizes[b] for b in move.original if b in sizes]
+    return max(originals) if originals else move.size_bytes
+
+
+def total(replicas: Iterable[ReplicaProgress]) -> Progress:
+    """The request's progress: the sum over all adding replicas."""
+    return sum((r.progress for r in replicas), Progress(0, 0))
+
+
+def by_partition(replicas: Iterable[ReplicaProgress]) -> dict[TopicPartition, Progress]:
+    """Progress per partition (sum over its adding replicas)."""
+    rolled: dict[TopicPartition, Progress] = {}
+    for r in replicas:
+        rolled[r.tp] = rolled.get(r.tp, Progress(0, 0)) + r.progress
+    return rolled
+
+
+def by_broker(replicas: Iterable[ReplicaProgress]) -> dict[int, Progress]:
+    """Progress per receiving broker (sum over the replicas it is adding)."""
+    rolled: dict[int, Progress] = {}
+    for r in replicas:
+        rolled[r.broker] = rolled.get(r.broker, Progress(0, 0)) + r.progress
+    return rolled
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """Bytes copied so far (``done``) at time ``at`` (seconds, any epoch)."""
+
+    at: float
+    done: int
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """Rate in bytes/s and seconds left; None while there is not enough data to tell."""
+
+    rate: float | None
+    eta_s: float | None
+
+
+def estimate(samples: Sequence[Sample], remaining: int, window_s: float = DEFAULT_WINDOW_S) -> Estimate:
+    """Rate from the samples of the last ``window_s`` seconds and the ETA for ``remaining`` bytes.
+
+    Samples must be in time order. With fewer than two samples in the window, or a window of zero
+    length, the rate is unknown; with no progress in the window the ETA is unknown (not infinite).
+    """
+    if remaining <= 0:
+        return Estimate(_slope(_window(samples, window_s)), 0.0)
+    rate = _slope(_window(samples, window_s))
+    if rate is None or rate <= 0:
+        return Estimate(rate, None)
+    return Estimate(rate, remaining / rate)
+
+
+def _window(samples: Sequence[Sample], window_s: float) -> Sequence[Sample]:
+    if not samples:
+        return samples
+    start = samples[-1].at - window_s
+    return [s for s in samples if s.at >= start]
+
+
+def _slope(samples: Sequence[Sample]) -> float | None:
+    if len(samples) < 2:
+        return None
+    n = len(samples)
+    mean_t = sum(s.at for s in samples) / n
+    mean_d = sum(s.done for s in samples) / n
+    var = sum((s.at - mean_t) ** 2 for s in samples)
+    if var == 0:
+        return None
+    cov = sum((s.at - mean_t) * (s.done - mean_d) for s in samples)
+    return cov / var

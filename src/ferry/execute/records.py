@@ -1,0 +1,107 @@
+"""Plain, frozen values read from and written to the journal.
+
+The journal stores replicas as JSON arrays and config values as text; these types are what the rest
+of ``ferry.execute`` sees, so no SQL row shape leaks out of :mod:`ferry.execute.journal`.
+``ConfigKey`` and ``ResourceType`` live in :mod:`ferry.kafka.resources` (the admin client speaks
+them too) and are re-exported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from ferry.execute.states import RequestState, TaskState
+from ferry.kafka.resources import ConfigKey, ResourceType
+from ferry.model import TopicPartition
+
+__all__ = [
+    "ConfigKey",
+    "RequestKind",
+    "RequestRecord",
+    "ResourceType",
+    "TaskRecord",
+    "ThrottleRecord",
+]
+
+
+class RequestKind(StrEnum):
+    """What a request does: run a plan, or undo an earlier request (``origin_request``)."""
+
+    EXECUTE = "execute"
+    ROLLBACK = "rollback"
+
+
+@dataclass(frozen=True, slots=True)
+class ThrottleRecord:
+    """A throttle config a request owns.
+
+    Attributes:
+        config: which config entry.
+        previous: the value that existed before the request (None: the entry was absent); cleanup
+            restores it instead of deleting.
+        planned: the widest value the request plans to set (for the whole plan), recorded up front.
+        applied: what ferry last wrote to the cluster (None: nothing of ours is there now).
+    """
+
+    config: ConfigKey
+    previous: str | None
+    planned: str | None
+    applied: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    """One partition's move within a request.
+
+    ``superseded_by`` links a task re-targeted by a later request to the task that replaced it.
+    """
+
+    id: int
+    request_id: int
+    tp: TopicPartition
+    original: tuple[int, ...]
+    target: tuple[int, ...]
+    size_bytes: int
+    state: TaskState
+    batch: int | None = None
+    superseded_by: int | None = None
+    submitted_at: float | None = None
+    finished_at: float | None = None
+    error: str | None = None
+
+    @property
+    def adding(self) -> tuple[int, ...]:
+        return tuple(b for b in self.target if b not in self.original)
+
+    @property
+    def removing(self) -> tuple[int, ...]:
+        return tuple(b for b in self.original if b not in self.target)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """One ``ferry execute`` or ``ferry rollback``: what was asked, of which cluster, and how it went.
+
+    ``plan`` is the reassignment JSON of the request (Kafka's format) and ``options`` the execution
+    options (limits, order, throttle), both as decoded JSON.
+    """
+
+    id: int
+    kind: RequestKind
+    state: RequestState
+    bootstrap: str
+    cluster_id: str | None
+    plan: Mapping[str, Any]
+    options: Mapping[str, Any]
+    created_at: float
+    finished_at: float | None = None
+    origin_request: int | None = None
+    note: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plan", MappingProxyType(dict(self.plan)))
+        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))

@@ -1,0 +1,119 @@
+"""A minimal in-memory ClusterAdmin for unit tests of the executor's loop (not a Kafka model).
+
+Reassignments complete after a fixed number of ListPartitionReassignments calls; configs are a
+dict; the fake records the most moves it ever had in flight per broker. The fuller FakeAdmin with
+a contract suite against the real cluster lives elsewhere; this one only serves tests/unit/execute.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+
+from ferry.errors import KafkaError
+from ferry.kafka.admin import OngoingReassignment, ReplicaSizes
+from ferry.kafka.resources import ConfigKey
+from ferry.model import Broker, PartitionState, TopicPartition
+
+
+class ExecFakeAdmin:
+    """Partitions, configs and reassignments in dicts; see the module docstring."""
+
+    def __init__(self, replicas: Mapping[TopicPartition, Sequence[int]], *, polls_to_finish: int = 2) -> None:
+        self.replicas = {tp: tuple(r) for tp, r in replicas.items()}
+        self.configs: dict[ConfigKey, str] = {}
+        self.moving: dict[TopicPartition, tuple[tuple[int, ...], int]] = {}  # target, polls left
+        # Moves that never finish (a stuck reassignment of another tool).
+        self.stuck: set[TopicPartition] = set()
+        self.polls_to_finish = polls_to_finish
+        self.refuse: set[TopicPartition] = set()
+        self.elected: list[TopicPartition] = []
+        self.peak_per_broker: Counter[int] = Counter()
+        self.config_writes: list[dict[ConfigKey, str | None]] = []
+        self.fail_alter_configs = False
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def describe_brokers(self) -> tuple[Broker, ...]:
+        return tuple(Broker(b) for b in sorted({b for r in self.replicas.values() for b in r}))
+
+    def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:
+        return tuple(
+            PartitionState(tp, r, leader=r[0], isr=r, size_bytes=None)
+            for tp, r in sorted(self.replicas.items())
+            if topics is None or tp.topic in topics
+        )
+
+    def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
+        return {
+            tp: dict.fromkeys(r, 100)
+            for tp, r in self.replicas.items()
+            if topics is None or tp.topic in topics
+        }
+
+    def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
+        for tp, (target, left) in list(self.moving.items()):
+            if tp in self.stuck:
+                continue
+            if left <= 1:
+                del self.moving[tp]
+                self.replicas[tp] = target
+            else:
+                self.moving[tp] = (target, left - 1)
+        return tuple(self._ongoing(tp, target) for tp, (target, _) in sorted(self.moving.items()))
+
+    def _ongoing(self, tp: TopicPartition, target: tuple[int, ...]) -> OngoingReassignment:
+        original = self.replicas[tp]
+        adding = tuple(b for b in target if b not in original)
+        removing = tuple(b for b in original if b not in target)
+        return OngoingReassignment(tp, (*target, *removing), adding, removing)
+
+    def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
+        return dict.fromkeys(topics, 1)
+
+    def close(self) -> None:
+        pass
+
+    def cluster_id(self) -> str | None:
+        return "fake-cluster"
+
+    def describe_throttle_configs(self, keys: Collection[ConfigKey]) -> Mapping[ConfigKey, str]:
+        return {k: self.configs[k] for k in keys if k in self.configs}
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def alter_reassignments(
+        self, targets: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> Mapping[TopicPartition, str | None]:
+        answers: dict[TopicPartition, str | None] = {}
+        for tp, target in targets.items():
+            if tp in self.refuse or target is None:
+                answers[tp] = "InvalidReplicaAssignmentError"
+                continue
+            self.moving[tp] = (tuple(target), self.polls_to_finish)
+            answers[tp] = None
+        self._record_peak()
+        return answers
+
+    def _record_peak(self) -> None:
+        load: Counter[int] = Counter()
+        for tp, (target, _) in self.moving.items():
+            load.update(set(target) ^ set(self.replicas[tp]))
+        for broker, count in load.items():
+            self.peak_per_broker[broker] = max(self.peak_per_broker[broker], count)
+
+    def alter_configs(self, writes: Mapping[ConfigKey, str | None]) -> None:
+        if self.fail_alter_configs:
+            raise KafkaError("altering configs failed: fake")
+        self.config_writes.append(dict(writes))
+        for key, value in writes.items():
+            if value is None:
+                self.configs.pop(key, None)
+            else:
+                self.configs[key] = value
+
+    def elect_preferred_leaders(
+        self, partitions: Collection[TopicPartition]
+    ) -> Mapping[TopicPartition, str | None]:
+        self.elected.extend(sorted(partitions))
+        return dict.fromkeys(partitions)

@@ -1,0 +1,76 @@
+"""Pure parts of ``ferry execute`` / ``ferry list``: option checks, list JSON, event lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ferry.cli.commands.listing import listing
+from ferry.cli.exec_render import event_line
+from ferry.cli.main import main
+from ferry.execute.events import BatchSubmitted, ProgressUpdate, TaskFinished
+from ferry.execute.progress import Estimate, Progress
+from ferry.execute.states import TaskState
+from ferry.kafka.admin import OngoingReassignment
+from ferry.model import TopicPartition
+
+TP = TopicPartition("t", 0)
+
+
+def test_list_is_empty_object_without_reassignments() -> None:
+    assert listing((), {}) == {}
+
+
+def test_list_gives_target_adding_removing_and_owner() -> None:
+    ongoing = (OngoingReassignment(TP, (3, 4, 1, 2), (3, 4), (1, 2)),)
+    assert listing(ongoing, {TP: 7}) == {
+        "version": 1,
+        "partitions": [
+            {
+                "topic": "t",
+                "partition": 0,
+                "replicas": [3, 4],
+                "adding_replicas": [3, 4],
+                "removing_replicas": [1, 2],
+                "request": 7,
+            }
+        ],
+    }
+
+
+def test_event_lines() -> None:
+    assert (
+        event_line(BatchSubmitted(3, 2, (TP,), {}))
+        == "ferry execute: request 3: batch 2: submitted 1 move(s)"
+    )
+    failed = event_line(TaskFinished(3, TP, TaskState.FAILED, "refused"))
+    assert failed == "ferry execute: request 3: t-0 failed (refused)"
+    progress = ProgressUpdate(3, Progress(512, 2048), Estimate(256.0, 6.0), 1, 4, 2)
+    assert event_line(progress) == (
+        "ferry execute: request 3: 25.0% (512 B of 2.0 KiB), 1/4 moves done, 2 in flight, 256 B/s, ETA 6 s"
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--throttle", "0"], "--throttle must be a positive"),
+        (["--max-moves-per-broker", "0"], "--max-moves-per-broker must be at least 1"),
+        (["--order", "fastest"], "unknown --order strategy"),
+    ],
+)
+def test_bad_options_exit_2_before_touching_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    journal = tmp_path / "journal.sqlite"
+    argv = ["execute", "--plan", str(tmp_path / "missing.json"), "--bootstrap-server", "127.0.0.1:1"]
+    assert main([*argv, "--journal", str(journal), *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not journal.exists()
+
+
+def test_missing_plan_file_is_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["execute", "--plan", str(tmp_path / "missing.json"), "--bootstrap-server", "127.0.0.1:1"]
+    assert main([*argv, "--journal", str(tmp_path / "j.sqlite")]) == 3
+    assert "missing.json" in capsys.readouterr().err

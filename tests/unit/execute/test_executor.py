@@ -1,0 +1,150 @@
+"""The executor loop against a small in-memory admin: limits, throttles, cleanup, outcomes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.exec_fake import ExecFakeAdmin
+
+from ferry.errors import ExecutionIncomplete, KafkaError, PreconditionError
+from ferry.execute.batching import Limits
+from ferry.execute.events import BatchSubmitted, Event, ProgressUpdate
+from ferry.execute.executor import ExecuteOptions, Executor
+from ferry.execute.journal import Journal
+from ferry.execute.records import ConfigKey, ResourceType
+from ferry.execute.states import RequestState, TaskState
+from ferry.execute.throttles import FOLLOWER_RATE, LEADER_REPLICAS
+from ferry.model import Move, Plan, TopicPartition
+
+ORIGINAL = {TopicPartition("t", p): (1 + p % 2, 2 + p % 2) for p in range(6)}
+TARGETS = {tp: (r[0], 4 if r[1] == 3 else 3) for tp, r in ORIGINAL.items()}
+PRE_EXISTING = {
+    ConfigKey(ResourceType.TOPIC, "t", LEADER_REPLICAS): "9:9",
+    ConfigKey(ResourceType.BROKER, "3", FOLLOWER_RATE): "123",
+}
+
+
+def _plan() -> Plan:
+    return Plan.of(Move(tp, ORIGINAL[tp], TARGETS[tp], 100) for tp in ORIGINAL)
+
+
+class Interrupt(Exception):
+    """Stands in for Ctrl-C / SIGTERM."""
+
+
+def _executor(
+    admin: ExecFakeAdmin, journal: Journal, events: list[Event], *, stop_after: int | None = None
+) -> Executor:
+    sleeps = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if stop_after is not None and len(sleeps) >= stop_after:
+            raise Interrupt
+
+    ticks = iter(range(10**6))
+    return Executor(admin, journal, listener=events.append, clock=lambda: float(next(ticks)), sleep=sleep)
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Journal:
+    with Journal.open(tmp_path / "j.sqlite") as j:
+        yield j  # type: ignore[misc]
+
+
+def _admin() -> ExecFakeAdmin:
+    admin = ExecFakeAdmin(ORIGINAL)
+    admin.configs.update(PRE_EXISTING)
+    return admin
+
+
+def test_happy_path_reaches_targets_within_limits_and_restores_throttles(journal: Journal) -> None:
+    admin, events = _admin(), []
+    executor = _executor(admin, journal, events)
+    options = ExecuteOptions(throttle=1000, limits=Limits(max_moves_per_broker=2))
+    rid = executor.prepare(_plan(), bootstrap="fake:9092", options=options)
+    recorded = {t.config: t.previous for t in journal.throttles(rid)}
+    assert recorded[ConfigKey(ResourceType.TOPIC, "t", LEADER_REPLICAS)] == "9:9"
+    executor.run(rid)
+    assert admin.replicas == TARGETS
+    assert max(admin.peak_per_broker.values()) <= 2
+    assert len([e for e in events if isinstance(e, BatchSubmitted)]) > 1
+    # Throttles were set while moving (merged with theirs) and are back to exactly what was there.
+    assert any(
+        w.get(ConfigKey(ResourceType.TOPIC, "t", LEADER_REPLICAS), "").endswith(",9:9")
+        for w in admin.config_writes
+    )
+    assert admin.configs == PRE_EXISTING
+    assert all(t.applied is None for t in journal.throttles(rid))
+    assert {t.state for t in journal.tasks(rid)} == {TaskState.DONE}
+    assert journal.request(rid).state is RequestState.DONE
+    assert sorted(admin.elected) == sorted(TARGETS)
+    last = [e for e in events if isinstance(e, ProgressUpdate)][-1]
+    assert last.moves_total == 6
+
+
+def test_foreign_reassignment_is_refused_unless_additional(journal: Journal) -> None:
+    admin, events = _admin(), []
+    other = TopicPartition("other", 0)
+    admin.replicas[other] = (1, 2)
+    admin.moving[other] = ((3, 4), 5)
+    executor = _executor(admin, journal, events)
+    with pytest.raises(PreconditionError, match="not started by ferry are in flight"):
+        executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions())
+    assert journal.requests() == ()
+    rid = executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(additional=True, limits=Limits(1)))
+    executor.run(rid)
+    # The foreign move (1,2 -> 3,4) held a slot on 1-4 until it ended; then ferry's moves ran.
+    assert all(admin.replicas[tp] == TARGETS[tp] for tp in TARGETS)
+
+
+def test_interrupt_restores_throttles_and_marks_the_request(journal: Journal) -> None:
+    admin, events = _admin(), []
+    executor = _executor(admin, journal, events, stop_after=1)
+    rid = executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(throttle=10))
+    with pytest.raises(Interrupt):
+        executor.run(rid)
+    assert admin.configs == PRE_EXISTING
+    assert journal.request(rid).state is RequestState.INTERRUPTED
+    assert any(t.state is TaskState.SUBMITTED for t in journal.tasks(rid))
+
+
+def test_refused_move_fails_the_request_after_cleanup(journal: Journal) -> None:
+    admin, events = _admin(), []
+    admin.refuse.add(TopicPartition("t", 0))
+    executor = _executor(admin, journal, events)
+    rid = executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(throttle=10))
+    with pytest.raises(ExecutionIncomplete, match="1 of 6 move"):
+        executor.run(rid)
+    assert admin.configs == PRE_EXISTING
+    assert journal.request(rid).state is RequestState.FAILED
+    failed = journal.tasks(rid, [TaskState.FAILED])
+    assert [t.tp for t in failed] == [TopicPartition("t", 0)]
+    assert failed[0].error and "refused by the controller" in failed[0].error
+
+
+def test_a_failing_throttle_write_still_ends_interrupted(journal: Journal) -> None:
+    admin, events = _admin(), []
+    executor = _executor(admin, journal, events)
+    rid = executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(throttle=10))
+    admin.fail_alter_configs = True
+    with pytest.raises(KafkaError):
+        executor.run(rid)
+    assert journal.request(rid).state is RequestState.INTERRUPTED
+
+
+def test_a_moving_partition_of_the_plan_is_refused(journal: Journal) -> None:
+    admin, events = _admin(), []
+    tp = TopicPartition("t", 0)
+    admin.moving[tp] = ((5, 6), 3)
+    admin.stuck.add(tp)
+    with pytest.raises(PreconditionError, match="being reassigned already"):
+        _executor(admin, journal, events).prepare(
+            _plan(), bootstrap="b", options=ExecuteOptions(additional=True)
+        )
+
+
+def test_options_round_trip_through_json() -> None:
+    options = ExecuteOptions(throttle=5, limits=Limits(3, 7), additional=True, elect=False)
+    assert ExecuteOptions.from_json(options.to_json()) == options

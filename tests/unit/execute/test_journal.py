@@ -1,0 +1,230 @@
+"""The SQLite journal: recording, state machine enforcement, durability and concurrent readers."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ferry.errors import InputError, PreconditionError
+from ferry.execute.journal import SCHEMA_VERSION, Journal, default_journal_path
+from ferry.execute.records import ConfigKey, RequestKind, ResourceType, ThrottleRecord
+from ferry.execute.states import IllegalTransition, RequestState, TaskState
+from ferry.model import Move, Plan, TopicPartition
+
+
+class FakeClock:
+    """A clock that advances one second per reading, so timestamps are distinct and ordered."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        self.now += 1
+        return self.now
+
+
+def _plan() -> Plan:
+    return Plan.of(
+        [
+            Move(TopicPartition("orders", 0), (1, 2, 3), (3, 4, 5), size_bytes=100),
+            Move(TopicPartition("orders", 1), (2, 3, 1), (2, 3, 4), size_bytes=50),
+        ]
+    )
+
+
+RATE = ConfigKey(ResourceType.BROKER, "4", "follower.replication.throttled.rate")
+TOPIC = ConfigKey(ResourceType.TOPIC, "orders", "leader.replication.throttled.replicas")
+
+
+def _open(tmp_path: Path) -> Journal:
+    return Journal.open(tmp_path / "state" / "journal.sqlite", clock=FakeClock())
+
+
+def test_default_path_follows_xdg_state_home(tmp_path: Path) -> None:
+    xdg = {"XDG_STATE_HOME": str(tmp_path / "xdg")}
+    assert default_journal_path(xdg, tmp_path) == tmp_path / "xdg" / "kafka-ferry" / "journal.sqlite"
+    expected = tmp_path / ".local" / "state" / "kafka-ferry" / "journal.sqlite"
+    assert default_journal_path({}, tmp_path) == expected
+    # A relative XDG_STATE_HOME is invalid per the spec and ignored.
+    assert default_journal_path({"XDG_STATE_HOME": "rel"}, tmp_path) == expected
+
+
+def test_opening_sets_wal_full_sync_and_schema_version(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        assert journal.schema_version == SCHEMA_VERSION
+    conn = sqlite3.connect(tmp_path / "state" / "journal.sqlite")
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        conn.close()
+
+
+def test_record_request_stores_plan_tasks_and_throttles(tmp_path: Path) -> None:
+    throttles = [ThrottleRecord(RATE, previous="1000", planned="5000"), ThrottleRecord(TOPIC, None, "0:1")]
+    with _open(tmp_path) as journal:
+        rid = journal.record_request(
+            _plan(),
+            bootstrap="127.0.0.1:9092",
+            cluster_id="abc",
+            options={"max_moves": 3},
+            throttles=throttles,
+        )
+        request = journal.request(rid)
+        assert request.state is RequestState.RECORDED
+        assert request.kind is RequestKind.EXECUTE
+        assert request.options == {"max_moves": 3}
+        assert request.plan["partitions"][0] == {"topic": "orders", "partition": 0, "replicas": [3, 4, 5]}
+        tasks = journal.tasks(rid)
+        assert [(t.tp.partition, t.original, t.target, t.state) for t in tasks] == [
+            (0, (1, 2, 3), (3, 4, 5), TaskState.PENDING),
+            (1, (2, 3, 1), (2, 3, 4), TaskState.PENDING),
+        ]
+        assert tasks[0].adding == (4, 5) and tasks[0].removing == (1, 2)
+        assert {t.config: t.previous for t in journal.throttles(rid)} == {RATE: "1000", TOPIC: None}
+
+
+def test_request_ids_are_monotonic_even_after_rows_are_deleted(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        first = journal.record_request(_plan(), bootstrap="b")
+        second = journal.record_request(_plan(), bootstrap="b")
+        with journal.transaction() as conn:
+            conn.execute("DELETE FROM task_log")
+            conn.execute("DELETE FROM tasks WHERE request_id = ?", (second,))
+            conn.execute("DELETE FROM requests WHERE id = ?", (second,))
+        third = journal.record_request(_plan(), bootstrap="b")
+    assert first < second < third
+
+
+def test_task_state_machine_is_enforced_and_logged(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        rid = journal.record_request(_plan(), bootstrap="b")
+        t0, t1 = (t.id for t in journal.tasks(rid))
+        journal.set_task_states([t0, t1], TaskState.SUBMITTED, batch=1)
+        journal.set_task_states([t0], TaskState.DONE)
+        with pytest.raises(IllegalTransition, match=r"task \d+: illegal task transition done -> submitted"):
+            journal.set_task_states([t0], TaskState.SUBMITTED)
+        # All or none: t1 may be cancelled, t0 may not, so neither changes.
+        with pytest.raises(IllegalTransition):
+            journal.set_task_states([t1, t0], TaskState.CANCELLED)
+        assert journal.task(t1).state is TaskState.SUBMITTED
+        assert journal.task(t0).batch == 1
+        assert journal.task(t0).finished_at is not None
+        assert [(a, b) for a, b, _ in journal.task_log(t0)] == [
+            (None, TaskState.PENDING),
+            (TaskState.PENDING, TaskState.SUBMITTED),
+            (TaskState.SUBMITTED, TaskState.DONE),
+        ]
+
+
+def test_request_state_machine_stamps_finish_time(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        rid = journal.record_request(_plan(), bootstrap="b")
+        journal.set_request_state(rid, RequestState.RUNNING)
+        assert journal.request(rid).finished_at is None
+        journal.set_request_state(rid, RequestState.DONE, note="all moves done")
+        assert journal.request(rid).finished_at is not None
+        assert journal.request(rid).note == "all moves done"
+        with pytest.raises(IllegalTransition):
+            journal.set_request_state(rid, RequestState.RUNNING)
+        assert [r.id for r in journal.requests([RequestState.DONE])] == [rid]
+        assert journal.requests([RequestState.RUNNING]) == ()
+
+
+def test_unknown_request_and_task_are_precondition_errors(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        with pytest.raises(PreconditionError, match="no request 7"):
+            journal.request(7)
+        with pytest.raises(PreconditionError, match="no task 9"):
+            journal.set_task_states([9], TaskState.SUBMITTED)
+
+
+def test_supersede_links_a_retargeted_task_to_the_later_request(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        first = journal.record_request(_plan(), bootstrap="b")
+        old = journal.tasks(first)[0]
+        journal.set_task_states([old.id], TaskState.SUBMITTED)
+        retarget = Plan.of([Move(old.tp, (1, 2, 3), (1, 4, 5))])
+        second = journal.record_request(retarget, bootstrap="b")
+        new = journal.tasks(second)[0]
+        journal.set_task_states([new.id], TaskState.SUBMITTED)
+        assert [t.id for t in journal.active_tasks(old.tp)] == [old.id, new.id]
+        journal.supersede(old.id, new.id)
+        assert journal.task(old.id).state is TaskState.CANCELLED
+        assert journal.task(old.id).superseded_by == new.id
+        assert [t.id for t in journal.active_tasks(old.tp)] == [new.id]
+        with pytest.raises(PreconditionError, match="cannot supersede"):
+            journal.supersede(journal.tasks(first)[1].id, new.id)
+
+
+def test_rollback_request_refers_to_its_origin(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        origin = journal.record_request(_plan(), bootstrap="b")
+        rollback = journal.record_request(
+            _plan(), bootstrap="b", kind=RequestKind.ROLLBACK, origin_request=origin
+        )
+        assert journal.request(rollback).origin_request == origin
+        assert journal.request(rollback).kind is RequestKind.ROLLBACK
+        with pytest.raises(sqlite3.IntegrityError):
+            journal.record_request(_plan(), bootstrap="b", kind=RequestKind.ROLLBACK, origin_request=999)
+
+
+def test_throttle_applied_values_are_recorded(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        rid = journal.record_request(_plan(), bootstrap="b", throttles=[ThrottleRecord(RATE, None, "10")])
+        journal.set_throttles_applied(rid, {RATE: "10"})
+        assert journal.throttles(rid)[0].applied == "10"
+        journal.set_throttles_applied(rid, {RATE: None})
+        assert journal.throttles(rid)[0].applied is None
+        with pytest.raises(PreconditionError, match="recorded no throttle"):
+            journal.set_throttles_applied(rid, {TOPIC: "x"})
+
+
+def test_everything_survives_close_and_reopen(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        rid = journal.record_request(_plan(), bootstrap="b", throttles=[ThrottleRecord(RATE, "7", "10")])
+        task = journal.tasks(rid)[0]
+        journal.set_task_states([task.id], TaskState.SUBMITTED, batch=2)
+        journal.set_throttles_applied(rid, {RATE: "10"})
+    with _open(tmp_path) as reopened:
+        assert reopened.schema_version == SCHEMA_VERSION
+        assert reopened.task(task.id).state is TaskState.SUBMITTED
+        assert reopened.task(task.id).batch == 2
+        assert reopened.throttles(rid)[0] == ThrottleRecord(RATE, "7", "10", "10")
+        assert reopened.record_request(_plan(), bootstrap="b") > rid
+
+
+def test_a_reader_sees_committed_state_while_a_writer_holds_a_transaction(tmp_path: Path) -> None:
+    with _open(tmp_path) as writer, _open(tmp_path) as reader:
+        rid = writer.record_request(_plan(), bootstrap="b")
+        task = writer.tasks(rid)[0]
+        with writer.transaction() as conn:
+            conn.execute("UPDATE tasks SET state = 'submitted' WHERE id = ?", (task.id,))
+            # WAL: the reader is not blocked and does not see the uncommitted change.
+            assert reader.task(task.id).state is TaskState.PENDING
+        assert reader.task(task.id).state is TaskState.SUBMITTED
+
+
+def test_failed_transaction_leaves_nothing_behind(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        bad = [ThrottleRecord(RATE, None, "1"), ThrottleRecord(RATE, None, "2")]  # duplicate key
+        with pytest.raises(sqlite3.IntegrityError):
+            journal.record_request(_plan(), bootstrap="b", throttles=bad)
+        assert journal.requests() == ()
+        assert journal.tasks() == ()
+
+
+def test_newer_schema_is_refused_and_garbage_is_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    Journal.open(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(PreconditionError, match="schema version 99 is newer"):
+        Journal.open(path)
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(InputError, match="not a ferry journal"):
+        Journal.open(garbage)

@@ -1,0 +1,81 @@
+"""Progress maths: numerator/denominator per adding replica, roll-ups, rate and ETA."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from support.exec_moves import moves
+
+from ferry.execute.progress import (
+    Progress,
+    Sample,
+    by_broker,
+    by_partition,
+    estimate,
+    replica_progress,
+    total,
+)
+from ferry.model import Move, TopicPartition
+
+MOVE = Move(TopicPartition("t", 0), (1, 2), (3, 4), size_bytes=500)
+
+
+def test_adding_replica_size_over_leader_size() -> None:
+    progress = replica_progress(MOVE, {1: 1000, 2: 990, 3: 250, 4: 1200}, leader=1)
+    assert [(r.broker, r.progress) for r in progress] == [(3, Progress(250, 1000)), (4, Progress(1000, 1000))]
+    assert total(progress).fraction == pytest.approx(0.625)
+
+
+def test_denominator_falls_back_to_largest_original_then_planned_size() -> None:
+    assert replica_progress(MOVE, {1: 10, 2: 20}, leader=None)[0].progress.total == 20
+    assert replica_progress(MOVE, {}, leader=1)[0].progress == Progress(0, 500)
+    assert replica_progress(MOVE, {}, leader=1, finished=True)[0].progress == Progress(500, 500)
+
+
+def test_nothing_to_copy_is_complete() -> None:
+    assert Progress(0, 0).fraction == 1.0
+    with pytest.raises(ValueError):
+        Progress(5, 4)
+
+
+def test_rate_and_eta_from_samples() -> None:
+    samples = [Sample(t, 100 * t) for t in range(10)]
+    est = estimate(samples, remaining=1000)
+    assert est.rate == pytest.approx(100)
+    assert est.eta_s == pytest.approx(10)
+    assert estimate(samples[:1], remaining=1000).rate is None
+    assert estimate([Sample(0, 5), Sample(1, 5)], remaining=10).eta_s is None
+    assert estimate(samples, remaining=0).eta_s == 0.0
+
+
+def test_window_ignores_old_samples() -> None:
+    samples = [Sample(0, 0), Sample(100, 0), Sample(101, 50), Sample(102, 100)]
+    assert estimate(samples, remaining=100, window_s=5).rate == pytest.approx(50)
+
+
+@given(
+    st.lists(moves(), max_size=8, unique_by=lambda m: m.tp),
+    st.dictionaries(st.integers(1, 6), st.integers(0, 10_000)),
+)
+def test_roll_ups_agree_and_stay_in_range(drawn: list[Move], sizes: dict[int, int]) -> None:
+    replicas = [r for m in drawn for r in replica_progress(m, sizes, leader=m.original[0])]
+    request = total(replicas)
+    assert 0.0 <= request.fraction <= 1.0
+    assert sum(by_partition(replicas).values(), Progress(0, 0)) == request
+    assert sum(by_broker(replicas).values(), Progress(0, 0)) == request
+    assert len(replicas) == sum(len(m.adding) for m in drawn)
+
+
+@given(
+    st.lists(st.tuples(st.floats(0.01, 10), st.integers(0, 10**6)), min_size=2, max_size=30),
+    st.integers(1, 10**9),
+)
+def test_eta_is_never_negative(steps: list[tuple[float, int]], remaining: int) -> None:
+    samples, at, done = [], 0.0, 0
+    for dt, more in steps:
+        at, done = at + dt, done + more
+        samples.append(Sample(at, done))
+    est = estimate(samples, remaining)
+    assert est.rate is not None and est.rate >= -1e-6
+    assert est.eta_s is None or est.eta_s >= 0
