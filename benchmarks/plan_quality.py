@@ -1,11 +1,12 @@
 """Plan quality and cost of the planning kernel on generated clusters, one goal per case.
 
 Each case runs in a fresh child process (so peak memory is its own), pinned to one core where the
-platform allows. Prints a Markdown table: moves / lower bound, spreads, rack violations, seconds, peak
-RSS. Usage:
+platform allows. Prints a Markdown table: moves / lower bound, spreads, rack violations, wall and CPU
+seconds of ``plan()`` (CPU seconds are the fairer figure on a shared machine), peak RSS. Usage:
 
     .venv/bin/python benchmarks/plan_quality.py            # small (~3k) and large (100k) cases
     .venv/bin/python benchmarks/plan_quality.py --small    # small cases only
+    .venv/bin/python benchmarks/plan_quality.py --only large --limit 900 --json out.json
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import random
 import resource
 import time
 from dataclasses import dataclass
+from queue import Empty
 from typing import Any
 
 from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
@@ -93,21 +95,36 @@ def run_case(case: Case, queue: Any) -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     snapshot, goal = generate(case)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = plan(snapshot, goal)
     seconds = time.perf_counter() - start
+    cpu_seconds = time.process_time() - cpu
     report = dict(result.report)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    queue.put({"case": case.__dict__, "seconds": seconds, "peak_mib": peak_mib, "report": report})
+    queue.put(
+        {
+            "case": case.__dict__,
+            "seconds": seconds,
+            "cpu_seconds": cpu_seconds,
+            "peak_mib": peak_mib,
+            "report": report,
+        }
+    )
 
 
-def measure(case: Case) -> dict[str, Any]:
+def measure(case: Case, limit: float) -> dict[str, Any] | None:
+    """One case in a fresh process; ``None`` if it did not finish within ``limit`` seconds."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     proc = ctx.Process(target=run_case, args=(case, queue))
     proc.start()
-    out: dict[str, Any] = queue.get(timeout=900)
-    proc.join()
+    try:
+        out: dict[str, Any] = queue.get(timeout=limit)
+    except Empty:
+        proc.kill()
+        return None
+    finally:
+        proc.join()
     return out
 
 
@@ -138,7 +155,7 @@ def row(result: dict[str, Any]) -> str:
         f"| {case['name']} | {parts:,} | {case['brokers']}/{case['racks']} | {r['replica_moves']:,} | "
         f"{r['lower_bound']:,} | {ratio} | {after['replica_spread']} | {after['topic_replica_spread_max']} | "
         f"{after['leader_spread']} | {after['rack_violations']} | {r.get('placement_fallbacks', 0)} | "
-        f"{result['seconds']:.2f} | {result['peak_mib']:.0f} |"
+        f"{result['seconds']:.2f} | {result['cpu_seconds']:.2f} | {result['peak_mib']:.0f} |"
     )
 
 
@@ -148,16 +165,23 @@ def main() -> None:
     )
     parser.add_argument("--small", action="store_true", help="only the ~3k-partition cases")
     parser.add_argument("--json", help="also write raw results to this file")
+    parser.add_argument("--only", help="run only the cases whose name contains this text")
+    parser.add_argument("--limit", type=float, default=600, help="seconds per case before giving up")
     args = parser.parse_args()
     cases = SMALL if args.small else SMALL + LARGE
+    if args.only:
+        cases = [c for c in cases if args.only in c.name]
     print(
         "| case | partitions | brokers/racks | moves | lower bound | moves/bound | replica spread | "
-        "topic spread | leader spread | rack violations | fallbacks | seconds | peak MiB |"
+        "topic spread | leader spread | rack violations | fallbacks | seconds | CPU s | peak MiB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     results = []
     for case in cases:
-        result = measure(case)
+        result = measure(case, args.limit)
+        if result is None:
+            print(f"| {case.name} | did not finish within {args.limit:.0f} s |", flush=True)
+            continue
         results.append(result)
         print(row(result), flush=True)
     if args.json:
