@@ -6,7 +6,8 @@ Passes, in order (each a module of this package):
 2. :mod:`drops` — forced drops (removed brokers, lower replication factor, rack rule);
 3. :mod:`balance` — which brokers take each topic's extras, for all topics at once;
 4. :mod:`drops` — over-quota drops (smallest replicas first), then :mod:`placement`;
-5. :mod:`leaders` — preferred leaders spread evenly, current leaders kept where possible.
+5. :mod:`leaders` — preferred leaders spread evenly, current leaders kept where possible, and
+   :mod:`swaps` — replica swaps of equal cost where the placement left no even leader choice.
 
 Lower bound on replica moves: every replica slot of topic ``t`` not filled by a replica already there
 is a move, so moves >= ``R_t - kept_t``. A broker keeps at most its quota of the topic's replicas

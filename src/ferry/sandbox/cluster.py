@@ -215,7 +215,7 @@ class Sandbox:
         for node in state.nodes:
             if node.pid is not None and not _running(node):
                 raise KafkaError(
-                    f"{node.spec.name} exited during startup",
+                    f"{node.spec.name} exited during startup{_last_error(node)}",
                     hint=f"see {node.log_file} and {Path(node.home) / 'console.log'}",
                 )
 
@@ -253,6 +253,20 @@ class Sandbox:
 
 def _marker(node: NodeState) -> str:
     return str(node.properties_file)
+
+
+def _last_error(node: NodeState) -> str:
+    """The last ERROR or FATAL line the node logged, so a failed start explains itself (CI keeps no
+    sandbox files: the session wipes them)."""
+    for path in (Path(node.log_file), Path(node.home) / "console.log"):
+        try:
+            lines = path.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in reversed(lines):
+            if " ERROR " in line or " FATAL " in line or "Exception" in line:
+                return f": {line.strip()[:300]}"
+    return ""
 
 
 def _running(node: NodeState) -> bool:
