@@ -8,6 +8,7 @@ properties file: pids get reused, and the sandbox must never kill a stranger's p
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -22,14 +23,35 @@ _HOST = "127.0.0.1"
 
 
 def free_ports(count: int) -> list[int]:
-    """``count`` distinct TCP ports free on 127.0.0.1 right now (all held open while choosing)."""
+    """``count`` distinct TCP ports free on 127.0.0.1 right now (all held open while choosing).
+
+    They come from below the kernel's ephemeral range: a port from that range, left free while its
+    broker is stopped, can be taken as the source port of any outgoing connection, and the broker then
+    cannot restart on it.
+    """
+    low = _ephemeral_floor()
+    candidates = list(range(max(1024, low - 12_000), low))
+    random.Random(os.getpid()).shuffle(candidates)
     with ExitStack() as stack:
-        ports = []
-        for _ in range(count):
+        ports: list[int] = []
+        for port in [*candidates, *([0] * count)]:
+            if len(ports) == count:
+                break
             sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
-            sock.bind((_HOST, 0))
+            try:
+                sock.bind((_HOST, port))
+            except OSError:
+                continue
             ports.append(int(sock.getsockname()[1]))
         return ports
+
+
+def _ephemeral_floor() -> int:
+    """The lowest port the kernel hands out as an ephemeral one (Linux; 32768 elsewhere)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 def run_tool(argv: Sequence[str], timeout_s: float, what: str, *, hint: str | None = None) -> None:
