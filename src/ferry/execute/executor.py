@@ -40,9 +40,10 @@ from ferry.execute.events import (
     ignore,
 )
 from ferry.execute.journal import Journal
-from ferry.execute.progress import ReplicaProgress, Sample, estimate, replica_progress
+from ferry.execute.progress import Sample, estimate
 from ferry.execute.progress import total as total_progress
 from ferry.execute.records import ConfigKey, TaskRecord, ThrottleRecord
+from ferry.execute.report import measure
 from ferry.execute.states import RequestState, TaskState
 from ferry.execute.strategies import Ordering
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
@@ -281,27 +282,12 @@ class Executor:
 
     def _report_progress(self, run: _Run) -> None:
         tasks = self._journal.tasks(run.request_id)
-        moving = [t for t in tasks if t.state is TaskState.SUBMITTED]
-        topics = {t.tp.topic for t in moving}
-        sizes = self._admin.describe_replica_sizes(topics) if topics else {}
-        leaders = {p.tp: p.leader for p in self._admin.describe_partitions(topics)} if topics else {}
-        replicas: list[ReplicaProgress] = []
-        for task in tasks:
-            if task.state in (TaskState.SUBMITTED, TaskState.DONE, TaskState.PENDING):
-                # A pending task counts its planned bytes as still to copy; a done one as copied.
-                replicas.extend(
-                    replica_progress(
-                        task,
-                        sizes.get(task.tp, {}),
-                        leaders.get(task.tp),
-                        finished=task.state is TaskState.DONE,
-                    )
-                )
-        progress = total_progress(replicas)
+        progress = total_progress(measure(self._admin, tasks))
         run.samples.append(Sample(self._clock(), progress.done))
         done = sum(1 for t in tasks if t.state is TaskState.DONE)
+        moving = sum(1 for t in tasks if t.state is TaskState.SUBMITTED)
         eta = estimate(run.samples, progress.remaining)
-        self._listener(ProgressUpdate(run.request_id, progress, eta, done, len(tasks), len(moving)))
+        self._listener(ProgressUpdate(run.request_id, progress, eta, done, len(tasks), moving))
 
     def _finish(self, run: _Run) -> None:
         tasks = self._journal.tasks(run.request_id)
