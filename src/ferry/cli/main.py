@@ -20,9 +20,10 @@ from ferry.cli.commands import plan as plan_cmd
 from ferry.cli.commands import progress as progress_cmd
 from ferry.cli.commands import sandbox as sandbox_cmd
 from ferry.cli.commands import snapshot as snapshot_cmd
+from ferry.cli.commands import verify as verify_cmd
 from ferry.errors import FerryError, UsageError
 
-_COMMANDS = (plan_cmd, snapshot_cmd, sandbox_cmd, execute_cmd, list_cmd, progress_cmd)
+_COMMANDS = (plan_cmd, snapshot_cmd, sandbox_cmd, execute_cmd, list_cmd, progress_cmd, verify_cmd)
 
 
 class _Parser(argparse.ArgumentParser):

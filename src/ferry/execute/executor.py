@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ferry.errors import ExecutionIncomplete, PreconditionError
+from ferry.execute import lock
 from ferry.execute import throttles as thr
 from ferry.execute.batching import InFlight, Limits, in_flight_of, next_batch
 from ferry.execute.events import (
@@ -178,7 +179,13 @@ class Executor:
         Raises:
             ExecutionIncomplete: some moves failed (the journal names them).
             KafkaError: the cluster could not be reached (the request is left interrupted).
+            PreconditionError: another process is running the request.
         """
+        # The lock tells resume and verify that a live executor owns the request.
+        with lock.holding(self._journal.path, request_id):
+            self._run_locked(request_id)
+
+    def _run_locked(self, request_id: int) -> None:
         request = self._journal.request(request_id)
         options = ExecuteOptions.from_json(request.options)
         throttles = self._journal.throttles(request_id)
