@@ -45,6 +45,7 @@ from ferry.execute.progress import Sample, estimate
 from ferry.execute.progress import total as total_progress
 from ferry.execute.records import ConfigKey, TaskRecord, ThrottleRecord
 from ferry.execute.report import measure
+from ferry.execute.resume import Reconciled, reconcile
 from ferry.execute.states import RequestState, TaskState
 from ferry.execute.strategies import Ordering
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
@@ -185,7 +186,33 @@ class Executor:
         with lock.holding(self._journal.path, request_id):
             self._run_locked(request_id)
 
-    def _run_locked(self, request_id: int) -> None:
+    def resume(self, request_id: int) -> Reconciled:
+        """Continue an interrupted request: reconcile its submitted tasks, then :meth:`run` it.
+
+        Returns:
+            What the cluster said about the submitted tasks (see :mod:`ferry.execute.resume`).
+
+        Raises:
+            PreconditionError: the request has ended already, or a live process is running it.
+            ExecutionIncomplete, KafkaError: as :meth:`run`.
+        """
+        with lock.holding(self._journal.path, request_id):
+            request = self._journal.request(request_id)
+            if request.state.is_final:
+                raise PreconditionError(f"request {request_id} is {request.state}: nothing to resume")
+            if request.state is RequestState.RUNNING:
+                # Its lock was free, so the executor that marked it running is dead.
+                self._journal.set_request_state(
+                    request_id, RequestState.INTERRUPTED, note="executor died; found by resume"
+                )
+            found = reconcile(self._admin, self._journal.tasks(request_id, [TaskState.SUBMITTED]))
+            self._journal.set_task_states([t.id for t in found.done], TaskState.DONE)
+            for task, why in found.failed:
+                self._journal.set_task_states([task.id], TaskState.FAILED, error=why)
+            self._run_locked(request_id, resend=found.unsent)
+        return found
+
+    def _run_locked(self, request_id: int, resend: Sequence[TaskRecord] = ()) -> None:
         request = self._journal.request(request_id)
         options = ExecuteOptions.from_json(request.options)
         throttles = self._journal.throttles(request_id)
@@ -194,6 +221,8 @@ class Executor:
         self._journal.set_request_state(request_id, RequestState.RUNNING)
         finished = False
         try:
+            if resend:
+                self._resend(run, resend)
             while not self._tick(run):
                 self._sleep(options.poll_interval_s)
             finished = True
@@ -259,6 +288,14 @@ class Executor:
             if task.tp in refused:
                 self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {refused[task.tp]}")
         self._listener(BatchSubmitted(run.request_id, run.batches, tuple(t.tp for t in batch), refused))
+
+    def _resend(self, run: _Run, tasks: Sequence[TaskRecord]) -> None:
+        """Send tasks the journal calls submitted but the cluster never got, under their throttles."""
+        self._sync_throttles(run, self._journal.tasks(run.request_id, [TaskState.SUBMITTED]))
+        answers = self._admin.alter_reassignments({t.tp: t.target for t in tasks})
+        for task in tasks:
+            if answers.get(task.tp):
+                self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {answers[task.tp]}")
 
     # -- throttles -------------------------------------------------------------------------------
 
