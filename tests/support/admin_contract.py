@@ -8,14 +8,56 @@ the ``cluster`` fixture; a fake that drifts from Kafka fails the same test Kafka
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Protocol
 
 import pytest
 
-from ferry.errors import PreconditionError
+from ferry.errors import KafkaError, PreconditionError
 from ferry.kafka.admin import ClusterAdmin
+from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import TopicPartition
+
+LEADER_RATE = "leader.replication.throttled.rate"
+FOLLOWER_RATE = "follower.replication.throttled.rate"
+FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
+SLOW = "10000"
+"""A rate (bytes/s) at which the contract's 2 MB partitions take minutes to copy."""
+
+
+def eventually(check: Callable[[], bool], what: str, timeout_s: float = 30.0) -> None:
+    """Poll ``check`` (bounded): Kafka applies metadata and configs on each broker a moment apart.
+
+    On the fake the check holds at once.
+    """
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(0.3)
+
+
+@contextmanager
+def configs_set(admin: ClusterAdmin, values: Mapping[ConfigKey, str]) -> Iterator[None]:
+    """Set ``values`` for the block and delete them afterwards, whatever happens."""
+    admin.alter_configs(values)
+    try:
+        yield
+    finally:
+        admin.alter_configs(dict.fromkeys(values))
+
+
+def slow_follower(topic: str, brokers: Sequence[int]) -> dict[ConfigKey, str]:
+    """Throttle configs that hold back every follower of ``topic`` on ``brokers``."""
+    values = {ConfigKey(ResourceType.TOPIC, topic, FOLLOWER_REPLICAS): "*"}
+    return values | {ConfigKey(ResourceType.BROKER, str(b), FOLLOWER_RATE): SLOW for b in brokers}
+
+
+def replicas_of(admin: ClusterAdmin, tp: TopicPartition) -> tuple[int, ...]:
+    (state,) = [p for p in admin.describe_partitions([tp.topic]) if p.tp == tp]
+    return state.replicas
 
 
 class ContractCluster(Protocol):
@@ -114,3 +156,117 @@ class ClusterAdminContract:
             cluster.start_broker(4)
         states = cluster.admin.describe_partitions([topic])
         assert all(p.isr is not None and sorted(p.isr) == sorted(p.replicas) for p in states)
+
+    # -- the executor's writes ---------------------------------------------------------------------
+
+    def test_cluster_id_is_stable(self, cluster: ContractCluster) -> None:
+        first = cluster.admin.cluster_id()
+        assert first and len(first) >= 16
+        assert cluster.admin.cluster_id() == first
+
+    def test_reassignment_completes_with_target_replicas_isr_and_sizes(
+        self, cluster: ContractCluster
+    ) -> None:
+        topic = cluster.new_topic({0: [1, 2], 1: [3, 4]})
+        cluster.produce(topic, 100_000)
+        tp0, tp1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+        assert cluster.admin.alter_reassignments({tp0: [3, 4], tp1: [4, 1]}) == {tp0: None, tp1: None}
+
+        def settled() -> bool:
+            states = {p.tp: p for p in cluster.admin.describe_partitions([topic])}
+            return (
+                not cluster.admin.list_reassignments([topic])
+                and [states[tp0].replicas, states[tp1].replicas] == [(3, 4), (4, 1)]
+                and all(sorted(p.isr or ()) == sorted(p.replicas) for p in states.values())
+            )
+
+        eventually(settled, "the moves to complete")
+        states = {p.tp: p for p in cluster.admin.describe_partitions([topic])}
+        assert states[tp0].leader in (3, 4)  # the old leader left: one of the new replicas leads
+        eventually(lambda: set(cluster.admin.describe_replica_sizes([topic])[tp0]) == {3, 4}, "sizes")
+        assert all(n >= 100_000 for n in cluster.admin.describe_replica_sizes([topic])[tp0].values())
+
+    def test_refusals_come_back_per_partition(self, cluster: ContractCluster) -> None:
+        topic = cluster.new_topic({0: [1, 2]})
+        tp = TopicPartition(topic, 0)
+        answers = cluster.admin.alter_reassignments({tp: None, TopicPartition(topic, 5): [1, 2]})
+        assert answers[tp] is not None and answers[tp].startswith("NoReassignmentInProgressError")
+        assert (answers[TopicPartition(topic, 5)] or "").startswith("UnknownTopicOrPartitionError")
+        for bad in ([1, 99], [1, 1]):
+            assert (cluster.admin.alter_reassignments({tp: bad})[tp] or "").startswith(
+                "InvalidReplicationAssignmentError"
+            )
+        assert replicas_of(cluster.admin, tp) == (1, 2)
+
+    def test_throttled_move_is_in_flight_replaced_then_cancelled(self, cluster: ContractCluster) -> None:
+        """KIP-455 as KRaft does it: replicas = target + the rest; replace; cancel keeps the rest."""
+        topic = cluster.new_topic({0: [1, 2]})
+        cluster.produce(topic, 2_000_000)
+        tp = TopicPartition(topic, 0)
+        admin = cluster.admin
+        with configs_set(admin, slow_follower(topic, [1, 2, 3, 4])):
+            try:
+                assert admin.alter_reassignments({tp: [1, 3]}) == {tp: None}
+                eventually(lambda: bool(admin.list_reassignments([topic])), "the move to be listed")
+                (moving,) = admin.list_reassignments([topic])
+                assert (moving.replicas, moving.adding_replicas, moving.removing_replicas) == (
+                    (1, 3, 2),
+                    (3,),
+                    (2,),
+                )
+                assert replicas_of(admin, tp) == (1, 3, 2)
+                sizes = admin.describe_replica_sizes([topic])[tp]
+                assert 0 <= sizes.get(3, 0) < sizes[1]
+                # A new target replaces the move: its adding replica 3 becomes a removing one.
+                assert admin.alter_reassignments({tp: [1, 4]}) == {tp: None}
+                eventually(lambda: replicas_of(admin, tp) == (1, 4, 2, 3), "the replacement")
+                (moving,) = admin.list_reassignments([topic])
+                assert (moving.adding_replicas, moving.removing_replicas) == ((4,), (2, 3))
+            finally:
+                answer = admin.alter_reassignments({tp: None})[tp]
+            assert answer is None
+            eventually(lambda: not admin.list_reassignments([topic]), "the cancel")
+            assert replicas_of(admin, tp) == (1, 2, 3)  # not a revert: 3 stays
+
+    def test_throttle_configs_set_read_back_incrementally_and_delete(self, cluster: ContractCluster) -> None:
+        topic = cluster.new_topic({0: [1, 2]})
+        admin = cluster.admin
+        rates = [
+            ConfigKey(ResourceType.BROKER, str(b), k) for b in (1, 2) for k in (LEADER_RATE, FOLLOWER_RATE)
+        ]
+        listed = ConfigKey(ResourceType.TOPIC, topic, FOLLOWER_REPLICAS)
+        keys = [*rates, listed]
+        assert admin.describe_throttle_configs(keys) == {}
+        values = dict.fromkeys(rates, "12345") | {listed: "0:1,0:2"}
+        with configs_set(admin, values):
+            eventually(lambda: admin.describe_throttle_configs(keys) == values, "the configs")
+            admin.alter_configs({rates[0]: "777"})  # incremental: the others stay
+            eventually(lambda: admin.describe_throttle_configs(keys) == values | {rates[0]: "777"}, "777")
+        eventually(lambda: admin.describe_throttle_configs(keys) == {}, "the configs to be deleted")
+        admin.alter_configs({rates[0]: None})  # deleting what is not set is no error
+
+    def test_a_refused_config_fails_its_resource_only(self, cluster: ContractCluster) -> None:
+        admin = cluster.admin
+        bad, good = (ConfigKey(ResourceType.BROKER, str(b), LEADER_RATE) for b in (1, 2))
+        try:
+            with pytest.raises(KafkaError, match="altering configs failed: broker 1"):
+                admin.alter_configs({bad: "not-a-number", good: "5"})
+            eventually(lambda: admin.describe_throttle_configs([bad, good]) == {good: "5"}, "broker 2's rate")
+        finally:
+            admin.alter_configs({good: None})
+
+    def test_preferred_leader_election(self, cluster: ContractCluster) -> None:
+        """Reordering the replicas makes broker 2 preferred; electing moves leadership to it."""
+        topic = cluster.new_topic({0: [1, 2]})
+        tp = TopicPartition(topic, 0)
+        admin = cluster.admin
+        assert admin.alter_reassignments({tp: [2, 1]}) == {tp: None}
+        eventually(lambda: replicas_of(admin, tp) == (2, 1), "the reorder")
+        assert admin.describe_partitions([topic])[0].leader == 1  # a reorder does not move leaders
+        eventually(lambda: sorted(admin.describe_partitions([topic])[0].isr or ()) == [1, 2], "the ISR")
+        missing = TopicPartition(topic, 7)
+        answers = admin.elect_preferred_leaders([tp, missing])
+        assert answers[tp] is None
+        assert (answers[missing] or "").startswith("UnknownTopicOrPartitionError")
+        eventually(lambda: admin.describe_partitions([topic])[0].leader == 2, "broker 2 to lead")
+        assert admin.elect_preferred_leaders([tp]) == {tp: None}  # already leading: no error

@@ -4,19 +4,45 @@ It answers the way the real cluster does (tests/support/admin_contract.py runs t
 against both), so code tested against it behaves the same on Kafka. Tests drive it with the
 set-up methods (``create_topic``, ``produce``, ``stop_broker``...), which mirror what an
 integration test does to the real cluster.
+
+Reassignments follow KIP-455 as KRaft implements it: while one is in flight the replicas are
+target + the current replicas not in it; a new target replaces it (its in-flight adding replicas
+become removing ones); a cancel drops the adding replicas and keeps the rest (RF may stay higher).
+The fake has no clock: a move completes at the next read unless it is *throttled* -- a throttle
+rate on the follower (adding) broker or the leader, with the partition listed in the topic's
+throttled-replicas config, and data to copy. Then it is held, half copied, until the throttle is
+lifted; the real-cluster tests use rates that make the copy take minutes, which looks the same.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ferry.errors import PreconditionError
+from ferry.errors import KafkaError, PreconditionError
 from ferry.kafka.admin import OngoingReassignment, ReplicaSizes
+from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import Broker, PartitionState, TopicPartition
 
 DEFAULT_MIN_INSYNC = 1
 """Kafka's default ``min.insync.replicas``, which the sandbox cluster keeps."""
+
+CLUSTER_ID = "fAkEcLuStEr0iD-22chars"
+"""A 22-character id, the shape of Kafka's base64 cluster ids."""
+
+# The one-line reasons KafkaPythonAdmin gives for the controller's per-partition errors.
+UNKNOWN_PARTITION = (
+    "UnknownTopicOrPartitionError: "
+    "This request is for a topic or partition that does not exist on this broker."
+)
+INVALID_ASSIGNMENT = "InvalidReplicationAssignmentError: Replication assignment is invalid."
+NO_REASSIGNMENT = "NoReassignmentInProgressError: No partition reassignment is in progress."
+NOT_AVAILABLE = "PreferredLeaderNotAvailableError: The preferred leader was not available."
+
+_RATE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+_REPLICA_KEYS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+_REPLICA_LIST = re.compile(r"^\*$|^\d+:\d+(,\d+:\d+)*$")
 
 
 @dataclass
@@ -35,6 +61,7 @@ class FakeAdmin:
     brokers: dict[int, Broker] = field(default_factory=dict)
     partitions: dict[TopicPartition, _Partition] = field(default_factory=dict)
     min_insync: dict[str, int] = field(default_factory=dict)
+    configs: dict[ConfigKey, str] = field(default_factory=dict)
     closed: bool = False
 
     @classmethod
@@ -90,8 +117,13 @@ class FakeAdmin:
     def start_reassignment(self, tp: TopicPartition, target: Sequence[int]) -> None:
         """A reassignment in flight (KIP-455): replicas become target + original until it ends."""
         p = self.partitions[tp]
-        adding = tuple(b for b in target if b not in p.replicas)
-        removing = tuple(b for b in p.replicas if b not in target)
+        current = p.replicas
+        if p.moving is not None:
+            # Replacing a move: KRaft takes the replicas with the old adding ones moved last.
+            old = p.moving.adding_replicas
+            current = (*(b for b in p.replicas if b not in old), *old)
+        adding = tuple(b for b in target if b not in current)
+        removing = tuple(b for b in current if b not in target)
         replicas = (*target, *removing)
         p.replicas = replicas
         p.moving = OngoingReassignment(tp, replicas, adding, removing)
@@ -102,6 +134,7 @@ class FakeAdmin:
         return tuple(b for _, b in sorted(self.brokers.items()) if include_fenced or b.alive)
 
     def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:
+        self._advance()
         selected = self._selected(topics)
         return tuple(
             PartitionState(tp, p.replicas, leader=p.leader, isr=p.isr) for tp, p in sorted(selected.items())
@@ -109,12 +142,14 @@ class FakeAdmin:
 
     def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
         # DescribeLogDirs reaches live brokers only: a down broker's replicas have no size.
+        self._advance()
         return {
-            tp: {b: p.size for b in p.replicas if self.brokers[b].alive}
+            tp: {b: self._replica_size(p, b) for b in p.replicas if self.brokers[b].alive}
             for tp, p in self._selected(topics).items()
         }
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
+        self._advance()
         return tuple(p.moving for _, p in sorted(self._selected(topics).items()) if p.moving is not None)
 
     def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
@@ -122,6 +157,130 @@ class FakeAdmin:
 
     def close(self) -> None:
         self.closed = True
+
+    def cluster_id(self) -> str | None:
+        return CLUSTER_ID
+
+    def alter_reassignments(
+        self, targets: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> Mapping[TopicPartition, str | None]:
+        return {tp: self._alter_one(tp, target) for tp, target in targets.items()}
+
+    def describe_throttle_configs(self, keys: Collection[ConfigKey]) -> Mapping[ConfigKey, str]:
+        for key in keys:
+            self._check_resource(key, "describing throttle configs")
+        return {k: self.configs[k] for k in keys if k in self.configs}
+
+    def alter_configs(self, writes: Mapping[ConfigKey, str | None]) -> None:
+        for key in writes:
+            # kafka-python sends each broker's configs to that broker: an unknown one fails the call.
+            if key.resource_type is ResourceType.BROKER:
+                self._check_resource(key, "altering configs")
+        failed: list[str] = []
+        for resource in sorted({(k.resource_type, k.resource_name) for k in writes}):
+            entries = {k: v for k, v in writes.items() if (k.resource_type, k.resource_name) == resource}
+            # Kafka applies each resource on its own: a bad entry fails its resource, not the others.
+            problem = next((why for k, v in entries.items() if (why := self._invalid(k, v))), None)
+            if problem:
+                failed.append(f"{resource[0]} {resource[1]}: {problem}")
+                continue
+            for key, value in entries.items():
+                if value is None:
+                    self.configs.pop(key, None)
+                else:
+                    self.configs[key] = value
+        if failed:
+            raise KafkaError(f"altering configs failed: {'; '.join(failed)}")
+
+    def elect_preferred_leaders(
+        self, partitions: Collection[TopicPartition]
+    ) -> Mapping[TopicPartition, str | None]:
+        self._advance()
+        answers: dict[TopicPartition, str | None] = {}
+        for tp in partitions:
+            p = self.partitions.get(tp)
+            if p is None:
+                answers[tp] = UNKNOWN_PARTITION
+                continue
+            preferred = p.replicas[0]
+            if p.leader != preferred and (preferred not in p.isr or not self.brokers[preferred].alive):
+                answers[tp] = NOT_AVAILABLE
+                continue
+            p.leader = preferred  # already leading is no error either (ElectionNotNeeded)
+            answers[tp] = None
+        return answers
+
+    # -- reassignments and throttles ---------------------------------------------------------------
+
+    def _alter_one(self, tp: TopicPartition, target: Sequence[int] | None) -> str | None:
+        p = self.partitions.get(tp)
+        if p is None:
+            return UNKNOWN_PARTITION
+        if target is None:
+            if p.moving is None:
+                return NO_REASSIGNMENT
+            # A cancel drops the adding replicas and keeps the rest, as KRaft's revert does.
+            p.replicas = tuple(b for b in p.replicas if b not in p.moving.adding_replicas)
+            p.moving = None
+            return None
+        if len(set(target)) != len(target) or not set(target) <= set(self.brokers):
+            return INVALID_ASSIGNMENT
+        self.start_reassignment(tp, target)
+        return None
+
+    def _advance(self) -> None:
+        """Complete every move that is not held back by a throttle (the fake's notion of time)."""
+        for tp, p in self.partitions.items():
+            if p.moving is not None and not self._held(tp, p):
+                self._complete(p, p.moving)
+
+    def _complete(self, p: _Partition, moving: OngoingReassignment) -> None:
+        target = tuple(b for b in moving.replicas if b not in moving.removing_replicas)
+        p.replicas = target
+        p.isr = tuple(b for b in target if self.brokers[b].alive)
+        if p.leader not in target:
+            p.leader = p.isr[0] if p.isr else None
+        p.moving = None
+
+    def _held(self, tp: TopicPartition, p: _Partition) -> bool:
+        moving = p.moving
+        if moving is None or not moving.adding_replicas or p.size == 0:
+            return False
+        follower = any(self._throttled(tp, b, "follower") for b in moving.adding_replicas)
+        return follower or (p.leader is not None and self._throttled(tp, p.leader, "leader"))
+
+    def _throttled(self, tp: TopicPartition, broker: int, side: str) -> bool:
+        rate = ConfigKey(ResourceType.BROKER, str(broker), f"{side}.replication.throttled.rate")
+        listed = self.configs.get(
+            ConfigKey(ResourceType.TOPIC, tp.topic, f"{side}.replication.throttled.replicas")
+        )
+        if rate not in self.configs or listed is None:
+            return False
+        return listed == "*" or f"{tp.partition}:{broker}" in listed.split(",")
+
+    def _replica_size(self, p: _Partition, broker: int) -> int:
+        # An adding replica of a held move has copied part of the data (Kafka's first fetch).
+        if p.moving is not None and broker in p.moving.adding_replicas:
+            return p.size // 2
+        return p.size
+
+    def _check_resource(self, key: ConfigKey, action: str) -> None:
+        if key.resource_type is ResourceType.BROKER and int(key.resource_name) not in self.brokers:
+            raise KafkaError(f"{action} failed: UnknownBrokerIdError: {key.resource_name}")
+
+    def _invalid(self, key: ConfigKey, value: str | None) -> str | None:
+        """Why Kafka would refuse ``key = value`` (None: it accepts it)."""
+        if key.resource_type is ResourceType.TOPIC and key.resource_name not in {
+            tp.topic for tp in self.partitions
+        }:
+            return UNKNOWN_PARTITION
+        if value is None:
+            return None  # deleting an entry that is not set is no error
+        if key.key in _RATE_KEYS and not value.isdigit():
+            return f"InvalidRequestError: Invalid value {value} for configuration {key.key}: not a LONG"
+        if key.key in _REPLICA_KEYS and not _REPLICA_LIST.match(value):
+            return f"InvalidConfigurationError: Invalid value [{value}] for configuration {key.key}"
+        return None
 
     # -- helpers -----------------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ferry.errors import ExecutionIncomplete, PreconditionError
+from ferry.execute import lock
 from ferry.execute import throttles as thr
 from ferry.execute.batching import InFlight, Limits, in_flight_of, next_batch
 from ferry.execute.events import (
@@ -40,9 +41,11 @@ from ferry.execute.events import (
     ignore,
 )
 from ferry.execute.journal import Journal
-from ferry.execute.progress import ReplicaProgress, Sample, estimate, replica_progress
+from ferry.execute.progress import Sample, estimate
 from ferry.execute.progress import total as total_progress
 from ferry.execute.records import ConfigKey, TaskRecord, ThrottleRecord
+from ferry.execute.report import measure
+from ferry.execute.resume import Reconciled, reconcile
 from ferry.execute.states import RequestState, TaskState
 from ferry.execute.strategies import Ordering
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
@@ -177,7 +180,39 @@ class Executor:
         Raises:
             ExecutionIncomplete: some moves failed (the journal names them).
             KafkaError: the cluster could not be reached (the request is left interrupted).
+            PreconditionError: another process is running the request.
         """
+        # The lock tells resume and verify that a live executor owns the request.
+        with lock.holding(self._journal.path, request_id):
+            self._run_locked(request_id)
+
+    def resume(self, request_id: int) -> Reconciled:
+        """Continue an interrupted request: reconcile its submitted tasks, then :meth:`run` it.
+
+        Returns:
+            What the cluster said about the submitted tasks (see :mod:`ferry.execute.resume`).
+
+        Raises:
+            PreconditionError: the request has ended already, or a live process is running it.
+            ExecutionIncomplete, KafkaError: as :meth:`run`.
+        """
+        with lock.holding(self._journal.path, request_id):
+            request = self._journal.request(request_id)
+            if request.state.is_final:
+                raise PreconditionError(f"request {request_id} is {request.state}: nothing to resume")
+            if request.state is RequestState.RUNNING:
+                # Its lock was free, so the executor that marked it running is dead.
+                self._journal.set_request_state(
+                    request_id, RequestState.INTERRUPTED, note="executor died; found by resume"
+                )
+            found = reconcile(self._admin, self._journal.tasks(request_id, [TaskState.SUBMITTED]))
+            self._journal.set_task_states([t.id for t in found.done], TaskState.DONE)
+            for task, why in found.failed:
+                self._journal.set_task_states([task.id], TaskState.FAILED, error=why)
+            self._run_locked(request_id, resend=found.unsent)
+        return found
+
+    def _run_locked(self, request_id: int, resend: Sequence[TaskRecord] = ()) -> None:
         request = self._journal.request(request_id)
         options = ExecuteOptions.from_json(request.options)
         throttles = self._journal.throttles(request_id)
@@ -186,6 +221,8 @@ class Executor:
         self._journal.set_request_state(request_id, RequestState.RUNNING)
         finished = False
         try:
+            if resend:
+                self._resend(run, resend)
             while not self._tick(run):
                 self._sleep(options.poll_interval_s)
             finished = True
@@ -252,6 +289,14 @@ class Executor:
                 self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {refused[task.tp]}")
         self._listener(BatchSubmitted(run.request_id, run.batches, tuple(t.tp for t in batch), refused))
 
+    def _resend(self, run: _Run, tasks: Sequence[TaskRecord]) -> None:
+        """Send tasks the journal calls submitted but the cluster never got, under their throttles."""
+        self._sync_throttles(run, self._journal.tasks(run.request_id, [TaskState.SUBMITTED]))
+        answers = self._admin.alter_reassignments({t.tp: t.target for t in tasks})
+        for task in tasks:
+            if answers.get(task.tp):
+                self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {answers[task.tp]}")
+
     # -- throttles -------------------------------------------------------------------------------
 
     def _sync_throttles(self, run: _Run, moving: Iterable[TaskRecord]) -> None:
@@ -281,27 +326,12 @@ class Executor:
 
     def _report_progress(self, run: _Run) -> None:
         tasks = self._journal.tasks(run.request_id)
-        moving = [t for t in tasks if t.state is TaskState.SUBMITTED]
-        topics = {t.tp.topic for t in moving}
-        sizes = self._admin.describe_replica_sizes(topics) if topics else {}
-        leaders = {p.tp: p.leader for p in self._admin.describe_partitions(topics)} if topics else {}
-        replicas: list[ReplicaProgress] = []
-        for task in tasks:
-            if task.state in (TaskState.SUBMITTED, TaskState.DONE, TaskState.PENDING):
-                # A pending task counts its planned bytes as still to copy; a done one as copied.
-                replicas.extend(
-                    replica_progress(
-                        task,
-                        sizes.get(task.tp, {}),
-                        leaders.get(task.tp),
-                        finished=task.state is TaskState.DONE,
-                    )
-                )
-        progress = total_progress(replicas)
+        progress = total_progress(measure(self._admin, tasks))
         run.samples.append(Sample(self._clock(), progress.done))
         done = sum(1 for t in tasks if t.state is TaskState.DONE)
+        moving = sum(1 for t in tasks if t.state is TaskState.SUBMITTED)
         eta = estimate(run.samples, progress.remaining)
-        self._listener(ProgressUpdate(run.request_id, progress, eta, done, len(tasks), len(moving)))
+        self._listener(ProgressUpdate(run.request_id, progress, eta, done, len(tasks), moving))
 
     def _finish(self, run: _Run) -> None:
         tasks = self._journal.tasks(run.request_id)

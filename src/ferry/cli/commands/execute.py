@@ -121,14 +121,14 @@ def _run(args: argparse.Namespace) -> int:
                 "ferry execute: every partition of the plan has its target replicas already", file=sys.stderr
             )
             return 0
-        executor = Executor(admin, journal, listener=_listener(args.wait))
+        executor = Executor(admin, journal, listener=listener_for(args.wait))
         request_id = executor.prepare(plan, bootstrap=args.bootstrap_server, options=options)
         print(request_id, flush=True)
         print(
             f"ferry execute: request {request_id}: {len(plan.moves)} move(s), journal {journal.path}",
             file=sys.stderr,
         )
-        with _sigterm_interrupts():
+        with sigterm_interrupts():
             executor.run(request_id)
         print(f"ferry execute: request {request_id}: done", file=sys.stderr)
     return 0
@@ -142,7 +142,7 @@ def _live_plan(admin: ClusterAdmin, reassignment: Any, source: str) -> Plan:
     return Plan.of(m for m in moves if m.original != m.target)
 
 
-def _listener(verbose: bool) -> Listener:
+def listener_for(verbose: bool) -> Listener:
     last_progress = [0.0]
 
     def listen(event: Event) -> None:
@@ -162,7 +162,7 @@ def _listener(verbose: bool) -> Listener:
 
 
 @contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
+def sigterm_interrupts() -> Iterator[None]:
     """Turn SIGTERM into KeyboardInterrupt while the executor runs, so its cleanup runs too."""
 
     def handler(signum: int, frame: FrameType | None) -> None:

@@ -1,0 +1,68 @@
+"""``ferry progress``: measure a request's progress once (KIP-179's numerator/denominator).
+
+Bytes per adding replica (its size on the new broker against the leader's, from DescribeLogDirs),
+rolled up per partition, per receiving broker and for the request. The rate needs two
+measurements, so the command measures twice, ``--interval`` seconds apart, while moves are in
+flight; the ETA is the remaining bytes at that rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from ferry.cli.commands.execute import add_journal_option
+from ferry.cli.commands.snapshot import add_connection_options
+from ferry.cli.progress_render import progress_table
+from ferry.cli.requests import journal_path, open_existing, pick_request
+from ferry.errors import UsageError
+from ferry.execute.progress import Sample, estimate, total
+from ferry.execute.report import RequestProgress, measure, to_json
+from ferry.execute.states import RequestState, TaskState
+from ferry.formats import dumps_json
+from ferry.kafka.client import KafkaPythonAdmin, load_command_config
+
+
+def register(subparsers: Any) -> None:
+    """Add ``progress`` to the ``ferry`` parser."""
+    parser = subparsers.add_parser(
+        "progress", help="print a request's progress once: bytes per replica, partition, broker; rate, ETA"
+    )
+    parser.add_argument(
+        "request", nargs="?", type=int, metavar="REQUEST", help="request id (default: the latest running one)"
+    )
+    add_connection_options(parser)
+    add_journal_option(parser)
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=2.0,
+        metavar="S",
+        help="seconds between the two measurements the rate comes from (%(default)s; 0: no rate)",
+    )
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.timeout <= 0 or args.interval < 0:
+        raise UsageError("--timeout must be positive and --interval not negative")
+    settings = load_command_config(args.command_config)
+    with open_existing(journal_path(args)) as journal:
+        request = pick_request(journal, args.request, [RequestState.RUNNING])
+        tasks = journal.tasks(request.id)
+        with KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=args.timeout) as admin:
+            replicas = measure(admin, tasks)
+            samples = [Sample(time.monotonic(), total(replicas).done)]
+            if args.interval > 0 and any(t.state is TaskState.SUBMITTED for t in tasks):
+                time.sleep(args.interval)
+                # The journal may have moved on meanwhile (a move finished): measure its new state.
+                request, tasks = journal.request(request.id), journal.tasks(request.id)
+                replicas = measure(admin, tasks)
+                samples.append(Sample(time.monotonic(), total(replicas).done))
+    report = RequestProgress(
+        request.id, request.state, tasks, replicas, estimate(samples, total(replicas).remaining)
+    )
+    print(dumps_json(to_json(report)) if args.json else progress_table(report), end="")
+    return 0

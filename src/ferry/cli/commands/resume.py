@@ -1,0 +1,62 @@
+"""``ferry resume REQUEST``: continue an interrupted request from the journal.
+
+The submitted tasks are reconciled with the cluster first (finished ones are never submitted
+again, see :mod:`ferry.execute.resume`), then the request runs on under its recorded options
+(limits, order, throttle) until every move has ended, and its throttles are restored at the end,
+as with ``ferry execute``. The cluster defaults to the bootstrap servers the request recorded; a
+different cluster (another cluster id) is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ferry.cli.commands.execute import add_journal_option, listener_for, sigterm_interrupts
+from ferry.cli.commands.snapshot import DEFAULT_TIMEOUT_S
+from ferry.cli.requests import journal_path, open_existing
+from ferry.errors import PreconditionError, UsageError
+from ferry.execute.executor import Executor
+from ferry.kafka.client import KafkaPythonAdmin, load_command_config
+
+
+def register(subparsers: Any) -> None:
+    """Add ``resume`` to the ``ferry`` parser."""
+    parser = subparsers.add_parser("resume", help="continue an interrupted request from the journal")
+    parser.add_argument("request", type=int, metavar="REQUEST", help="request id (see 'ferry execute')")
+    parser.add_argument(
+        "--bootstrap-server", metavar="HOST:PORT[,...]", help="brokers to connect to (default: as recorded)"
+    )
+    parser.add_argument("--command-config", type=Path, metavar="FILE", help="Kafka client properties file")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S", help="per request")
+    add_journal_option(parser)
+    parser.add_argument("--wait", action="store_true", help="print progress on stderr while moves run")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    settings = load_command_config(args.command_config)
+    with open_existing(journal_path(args)) as journal:
+        request = journal.request(args.request)
+        bootstrap = args.bootstrap_server or request.bootstrap
+        with KafkaPythonAdmin(bootstrap, settings, timeout_s=args.timeout) as admin:
+            cluster_id = admin.cluster_id()
+            if request.cluster_id and cluster_id and cluster_id != request.cluster_id:
+                raise PreconditionError(
+                    f"request {request.id} ran on cluster {request.cluster_id}, {bootstrap} is {cluster_id}",
+                    hint="pass the --bootstrap-server of the request's cluster",
+                )
+            executor = Executor(admin, journal, listener=listener_for(args.wait))
+            with sigterm_interrupts():
+                found = executor.resume(request.id)
+    print(
+        f"ferry resume: request {request.id}: done; on resume {len(found.done)} move(s) had finished,"
+        f" {len(found.moving)} were still moving, {len(found.unsent)} were sent again,"
+        f" {len(found.failed)} had been changed by others",
+        file=sys.stderr,
+    )
+    return 0

@@ -1,0 +1,68 @@
+"""``ferry progress`` as a human table (rich, rendered to a string: pure, testable wording)."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.table import Table
+
+from ferry.cli.render import human_bytes
+from ferry.execute.progress import Progress
+from ferry.execute.report import RequestProgress
+
+_WIDTH = 100
+
+
+def progress_table(report: RequestProgress) -> str:
+    """Per partition, per receiving broker, then the request's totals with rate and ETA."""
+    partitions = Table(
+        title=f"request {report.request_id} ({report.state}): partitions", title_justify="left"
+    )
+    for column in ("partition", "state", "target", "adding", "copied", "of", "%"):
+        partitions.add_column(column, justify="right" if column in ("copied", "of", "%") else "left")
+    rolled = report.partitions
+    adding: dict[object, list[int]] = {}
+    for r in report.replicas:
+        adding.setdefault(r.tp, []).append(r.broker)
+    for task in sorted(report.tasks, key=lambda t: t.tp):
+        p = rolled.get(task.tp, Progress(0, 0))
+        partitions.add_row(
+            str(task.tp),
+            task.state.value,
+            ",".join(map(str, task.target)),
+            ",".join(map(str, adding.get(task.tp, []))) or "-",
+            *_cells(p),
+        )
+    brokers = Table(title="receiving brokers", title_justify="left")
+    for column in ("broker", "copied", "of", "%"):
+        brokers.add_column(column, justify="left" if column == "broker" else "right")
+    for broker, p in sorted(report.brokers.items()):
+        brokers.add_row(str(broker), *_cells(p))
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=_WIDTH, color_system=None, highlight=False)
+    console.print(partitions)
+    console.print(brokers)
+    console.print(summary_line(report))
+    return buffer.getvalue()
+
+
+def summary_line(report: RequestProgress) -> str:
+    """``42.0% (1.2 MiB of 3.0 MiB), 2/6 moves done, 3 in flight, 1.1 MiB/s, ETA 2 s``."""
+    p = report.total
+    parts = [
+        f"{p.fraction * 100:.1f}% ({human_bytes(p.done)} of {human_bytes(p.total)})",
+        f"{report.moves_done}/{len(report.tasks)} moves done",
+        f"{report.in_flight} in flight",
+    ]
+    rate, eta = report.estimate.rate, report.estimate.eta_s
+    parts.append("rate unknown" if rate is None else f"{human_bytes(max(0, int(rate)))}/s")
+    if eta is not None:
+        parts.append(f"ETA {eta:.0f} s")
+    elif p.remaining:
+        parts.append("ETA unknown")
+    return ", ".join(parts)
+
+
+def _cells(p: Progress) -> tuple[str, str, str]:
+    return human_bytes(p.done), human_bytes(p.total), f"{p.fraction * 100:.1f}"

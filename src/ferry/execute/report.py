@@ -1,0 +1,121 @@
+"""A request's progress measured on the cluster: per adding replica, partition, broker, request.
+
+The executor reports it every poll and ``ferry progress`` once; both measure the same way, so the
+numbers agree. Measuring reads DescribeLogDirs sizes and the leaders of the partitions in flight
+(one request each); the maths is :mod:`ferry.execute.progress`.
+
+A task still ``submitted`` in the journal whose move has in fact ended (its executor died, or has
+not polled yet) measures as complete anyway: its new replicas hold the leader's bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ferry.execute.progress import (
+    Estimate,
+    Progress,
+    ReplicaProgress,
+    by_broker,
+    by_partition,
+    replica_progress,
+    total,
+)
+from ferry.execute.records import TaskRecord
+from ferry.execute.states import RequestState, TaskState
+from ferry.kafka.admin import ClusterAdmin
+from ferry.model import TopicPartition
+
+_COUNTED = (TaskState.SUBMITTED, TaskState.DONE, TaskState.PENDING)
+"""Tasks whose bytes count: failed and cancelled moves are no longer part of the request's work."""
+
+
+def measure(admin: ClusterAdmin, tasks: Sequence[TaskRecord]) -> tuple[ReplicaProgress, ...]:
+    """Progress of every adding replica of ``tasks``.
+
+    A pending task counts its planned bytes as still to copy, a done one as copied; a submitted
+    one is measured on the cluster.
+    """
+    moving = [t for t in tasks if t.state is TaskState.SUBMITTED]
+    topics = {t.tp.topic for t in moving}
+    sizes = admin.describe_replica_sizes(topics) if topics else {}
+    leaders = {p.tp: p.leader for p in admin.describe_partitions(topics)} if topics else {}
+    replicas: list[ReplicaProgress] = []
+    for task in tasks:
+        if task.state in _COUNTED:
+            replicas.extend(
+                replica_progress(
+                    task, sizes.get(task.tp, {}), leaders.get(task.tp), finished=task.state is TaskState.DONE
+                )
+            )
+    return tuple(replicas)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestProgress:
+    """One measurement of a request, with the rate and ETA of the samples taken so far."""
+
+    request_id: int
+    state: RequestState
+    tasks: tuple[TaskRecord, ...]
+    replicas: tuple[ReplicaProgress, ...]
+    estimate: Estimate
+
+    @property
+    def total(self) -> Progress:
+        return total(self.replicas)
+
+    @property
+    def partitions(self) -> dict[TopicPartition, Progress]:
+        return by_partition(self.replicas)
+
+    @property
+    def brokers(self) -> dict[int, Progress]:
+        return by_broker(self.replicas)
+
+    @property
+    def moves_done(self) -> int:
+        return sum(1 for t in self.tasks if t.state is TaskState.DONE)
+
+    @property
+    def in_flight(self) -> int:
+        return sum(1 for t in self.tasks if t.state is TaskState.SUBMITTED)
+
+
+def to_json(report: RequestProgress) -> dict[str, Any]:
+    """The ``ferry progress --json`` document: request totals, then per broker and per partition."""
+    overall = report.total
+    by_tp = report.partitions
+    adding: dict[TopicPartition, list[dict[str, int]]] = {}
+    for r in report.replicas:
+        adding.setdefault(r.tp, []).append(_bytes(r.progress) | {"broker": r.broker})
+    partitions = [
+        {
+            "topic": t.tp.topic,
+            "partition": t.tp.partition,
+            "state": t.state.value,
+            "replicas": list(t.target),
+            **_bytes(by_tp.get(t.tp, Progress(0, 0))),
+            "adding": adding.get(t.tp, []),
+        }
+        for t in sorted(report.tasks, key=lambda t: t.tp)
+    ]
+    return {
+        "request": report.request_id,
+        "state": report.state.value,
+        **_bytes(overall),
+        "fraction": overall.fraction,
+        "rate_bytes_per_s": report.estimate.rate,
+        "eta_s": report.estimate.eta_s,
+        "moves_done": report.moves_done,
+        "moves_total": len(report.tasks),
+        "in_flight": report.in_flight,
+        "brokers": [{"broker": b, **_bytes(p)} for b, p in sorted(report.brokers.items())],
+        "partitions": partitions,
+    }
+
+
+def _bytes(p: Progress) -> dict[str, int]:
+    return {"done_bytes": p.done, "total_bytes": p.total}
