@@ -14,15 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from ferry.cli import render
+from ferry.cli.engines import Cluster, add_engine_options, plan_clusters
 from ferry.errors import InputError, UsageError
 from ferry.formats import (
     dump_reassignment,
     dump_rollback,
     dumps_json,
-    load_snapshot,
     parse_snapshot,
     write_files_atomic,
 )
+from ferry.formats.parquet import is_parquet_snapshot
+from ferry.formats.sources import load_any
 from ferry.model import ClusterSnapshot, Goal, Plan, RackMode
 from ferry.plan.validate import validate_goal
 
@@ -50,7 +52,11 @@ examples:
     ferry plan --snapshot snapshot.json --topics orders --replication-factor orders=3 \\
         --output-dir out
   try it on the bundled example (8 brokers, 2 of them new):
-    ferry plan --example --output-dir out"""
+    ferry plan --example --output-dir out
+  plan every snapshot of a folder in one Spark job (OUT/<cluster>/ per cluster + a summary):
+    ferry plan --fleet snapshots/ --output-dir out
+  plan without Spark, in this process:
+    ferry plan --snapshot snapshot.json --engine local --output-dir out"""
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -67,6 +73,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     _add_input_options(parser)
     _add_broker_options(parser)
     _add_topic_options(parser)
+    add_engine_options(parser)
     parser.add_argument(
         "--rack-mode",
         choices=[mode.value for mode in RackMode],
@@ -93,7 +100,16 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         type=Path,
         help="cluster snapshot JSON (version 1): brokers with racks, partitions with replicas and "
-        "optionally leader, isr and size_bytes",
+        "optionally leader, isr and size_bytes; or a Parquet snapshot directory (see 'ferry "
+        "snapshot convert')",
+    )
+    source.add_argument(
+        "--fleet",
+        metavar="DIR",
+        type=Path,
+        help="plan every snapshot in DIR (*.json files and Parquet snapshot directories, one "
+        "cluster each, named after them) with the same options; writes OUT/<cluster>/ per cluster "
+        "and OUT/fleet-summary.{json,csv}",
     )
     source.add_argument(
         "--example",
@@ -205,13 +221,16 @@ def run(args: argparse.Namespace) -> int:
         InputError: a bad snapshot, or a goal that does not fit it.
     """
     _check_usage(args)
+    if args.fleet is not None:
+        from ferry.cli.fleet import run_fleet
+
+        return run_fleet(args, _build_goal)
     snapshot, source = _load(args)
     goal = _build_goal(args, snapshot, source)
-    # Imported here rather than at the top so `ferry --help` and usage errors answer without
-    # loading the planner and its numeric dependencies.
-    from ferry.plan.planner import plan
-
-    result = plan(snapshot, goal)
+    parquet = args.snapshot if args.snapshot is not None and is_parquet_snapshot(args.snapshot) else None
+    cluster = Cluster(source, source, snapshot, goal, parquet)
+    [planned], _ = plan_clusters([cluster], engine=args.engine, master=args.spark_master)
+    result = planned.plan
     report = {**result.report, "snapshot": source, "goal": goal_json(goal)}
     files = _write_outputs(args.output_dir, result, report)
     print(render.plan_summary(report, snapshot=source, files=files))
@@ -235,6 +254,8 @@ def _check_usage(args: argparse.Namespace) -> None:
     for topic, rf in args.replication_factors:
         if factors.setdefault(topic, rf) != rf:
             raise _usage(f"--replication-factor: {topic} is given both {factors[topic]} and {rf}")
+    if args.spark_master is not None and args.engine != "spark":
+        raise _usage("--spark-master needs --engine spark")
     if args.output_dir.exists() and not args.output_dir.is_dir():
         raise _usage(f"--output-dir {args.output_dir}: exists and is not a directory")
 
@@ -251,7 +272,7 @@ def _load(args: argparse.Namespace) -> tuple[ClusterSnapshot, str]:
         source = f"example:{EXAMPLE_NAME}"
         return parse_snapshot(data, source), source
     path: Path = args.snapshot
-    return load_snapshot(path), str(path)
+    return load_any(path), str(path)
 
 
 def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str) -> Goal:
