@@ -72,7 +72,7 @@ def test_bad_usage_exits_2_and_writes_nothing(
 def test_snapshot_or_example_is_required(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = run(capsys, "--output-dir", str(tmp_path / "out"))
     assert code == 2
-    assert "one of the arguments --snapshot --example --fleet is required" in first_error(err)
+    assert "one of the arguments --snapshot --fleet --example is required" in first_error(err)
 
 
 def test_output_dir_is_required(capsys: pytest.CaptureFixture[str]) -> None:
