@@ -114,7 +114,17 @@ def start_session(settings: SessionSettings) -> SparkSession:
 
 @contextmanager
 def spark_session(settings: SessionSettings) -> Iterator[SparkSession]:
-    """A session that is always stopped when the block ends, however it ends."""
+    """A session for one command: started here and stopped at the end, however the block ends.
+
+    If this process already runs a session (a notebook, a test suite), that one is used as it is,
+    and left running: it is not ours to stop, and its settings win over ``settings``.
+    """
+    from pyspark.sql import SparkSession
+
+    running = SparkSession.getActiveSession()
+    if running is not None:
+        yield running
+        return
     spark = start_session(settings)
     try:
         yield spark
