@@ -43,10 +43,8 @@ def plan_in_buckets(job: ClusterJob, count: int = 3) -> Plan:
     parts = buckets(job, count)
     demands = pa.concat_tables([prepare_bucket(t, contexts) for t in parts])
     assert demands.schema == DEMAND_ARROW
-    by_topic = {
-        topic: load_demand(blob)
-        for topic, blob in zip(demands.column("topic").to_pylist(), demands.column("demand").to_pylist(), strict=True)
-    }
+    topics, blobs = demands.column("topic").to_pylist(), demands.column("demand").to_pylist()
+    by_topic = {topic: load_demand(blob) for topic, blob in zip(topics, blobs, strict=True)}
     balanced = driver.balance(job, by_topic)
     # The decisions travel to the workers pickled (a Spark broadcast): they must survive it.
     decisions = pickle.loads(pickle.dumps(balanced.decisions))
