@@ -61,6 +61,7 @@ def write_any(snapshot: ClusterSnapshot, path: Path) -> str:
     Returns the format written, ``"json"`` or ``"parquet"``.
     """
     if path.suffix == ".json":
+        path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(path, dump_snapshot(snapshot))
         return "json"
     write_parquet_snapshot(snapshot, path)
