@@ -16,6 +16,9 @@ from pathlib import Path
 from ferry.model import ClusterSnapshot, Goal, Plan
 
 ENGINES = ("spark", "local")
+# Below this many partitions the JVM's start-up dominates a Spark run; the fast-start flags halve it
+# on a busy machine, and the C1-only JIT they imply costs nothing that matters at that size.
+FAST_START_BELOW = 200_000
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,8 @@ def plan_clusters(
 
     jobs = [ClusterJob(c.name, c.source, c.snapshot, c.goal, c.parquet) for c in clusters]
     stages = Stages()
-    with spark_session(SessionSettings(master=master)) as spark:
+    small = sum(len(c.snapshot.partitions) for c in clusters) < FAST_START_BELOW
+    with spark_session(SessionSettings(master=master, fast_start=small)) as spark:
         plans = plan_jobs(spark, jobs, stages)
     out = [Planned(c, plans[j.name], j.seconds) for c, j in zip(clusters, jobs, strict=True)]
     return out, stages.seconds
