@@ -144,7 +144,7 @@ def child(folder: Path, engine: str, master: str | None, out: Path) -> dict[str,
     mark = time.perf_counter()
     reports = []
     for item in planned:
-        write_plan(out / item.cluster.name, item.plan, item.plan.report)
+        write_plan(out / item.cluster.name, item.plan, dict(item.plan.report))
         reports.append(item.plan.report)
     stages["write"] = time.perf_counter() - mark
     return {"stages": stages, "spark": spark_stages, "quality": _quality(reports)}

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ferry.model import ClusterSnapshot, Goal, Plan, TopicPartition
-from ferry.pipeline.kernel import ClusterContext, Decision
-from ferry.plan.balance import TopicDemand, assign_extras
-from ferry.plan.planner import assemble, in_scope, lower_bound, plan, target_brokers
+from ferry.pipeline.kernel import Balanced, ClusterContext, solve
+from ferry.plan.balance import TopicDemand
+from ferry.plan.planner import assemble, in_scope, plan, target_brokers
 
 
 @dataclass
@@ -45,14 +45,6 @@ class ClusterJob:
         return [parts[0].tp.topic for parts in in_scope(self.snapshot, self.goal)]
 
 
-@dataclass
-class Balanced:
-    """The balance program's outcome for one cluster."""
-
-    decisions: dict[tuple[str, str], Decision]
-    bound: int
-
-
 def balance(job: ClusterJob, demands: Mapping[str, TopicDemand]) -> Balanced:
     """Solve the cluster's one integer program over all its topics' demands, in topic order."""
     start = time.perf_counter()
@@ -60,14 +52,16 @@ def balance(job: ClusterJob, demands: Mapping[str, TopicDemand]) -> Balanced:
     missing = [t for t in topics if t not in demands]
     if missing:
         raise RuntimeError(f"{job.name}: no demand came back for topic {missing[0]}")
-    ordered = [demands[t] for t in topics]
-    outcome = assign_extras(job.context.layout, ordered)
-    decisions = {
-        (job.name, topic): (tuple(quota), dict(keeps))
-        for topic, quota, keeps in zip(topics, outcome.quotas, outcome.keeps, strict=True)
-    }
+    result = solve(job.name, job.context.layout, topics, [demands[t] for t in topics])
     job.seconds += time.perf_counter() - start
-    return Balanced(decisions, lower_bound(ordered, outcome))
+    return result
+
+
+def check_balanced(job: ClusterJob, result: Balanced) -> None:
+    """A balance solved on a worker must cover exactly the cluster's in-scope topics."""
+    decided = sorted(topic for _, topic in result.decisions)
+    if decided != job.topics():
+        raise RuntimeError(f"{job.name}: the balance program saw other topics than the snapshot holds")
 
 
 def finish(

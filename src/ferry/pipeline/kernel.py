@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import pickle
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 
 import pyarrow as pa
 
 from ferry.model import Goal, PartitionState, TopicPartition
-from ferry.plan.balance import TopicDemand
-from ferry.plan.planner import place_topic, planned_replicas, prepare_topic
+from ferry.plan.balance import TopicDemand, assign_extras
+from ferry.plan.planner import lower_bound, place_topic, planned_replicas, prepare_topic
 from ferry.plan.racks import RackLayout
 
 DEMAND_ARROW = pa.schema(
@@ -45,8 +45,24 @@ PLACED_ARROW = pa.schema(
     ]
 )
 
+BALANCED_ARROW = pa.schema(
+    [
+        pa.field("cluster", pa.string(), nullable=False),
+        pa.field("outcome", pa.binary(), nullable=False),
+        pa.field("seconds", pa.float64(), nullable=False),
+    ]
+)
+
 Decision = tuple[tuple[int, ...], dict[int, frozenset[int]]]
 """What the balance program decided for one topic: its quota per broker and the kept replicas."""
+
+
+@dataclass
+class Balanced:
+    """The balance program's outcome for one cluster: a decision per topic and the lower bound."""
+
+    decisions: dict[tuple[str, str], Decision]
+    bound: int
 
 
 @dataclass(frozen=True)
@@ -109,6 +125,39 @@ def load_demand(blob: bytes) -> TopicDemand:
     if not isinstance(demand, TopicDemand):
         raise TypeError(f"expected a TopicDemand, got {type(demand).__name__}")
     return demand
+
+
+def solve(name: str, layout: RackLayout, topics: Sequence[str], demands: Sequence[TopicDemand]) -> Balanced:
+    """One cluster's integer program over all its topics' demands, given in the planner's topic order."""
+    outcome = assign_extras(layout, demands)
+    decisions = {
+        (name, topic): (tuple(quota), dict(keeps))
+        for topic, quota, keeps in zip(topics, outcome.quotas, outcome.keeps, strict=True)
+    }
+    return Balanced(decisions, lower_bound(demands, outcome))
+
+
+def balance_cluster(table: pa.Table, contexts: Mapping[str, ClusterContext]) -> pa.Table:
+    """One cluster's balance program where its demands are (a fleet's clusters solve in parallel).
+
+    ``table`` holds pass 1's rows of exactly one cluster; the planner orders topics by name.
+    """
+    start = time.perf_counter()
+    ordered = table.sort_by([("topic", "ascending")])
+    (name,) = set(ordered.column("cluster").to_pylist())
+    topics = ordered.column("topic").to_pylist()
+    demands = [load_demand(blob) for blob in ordered.column("demand").to_pylist()]
+    result = solve(name, contexts[name].layout, topics, demands)
+    blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    row = {"cluster": [name], "outcome": [blob], "seconds": [time.perf_counter() - start]}
+    return pa.table(row, schema=BALANCED_ARROW)
+
+
+def load_balanced(blob: bytes) -> Balanced:
+    result = pickle.loads(blob)
+    if not isinstance(result, Balanced):
+        raise TypeError(f"expected a Balanced, got {type(result).__name__}")
+    return result
 
 
 def place_bucket(

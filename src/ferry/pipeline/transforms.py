@@ -14,8 +14,14 @@ from pyspark import Broadcast
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from ferry.pipeline.kernel import ClusterContext, Decision, place_bucket, prepare_bucket
-from ferry.pipeline.schemas import DEMANDS, PLACED
+from ferry.pipeline.kernel import (
+    ClusterContext,
+    Decision,
+    balance_cluster,
+    place_bucket,
+    prepare_bucket,
+)
+from ferry.pipeline.schemas import BALANCED, DEMANDS, PLACED
 
 BUCKET = "bucket"
 
@@ -33,6 +39,16 @@ def demands(frame: DataFrame, contexts: Mapping[str, ClusterContext]) -> DataFra
         return prepare_bucket(table, ctx)
 
     return frame.groupBy(BUCKET).applyInArrow(run, DEMANDS)
+
+
+def balances(demands: DataFrame, contexts: Mapping[str, ClusterContext]) -> DataFrame:
+    """Each cluster's balance program on a worker: one row per cluster (see :data:`BALANCED`)."""
+    ctx = dict(contexts)
+
+    def run(table: pa.Table) -> pa.Table:
+        return balance_cluster(table, ctx)
+
+    return demands.groupBy("cluster").applyInArrow(run, BALANCED)
 
 
 def placements(

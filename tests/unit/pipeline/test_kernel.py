@@ -20,7 +20,17 @@ from ferry.formats.parquet import snapshot_tables
 from ferry.model import Plan
 from ferry.pipeline import driver
 from ferry.pipeline.driver import ClusterJob
-from ferry.pipeline.kernel import DEMAND_ARROW, PLACED_ARROW, load_demand, place_bucket, prepare_bucket
+from ferry.pipeline.kernel import (
+    BALANCED_ARROW,
+    DEMAND_ARROW,
+    PLACED_ARROW,
+    Balanced,
+    balance_cluster,
+    load_balanced,
+    load_demand,
+    place_bucket,
+    prepare_bucket,
+)
 from ferry.plan.planner import plan
 
 
@@ -36,7 +46,7 @@ def buckets(job: ClusterJob, count: int) -> list[pa.Table]:
     return out
 
 
-def plan_in_buckets(job: ClusterJob, count: int = 3) -> Plan:
+def plan_in_buckets(job: ClusterJob, count: int = 3, *, balance_on_worker: bool = False) -> Plan:
     if not job.distributed:
         return driver.plan_on_driver(job)
     contexts = {job.name: job.context}
@@ -45,7 +55,15 @@ def plan_in_buckets(job: ClusterJob, count: int = 3) -> Plan:
     assert demands.schema == DEMAND_ARROW
     topics, blobs = demands.column("topic").to_pylist(), demands.column("demand").to_pylist()
     by_topic = {topic: load_demand(blob) for topic, blob in zip(topics, blobs, strict=True)}
-    balanced = driver.balance(job, by_topic)
+    if balance_on_worker:
+        # As a fleet does it: the cluster's demand rows, shuffled, solved by the worker function.
+        shuffled = demands.take(pa.array(list(reversed(range(demands.num_rows))), pa.int64()))
+        outcome = balance_cluster(shuffled, contexts)
+        assert outcome.schema == BALANCED_ARROW and outcome.num_rows == 1
+        balanced = load_balanced(outcome.column("outcome")[0].as_py())
+        driver.check_balanced(job, balanced)
+    else:
+        balanced = driver.balance(job, by_topic)
     # The decisions travel to the workers pickled (a Spark broadcast): they must survive it.
     decisions = pickle.loads(pickle.dumps(balanced.decisions))
     placed = pa.concat_tables([place_bucket(t, contexts, decisions) for t in parts])
@@ -65,6 +83,13 @@ def test_buckets_plan_exactly_what_the_planner_plans(case: Case) -> None:
     assert_valid(snapshot, goal, got)
 
 
+@pytest.mark.parametrize("case", [*named()[:3], *random_cases(4, seed=40)], ids=lambda c: c[0])
+def test_a_balance_solved_on_a_worker_plans_the_same(case: Case) -> None:
+    name, snapshot, goal = case
+    got = plan_in_buckets(ClusterJob(name, name, snapshot, goal), balance_on_worker=True)
+    assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(plan(snapshot, goal)))
+
+
 def test_out_of_scope_topics_send_no_demand() -> None:
     name, snapshot, goal = next(c for c in named() if c[0] == "scoped")
     job = ClusterJob(name, name, snapshot, goal)
@@ -78,3 +103,10 @@ def test_a_missing_demand_is_an_error_not_a_smaller_plan() -> None:
     job = ClusterJob(name, name, snapshot, goal)
     with pytest.raises(RuntimeError, match="no demand came back for topic topic-000"):
         driver.balance(job, {})
+
+
+def test_a_balance_missing_a_topic_is_refused() -> None:
+    name, snapshot, goal = named()[0]
+    job = ClusterJob(name, name, snapshot, goal)
+    with pytest.raises(RuntimeError, match="other topics than the snapshot holds"):
+        driver.check_balanced(job, Balanced({(name, "topic-000"): ((), {})}, 0))
