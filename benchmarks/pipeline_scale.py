@@ -1,8 +1,9 @@
 """Scale of the planning pipeline: generated Parquet snapshots, Spark (local[1], local[2]) vs --engine local.
 
-Clusters: RF 3, 200 brokers in 10 racks, of which 10 are new and empty (one per rack); 100
-partitions per topic, starting balanced and rack-clean on the 190 old brokers; the goal is the
-default rebalance onto all 200. Cases: 100k and 1M partitions, and a fleet of 20 x 50k.
+Clusters: RF 3, 200 brokers in 10 racks, of which 10 are new and empty (one per rack); partitions
+start balanced and rack-clean on the 190 old brokers; the goal is the default rebalance onto all
+200. Cases: 100k and 1M partitions in topics of 100 partitions, 1M in topics of 1,000, and a fleet
+of 20 x 50k (topics of 100).
 
 Each run is a fresh child process (so start-up and peak memory are its own); the parent samples
 the RSS of the child's process tree (driver Python, the Spark JVM, Python workers) every 0.2 s.
@@ -33,12 +34,19 @@ import pyarrow.parquet as pq
 
 from ferry.formats.parquet import BROKERS_FILE, BROKERS_SCHEMA, PARTITIONS_FILE, PARTITIONS_SCHEMA
 
-BROKERS, RACKS, NEW, RF, PER_TOPIC = 200, 10, 10, 3, 100
-CASES = {"100k": (1, 100_000), "1M": (1, 1_000_000), "fleet-20x50k": (20, 50_000)}
+BROKERS, RACKS, NEW, RF = 200, 10, 10, 3
+# (clusters, partitions per cluster, partitions per topic). The balance program grows with topics x
+# brokers, so "1M-wide" (1,000 topics) and "1M" (10,000 topics) load the kernel very differently.
+CASES = {
+    "100k": (1, 100_000, 100),
+    "1M": (1, 1_000_000, 100),
+    "1M-wide": (1, 1_000_000, 1_000),
+    "fleet-20x50k": (20, 50_000, 100),
+}
 RUNS = {"spark-2": ("spark", "local[2]"), "spark-1": ("spark", "local[1]"), "local": ("local", None)}
 
 
-def write_cluster(folder: Path, partitions: int, seed: int) -> None:
+def write_cluster(folder: Path, partitions: int, per_topic: int, seed: int) -> None:
     """One generated Parquet snapshot (see the module docstring)."""
     rng = np.random.default_rng(seed)
     old = BROKERS - NEW
@@ -49,11 +57,11 @@ def write_cluster(folder: Path, partitions: int, seed: int) -> None:
     replicas = ((start[:, None] + np.arange(RF)[None, :]) % old).astype(np.int32)
     offsets = pa.array(np.arange(0, partitions * RF + 1, RF, dtype=np.int32))
     lists = pa.ListArray.from_arrays(offsets, pa.array(replicas.ravel()))
-    topics = np.arange(partitions) // PER_TOPIC
+    topics = np.arange(partitions) // per_topic
     table = pa.table(
         {
             "topic": pa.array([f"topic-{t:06d}" for t in topics], pa.string()),
-            "partition": pa.array((np.arange(partitions) % PER_TOPIC).astype(np.int32)),
+            "partition": pa.array((np.arange(partitions) % per_topic).astype(np.int32)),
             "replicas": lists,
             "leader": pa.array(replicas[:, 0]),
             "isr": lists,
@@ -67,11 +75,11 @@ def write_cluster(folder: Path, partitions: int, seed: int) -> None:
 
 
 def generate(case: str, root: Path) -> Path:
-    clusters, partitions = CASES[case]
+    clusters, partitions, per_topic = CASES[case]
     target = root / case
     if not target.exists():
         for i in range(clusters):
-            write_cluster(target / f"cluster-{i:02d}", partitions, seed=i)
+            write_cluster(target / f"cluster-{i:02d}", partitions, per_topic, seed=i)
     return target
 
 

@@ -153,7 +153,9 @@ def _partitions(table: pa.Table, known: frozenset[int], source: str) -> list[Par
     out: list[PartitionState] = []
     problems: list[str] = []
     for row, (topic, number, replicas, leader, isr, size) in enumerate(zip(*cols, strict=True)):
-        problem = _row_problem(topic, number, replicas, leader, isr, size, known)
+        problem = None
+        if not _row_ok(topic, number, replicas, leader, isr, size, known):
+            problem = _row_problem(topic, number, replicas, leader, isr, size, known)
         if problem:
             problems.append(f"{source}: row {row}: {problem}")
             if len(problems) >= _MAX_PROBLEMS:
@@ -163,6 +165,28 @@ def _partitions(table: pa.Table, known: frozenset[int], source: str) -> list[Par
         out.append(PartitionState(tp, tuple(replicas), leader, None if isr is None else tuple(isr), size))
     _raise_if(problems)
     return out
+
+
+def _row_ok(
+    topic: str | None,
+    number: int | None,
+    replicas: Sequence[int | None] | None,
+    leader: int | None,
+    isr: Sequence[int | None] | None,
+    size: int | None,
+    known: frozenset[int],
+) -> bool:
+    """The fast check every row passes through; :func:`_row_problem` words a failure."""
+    if not topic or number is None or number < 0 or not replicas:
+        return False
+    members = set(replicas)
+    return (
+        len(members) == len(replicas)
+        and members <= known
+        and (leader is None or leader < 0 or leader in members)
+        and (isr is None or members.issuperset(isr))
+        and (size is None or size >= 0)
+    )
 
 
 def _row_problem(
