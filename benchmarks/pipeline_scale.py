@@ -43,7 +43,13 @@ CASES = {
     "1M-wide": (1, 1_000_000, 1_000),
     "fleet-20x50k": (20, 50_000, 100),
 }
-RUNS = {"spark-2": ("spark", "local[2]"), "spark-1": ("spark", "local[1]"), "local": ("local", None)}
+# (engine, master, fast-start JVM flags: None = ferry's choice by size, i.e. on below 200k partitions)
+RUNS: dict[str, tuple[str, str | None, bool | None]] = {
+    "spark-2": ("spark", "local[2]", None),
+    "spark-1": ("spark", "local[1]", None),
+    "local": ("local", None, None),
+    "spark-2-c1": ("spark", "local[2]", True),
+}
 
 
 def write_cluster(folder: Path, partitions: int, per_topic: int, seed: int) -> None:
@@ -135,7 +141,7 @@ def _is_java(pid: int) -> bool:
         return False
 
 
-def child(folder: Path, engine: str, master: str | None, out: Path) -> dict[str, Any]:
+def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
     """One run inside the child process: load, plan, write; returns stage seconds and figures."""
     from ferry.cli.engines import Cluster, plan_clusters
     from ferry.formats.sources import fleet_members, load_any
@@ -147,7 +153,8 @@ def child(folder: Path, engine: str, master: str | None, out: Path) -> dict[str,
     clusters = [Cluster(n, str(p), load_any(p), Goal(), p) for n, p in fleet_members(folder)]
     stages["load"] = time.perf_counter() - mark
     mark = time.perf_counter()
-    planned, spark_stages = plan_clusters(clusters, engine=engine, master=master)
+    engine, master, fast_start = RUNS[run]
+    planned, spark_stages = plan_clusters(clusters, engine=engine, master=master, fast_start=fast_start)
     stages["plan"] = time.perf_counter() - mark
     mark = time.perf_counter()
     reports = []
@@ -174,9 +181,8 @@ def _quality(reports: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def measure(folder: Path, run: str, scratch: Path) -> dict[str, Any]:
-    engine, master = RUNS[run]
     result_file = scratch / f"{folder.name}-{run}.json"
-    command = [sys.executable, __file__, "--child", str(folder), engine, master or "-", str(result_file)]
+    command = [sys.executable, __file__, "--child", str(folder), run, str(result_file)]
     start = time.perf_counter()
     process = subprocess.Popen(command)
     sampler = Sampler(process.pid)
@@ -216,14 +222,14 @@ HEADER = (
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        folder, engine, master, result_file = sys.argv[2:6]
+        folder, run, result_file = sys.argv[2:5]
         with tempfile.TemporaryDirectory() as out:
-            result = child(Path(folder), engine, None if master == "-" else master, Path(out))
+            result = child(Path(folder), run, Path(out))
         Path(result_file).write_text(json.dumps(result))
         return
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", default=",".join(CASES))
-    parser.add_argument("--runs", default=",".join(RUNS))
+    parser.add_argument("--runs", default="spark-2,spark-1,local")
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "ferry-pipeline-scale")
     args = parser.parse_args()
     print(HEADER, flush=True)

@@ -57,9 +57,12 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 
 def plan_clusters(
-    clusters: Sequence[Cluster], *, engine: str, master: str | None
+    clusters: Sequence[Cluster], *, engine: str, master: str | None, fast_start: bool | None = None
 ) -> tuple[list[Planned], dict[str, float]]:
-    """Plan every cluster with ``engine``; returns the plans (in input order) and stage seconds."""
+    """Plan every cluster with ``engine``; returns the plans (in input order) and stage seconds.
+
+    ``fast_start`` picks the JVM flags of a Spark session ferry starts; None: by the job's size.
+    """
     if engine == "local":
         return _plan_locally(clusters), {}
     # Imported here: only the Spark engine may pay for importing pyspark.
@@ -69,8 +72,9 @@ def plan_clusters(
 
     jobs = [ClusterJob(c.name, c.source, c.snapshot, c.goal, c.parquet) for c in clusters]
     stages = Stages()
-    small = sum(len(c.snapshot.partitions) for c in clusters) < FAST_START_BELOW
-    with spark_session(SessionSettings(master=master, fast_start=small)) as spark:
+    if fast_start is None:
+        fast_start = sum(len(c.snapshot.partitions) for c in clusters) < FAST_START_BELOW
+    with spark_session(SessionSettings(master=master, fast_start=fast_start)) as spark:
         plans = plan_jobs(spark, jobs, stages)
     out = [Planned(c, plans[j.name], j.seconds) for c, j in zip(clusters, jobs, strict=True)]
     return out, stages.seconds
