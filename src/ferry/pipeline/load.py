@@ -52,7 +52,11 @@ def write_plan(directory: Path, result: Plan, report: Mapping[str, Any]) -> list
 
 
 def summary_row(cluster: str, report: Mapping[str, Any], seconds: float) -> dict[str, Any]:
-    """One fleet-summary row from a cluster's report."""
+    """One fleet-summary row from a cluster's report.
+
+    ``seconds`` is what the cluster itself cost: its driver phases plus its topics' time in the
+    workers (the clusters of a fleet share one job, so its wall time is not theirs to split).
+    """
     before = report["balance"]["before"]
     after = report["balance"]["after"]
     return {
