@@ -73,20 +73,3 @@ def test_fleet_on_spark_writes_what_the_local_engine_writes(tmp_path: Path) -> N
     local_files.pop("fleet-summary.json")
     assert spark_files == local_files
     assert len(spark_files) == 4 * len(FILES)
-
-
-def test_both_passes_read_the_one_shuffle_from_the_cache(spark: SparkSession) -> None:
-    from ferry.pipeline import extract, transforms
-
-    name, snapshot, goal = named()[0]
-    job = ClusterJob(name, name, snapshot, goal)
-    frame = transforms.with_bucket(extract.partitions_frame(spark, [job]), 16)
-    frame = transforms.shuffled_once(frame, 16)
-    try:
-        frame.count()
-        executed = transforms.demands(frame, {name: job.context})._jdf.queryExecution().executedPlan()
-        above_cache = executed.toString().split("InMemoryRelation")[0]
-        assert "InMemoryTableScan" in above_cache
-        assert "Exchange" not in above_cache
-    finally:
-        frame.unpersist()

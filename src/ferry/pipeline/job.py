@@ -53,24 +53,17 @@ def plan_jobs(
     mark = time.perf_counter()
     buckets = buckets_for(spark)
     spark.conf.set("spark.sql.shuffle.partitions", str(buckets))
-    bucketed = transforms.with_bucket(extract.partitions_frame(spark, spread), buckets)
-    frame = transforms.shuffled_once(bucketed, buckets)
-    # Filled now: only a materialised cache tells the planner its partitioning, which is what lets
-    # both passes skip their own shuffle.
-    frame.count()
+    frame = transforms.with_bucket(extract.partitions_frame(spark, spread), buckets)
     contexts = {job.name: job.context for job in spread}
     stages.add("extract", mark)
+    balanced = _balance(frame, spread, contexts, stages)
+    mark = time.perf_counter()
+    decisions = {key: d for b in balanced.values() for key, d in b.decisions.items()}
+    shared = spark.sparkContext.broadcast(decisions)
     try:
-        balanced = _balance(frame, spread, contexts, stages)
-        mark = time.perf_counter()
-        decisions = {key: d for b in balanced.values() for key, d in b.decisions.items()}
-        shared = spark.sparkContext.broadcast(decisions)
-        try:
-            rows = transforms.placements(frame, contexts, shared).toArrow()
-        finally:
-            shared.unpersist()
+        rows = transforms.placements(frame, contexts, shared).toArrow()
     finally:
-        frame.unpersist()
+        shared.unpersist()
     mark = stages.add("place", mark)
     placed, fallbacks, seconds = driver.placed_rows(_rows(rows, PLACED.fieldNames()))
     for job in spread:

@@ -31,13 +31,6 @@ def with_bucket(frame: DataFrame, buckets: int) -> DataFrame:
     return frame.withColumn(BUCKET, F.pmod(F.hash("cluster", "topic"), F.lit(buckets)))
 
 
-def shuffled_once(frame: DataFrame, buckets: int) -> DataFrame:
-    """Hash the rows into ``buckets`` partitions by bucket and keep them: both passes group by bucket
-    on this very partitioning, so the Parquet scan and the shuffle happen once, not once per pass
-    (once the cache is filled; run an action on the result first)."""
-    return frame.repartition(buckets, BUCKET).cache()
-
-
 def demands(frame: DataFrame, contexts: Mapping[str, ClusterContext]) -> DataFrame:
     """Pass 1: one row per in-scope topic with its pickled demand (see :data:`DEMANDS`)."""
     ctx = dict(contexts)
