@@ -18,16 +18,19 @@ TESTS = Path(__file__).resolve().parent
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
-_FOLDER_MARKS = {"unit": pytest.mark.unit, "integration": pytest.mark.integration}
+_FOLDER_MARKS = {
+    "unit": [pytest.mark.unit],
+    "integration": [pytest.mark.integration],
+    "spark": [pytest.mark.integration, pytest.mark.spark],
+}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test under tests/unit as ``unit`` and under tests/integration as ``integration``."""
+    """Mark tests by folder: unit/ and integration/ by name, spark/ as ``integration`` and ``spark``."""
     for item in items:
         try:
             folder = item.path.resolve().relative_to(TESTS).parts[0]
         except ValueError:
             continue  # collected from outside tests/
-        mark = _FOLDER_MARKS.get(folder)
-        if mark is not None:
+        for mark in _FOLDER_MARKS.get(folder, []):
             item.add_marker(mark)

@@ -83,3 +83,40 @@ def _get(report: Mapping[str, Any], *keys: str) -> Any:
             return _MISSING
         value = value[key]
     return value
+
+
+_FLEET_COLUMNS = (
+    ("cluster", "cluster"),
+    ("partitions", "partitions"),
+    ("moves", "replica_moves"),
+    ("bound", "lower_bound"),
+    ("data", "bytes_moved"),
+    ("replica spread", "replica_spread"),
+    ("leader spread", "leader_spread"),
+    ("rack viol.", "rack_violations"),
+    ("seconds", "seconds"),
+)
+
+
+def fleet_summary(rows: Sequence[Mapping[str, Any]], *, files: Sequence[Path]) -> str:
+    """One line per cluster of a fleet plan (spreads and violations as before -> after)."""
+    table = [[label for label, _ in _FLEET_COLUMNS]]
+    for row in rows:
+        cells = []
+        for _, key in _FLEET_COLUMNS:
+            if key == "bytes_moved":
+                cells.append(human_bytes(row[key]))
+            elif key in row:
+                cells.append(str(row[key]))
+            else:
+                cells.append(f"{row[key + '_before']} -> {row[key + '_after']}")
+        table.append(cells)
+    widths = [max(len(r[i]) for r in table) for i in range(len(_FLEET_COLUMNS))]
+    lines = [f"Plans for {len(rows)} clusters:"]
+    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
+    lines.append(
+        "Wrote <cluster>/reassignment.json, rollback.json, report.json and "
+        + ", ".join(str(f) for f in files)
+        + "."
+    )
+    return "\n".join(lines)

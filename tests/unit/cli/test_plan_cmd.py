@@ -20,7 +20,7 @@ OUTPUTS = {"reassignment.json", "report.json", "rollback.json"}
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["plan", *args])
+    code = main(["plan", "--engine", "local", *args])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -76,7 +76,9 @@ def test_bad_usage_exits_2_and_writes_nothing(
 def test_snapshot_or_example_is_required(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = run(capsys, "--output-dir", str(tmp_path / "out"))
     assert code == 2
-    assert "one of the arguments --snapshot --example --bootstrap-server is required" in first_error(err)
+    assert "one of the arguments --snapshot --fleet --example --bootstrap-server is required" in first_error(
+        err
+    )
 
 
 def test_output_dir_is_required(capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,16 +18,18 @@ from typing import Any
 
 from ferry.cli import render
 from ferry.cli.commands.snapshot import add_connection_options, take_snapshot
+from ferry.cli.engines import Cluster, add_engine_options, plan_clusters
 from ferry.errors import InputError, PreconditionError, UsageError
 from ferry.formats import (
     dump_reassignment,
     dump_rollback,
     dumps_json,
-    load_snapshot,
     parse_snapshot,
     render_snapshot,
     write_files_atomic,
 )
+from ferry.formats.parquet import is_parquet_snapshot
+from ferry.formats.sources import load_any
 from ferry.kafka.snapshot import to_json
 from ferry.model import ClusterSnapshot, Goal, Plan, RackMode
 from ferry.plan.validate import validate_goal
@@ -64,7 +66,11 @@ examples:
     ferry plan --snapshot snapshot.json --topics orders --replication-factor orders=3 \\
         --output-dir out
   try it on the bundled example (8 brokers, 2 of them new):
-    ferry plan --example --output-dir out"""
+    ferry plan --example --output-dir out
+  plan every snapshot of a folder in one Spark job (OUT/<cluster>/ per cluster + a summary):
+    ferry plan --fleet snapshots/ --output-dir out
+  plan without Spark, in this process:
+    ferry plan --snapshot snapshot.json --engine local --output-dir out"""
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -81,6 +87,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     _add_input_options(parser)
     _add_broker_options(parser)
     _add_topic_options(parser)
+    add_engine_options(parser)
     parser.add_argument(
         "--rack-mode",
         choices=[mode.value for mode in RackMode],
@@ -108,7 +115,16 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         type=Path,
         help="cluster snapshot JSON (version 1): brokers with racks, partitions with replicas and "
-        "optionally leader, isr and size_bytes",
+        "optionally leader, isr and size_bytes; or a Parquet snapshot directory (see 'ferry "
+        "snapshot convert')",
+    )
+    source.add_argument(
+        "--fleet",
+        metavar="DIR",
+        type=Path,
+        help="plan every snapshot in DIR (*.json files and Parquet snapshot directories, one "
+        "cluster each, named after them) with the same options; writes OUT/<cluster>/ per cluster "
+        "and OUT/fleet-summary.{json,csv}",
     )
     source.add_argument(
         "--example",
@@ -223,15 +239,18 @@ def run(args: argparse.Namespace) -> int:
         KafkaError: the live cluster could not be read.
     """
     _check_usage(args)
+    if args.fleet is not None:
+        from ferry.cli.fleet import run_fleet
+
+        return run_fleet(args, _build_goal)
     loaded = _load(args)
     snapshot, source = loaded.snapshot, loaded.source
     goal = _build_goal(args, snapshot, source)
     _check_targets_alive(snapshot, goal, source)
-    # Imported here rather than at the top so `ferry --help` and usage errors answer without
-    # loading the planner and its numeric dependencies.
-    from ferry.plan.planner import plan
-
-    result = plan(snapshot, goal)
+    parquet = args.snapshot if args.snapshot is not None and is_parquet_snapshot(args.snapshot) else None
+    cluster = Cluster(source, source, snapshot, goal, parquet)
+    [planned], _ = plan_clusters([cluster], engine=args.engine, master=args.spark_master)
+    result = planned.plan
     saved = args.output_dir / SNAPSHOT_NAME if loaded.text is not None else None
     report = {**result.report, "snapshot": str(saved) if saved else source, "goal": goal_json(goal)}
     extra = {saved: loaded.text} if saved is not None and loaded.text is not None else {}
@@ -265,6 +284,8 @@ def _check_usage(args: argparse.Namespace) -> None:
         ]
         if offline:
             raise _usage(f"{offline[0]} only goes with --bootstrap-server")
+    if args.spark_master is not None and args.engine != "spark":
+        raise _usage("--spark-master needs --engine spark")
     if args.output_dir.exists() and not args.output_dir.is_dir():
         raise _usage(f"--output-dir {args.output_dir}: exists and is not a directory")
 
@@ -295,7 +316,7 @@ def _load(args: argparse.Namespace) -> _Loaded:
         text = render_snapshot(to_json(live))
         return _Loaded(live.snapshot, f"cluster {args.bootstrap_server}", text)
     path: Path = args.snapshot
-    return _Loaded(load_snapshot(path), str(path))
+    return _Loaded(load_any(path), str(path))
 
 
 def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str) -> Goal:

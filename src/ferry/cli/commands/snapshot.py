@@ -1,4 +1,7 @@
-"""``ferry snapshot``: read a live cluster through the Admin API and write snapshot JSON."""
+"""``ferry snapshot``: read a live cluster through the Admin API and write snapshot JSON.
+
+``ferry snapshot convert IN OUT`` converts between snapshot JSON and a Parquet snapshot directory.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ferry.errors import UsageError
+from ferry.formats.sources import load_any, write_any
 from ferry.kafka.client import KafkaPythonAdmin, load_command_config
 from ferry.kafka.snapshot import LiveSnapshot, collect, write_json
 
@@ -20,24 +24,39 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "snapshot",
         help="write a cluster snapshot (brokers, replicas, ISR, sizes) from a live cluster",
+        description="Write a cluster snapshot from a live cluster (--bootstrap-server, -o), or "
+        "convert one between JSON and Parquet ('ferry snapshot convert IN OUT').",
     )
-    add_connection_options(parser)
+    # Required unless the convert action is given; checked in _run (argparse cannot say "unless").
+    add_connection_options(parser, required=False)
     parser.add_argument("--topics", help="comma-separated topics to include (default: all)")
-    parser.add_argument("-o", "--output", type=Path, required=True, help="snapshot JSON to write")
+    parser.add_argument("-o", "--output", type=Path, help="snapshot JSON to write")
     parser.set_defaults(func=_run)
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
+    convert = actions.add_parser(
+        "convert",
+        help="convert a snapshot between JSON (*.json) and Parquet (a directory)",
+        description="Convert IN to OUT: a path ending in .json is snapshot JSON, anything else a "
+        "Parquet snapshot directory (brokers.parquet + partitions.parquet). IN is validated first.",
+    )
+    convert.add_argument("input", type=Path, metavar="IN")
+    convert.add_argument("output_path", type=Path, metavar="OUT")
+    convert.set_defaults(func=_convert)
 
 
-def add_connection_options(parser: argparse.ArgumentParser, *, bootstrap_group: Any = None) -> None:
+def add_connection_options(
+    parser: argparse.ArgumentParser, *, bootstrap_group: Any = None, required: bool = True
+) -> None:
     """``--bootstrap-server``, ``--command-config`` and ``--timeout``, as in Kafka's tools.
 
     ``--bootstrap-server`` is required unless ``bootstrap_group`` (a mutually exclusive group of
-    input choices) is given to hold it; ``--timeout`` then defaults to None so a command can tell
-    whether it was given at all.
+    input choices) is given to hold it, or ``required`` is False (checked by the command itself);
+    with a group, ``--timeout`` defaults to None so a command can tell whether it was given at all.
     """
     target = parser if bootstrap_group is None else bootstrap_group
     target.add_argument(
         "--bootstrap-server",
-        required=bootstrap_group is None,
+        required=bootstrap_group is None and required,
         metavar="HOST:PORT[,...]",
         help="brokers to connect to, as Kafka's tools take them, e.g. 127.0.0.1:9092",
     )
@@ -74,6 +93,16 @@ def take_snapshot(args: argparse.Namespace, topics: Sequence[str] | None = None)
 
 
 def _run(args: argparse.Namespace) -> int:
+    missing = [
+        flag
+        for flag, value in (("--bootstrap-server", args.bootstrap_server), ("-o/--output", args.output))
+        if value is None
+    ]
+    if missing:
+        raise UsageError(
+            f"ferry snapshot: the following arguments are required: {', '.join(missing)}",
+            hint="see 'ferry snapshot --help'",
+        )
     live = take_snapshot(args, _topics(args.topics))
     write_json(live, args.output)
     snap = live.snapshot
@@ -93,3 +122,18 @@ def _topics(raw: str | None) -> tuple[str, ...] | None:
     if not topics:
         raise UsageError("--topics needs at least one topic name")
     return topics
+
+
+def _convert(args: argparse.Namespace) -> int:
+    source: Path = args.input
+    target: Path = args.output_path
+    if source.resolve() == target.resolve():
+        raise UsageError("ferry snapshot convert: IN and OUT are the same path")
+    snap = load_any(source)
+    kind = write_any(snap, target)
+    print(
+        f"ferry snapshot convert: {len(snap.partitions)} partitions of {len(snap.topics)} topics "
+        f"on {len(snap.brokers)} brokers -> {target} ({kind})",
+        file=sys.stderr,
+    )
+    return 0

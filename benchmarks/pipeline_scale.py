@@ -1,0 +1,244 @@
+"""Scale of the planning pipeline: generated Parquet snapshots, Spark (local[1], local[2]) vs --engine local.
+
+Clusters: RF 3, 200 brokers in 10 racks, of which 10 are new and empty (one per rack); partitions
+start balanced and rack-clean on the 190 old brokers; the goal is the default rebalance onto all
+200. Cases: 100k and 1M partitions in topics of 100 partitions, 1M in topics of 1,000, and a fleet
+of 20 x 50k (topics of 100).
+
+Each run is a fresh child process (so start-up and peak memory are its own); the parent samples
+the RSS of the child's process tree (driver Python, the Spark JVM, Python workers) every 0.2 s.
+Prints one Markdown row per run. Usage:
+
+    .venv/bin/python benchmarks/pipeline_scale.py                     # every case
+    .venv/bin/python benchmarks/pipeline_scale.py --cases 100k        # one case
+    .venv/bin/python benchmarks/pipeline_scale.py --runs spark-2      # one engine/master
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ferry.formats.parquet import BROKERS_FILE, BROKERS_SCHEMA, PARTITIONS_FILE, PARTITIONS_SCHEMA
+
+BROKERS, RACKS, NEW, RF = 200, 10, 10, 3
+# (clusters, partitions per cluster, partitions per topic). The balance program grows with topics x
+# brokers, so "1M-wide" (1,000 topics) and "1M" (10,000 topics) load the kernel very differently.
+CASES = {
+    "100k": (1, 100_000, 100),
+    "1M": (1, 1_000_000, 100),
+    "1M-wide": (1, 1_000_000, 1_000),
+    "fleet-20x50k": (20, 50_000, 100),
+}
+# (engine, master, fast-start JVM flags: None = ferry's choice by size, i.e. on below 200k partitions)
+RUNS: dict[str, tuple[str, str | None, bool | None]] = {
+    "spark-2": ("spark", "local[2]", None),
+    "spark-1": ("spark", "local[1]", None),
+    "local": ("local", None, None),
+    "spark-2-c1": ("spark", "local[2]", True),
+}
+
+
+def write_cluster(folder: Path, partitions: int, per_topic: int, seed: int) -> None:
+    """One generated Parquet snapshot (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    old = BROKERS - NEW
+    ids = np.arange(BROKERS, dtype=np.int32)
+    brokers = pa.table({"id": ids, "rack": [f"r{i % RACKS}" for i in ids]}, schema=BROKERS_SCHEMA)
+    # Broker ids interleave racks (id % 10), so RF consecutive old brokers sit in RF racks.
+    start = rng.integers(0, old, partitions)
+    replicas = ((start[:, None] + np.arange(RF)[None, :]) % old).astype(np.int32)
+    offsets = pa.array(np.arange(0, partitions * RF + 1, RF, dtype=np.int32))
+    lists = pa.ListArray.from_arrays(offsets, pa.array(replicas.ravel()))
+    topics = np.arange(partitions) // per_topic
+    table = pa.table(
+        {
+            "topic": pa.array([f"topic-{t:06d}" for t in topics], pa.string()),
+            "partition": pa.array((np.arange(partitions) % per_topic).astype(np.int32)),
+            "replicas": lists,
+            "leader": pa.array(replicas[:, 0]),
+            "isr": lists,
+            "size_bytes": pa.array(rng.integers(10**6, 10**10, partitions, dtype=np.int64)),
+        },
+        schema=PARTITIONS_SCHEMA,
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    pq.write_table(brokers, folder / BROKERS_FILE)
+    pq.write_table(table, folder / PARTITIONS_FILE)
+
+
+def generate(case: str, root: Path) -> Path:
+    clusters, partitions, per_topic = CASES[case]
+    target = root / case
+    if not target.exists():
+        for i in range(clusters):
+            write_cluster(target / f"cluster-{i:02d}", partitions, per_topic, seed=i)
+    return target
+
+
+@dataclass
+class Sampler:
+    """Peak RSS (MiB) of a process tree, sampled from /proc."""
+
+    pid: int
+    peak_total: float = 0.0
+    peak_driver: float = 0.0
+    peak_jvm: float = 0.0
+    stop: bool = False
+
+    def run(self) -> None:
+        while not self.stop:
+            tree = _tree(self.pid)
+            rss = {p: _rss_mib(p) for p in tree}
+            jvm = sum(v for p, v in rss.items() if _is_java(p))
+            self.peak_total = max(self.peak_total, sum(rss.values()))
+            self.peak_driver = max(self.peak_driver, rss.get(self.pid, 0.0))
+            self.peak_jvm = max(self.peak_jvm, jvm)
+            time.sleep(0.2)
+
+
+def _tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                children = Path(f"/proc/{p}/task/{task}/children").read_text().split()
+                todo.extend(int(c) for c in children)
+        except OSError:
+            continue
+    return out
+
+
+def _rss_mib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _is_java(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() == "java"
+    except OSError:
+        return False
+
+
+def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
+    """One run inside the child process: load, plan, write; returns stage seconds and figures."""
+    from ferry.cli.engines import Cluster, plan_clusters
+    from ferry.formats.sources import fleet_members, load_any
+    from ferry.model import Goal
+    from ferry.pipeline.load import write_plan
+
+    stages: dict[str, float] = {}
+    mark = time.perf_counter()
+    clusters = [Cluster(n, str(p), load_any(p), Goal(), p) for n, p in fleet_members(folder)]
+    stages["load"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    engine, master, fast_start = RUNS[run]
+    planned, spark_stages = plan_clusters(clusters, engine=engine, master=master, fast_start=fast_start)
+    stages["plan"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    reports = []
+    for item in planned:
+        write_plan(out / item.cluster.name, item.plan, dict(item.plan.report))
+        reports.append(item.plan.report)
+    stages["write"] = time.perf_counter() - mark
+    return {"stages": stages, "spark": spark_stages, "quality": _quality(reports)}
+
+
+def _quality(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    moves = sum(r["replica_moves"] for r in reports)
+    bound = sum(r["lower_bound"] for r in reports)
+    after = [r["balance"]["after"] for r in reports]
+    return {
+        "partitions": sum(r["partitions"] for r in reports),
+        "moves_over_bound": round(moves / bound, 4) if bound else None,
+        "replica_spread": max(a["replica_spread"] for a in after),
+        "leader_spread": max(a["leader_spread"] for a in after),
+        "topic_spread": max(a["topic_replica_spread_max"] for a in after),
+        "rack_violations": sum(a["rack_violations"] for a in after),
+        "fallbacks": sum(r.get("placement_fallbacks", 0) for r in reports),
+    }
+
+
+def measure(folder: Path, run: str, scratch: Path) -> dict[str, Any]:
+    result_file = scratch / f"{folder.name}-{run}.json"
+    command = [sys.executable, __file__, "--child", str(folder), run, str(result_file)]
+    start = time.perf_counter()
+    process = subprocess.Popen(command)
+    sampler = Sampler(process.pid)
+    thread = threading.Thread(target=sampler.run, daemon=True)
+    thread.start()
+    code = process.wait()
+    wall = time.perf_counter() - start
+    sampler.stop = True
+    thread.join()
+    if code != 0:
+        return {"run": run, "failed": code, "wall": wall}
+    result: dict[str, Any] = json.loads(result_file.read_text())
+    result.update(run=run, wall=wall, peak_total=sampler.peak_total, peak_driver=sampler.peak_driver)
+    result["peak_jvm"] = sampler.peak_jvm
+    return result
+
+
+def row(case: str, r: dict[str, Any]) -> str:
+    if "failed" in r:
+        return f"| {case} | {r['run']} | failed ({r['failed']}) after {r['wall']:.1f} s |"
+    q, s, sp = r["quality"], r["stages"], r["spark"]
+    spark = " / ".join(f"{sp.get(k, 0):.1f}" for k in ("extract", "prepare", "balance", "place", "assemble"))
+    return (
+        f"| {case} | {r['run']} | {r['wall']:.1f} | {q['partitions'] / r['wall']:,.0f} | {s['load']:.1f} | "
+        f"{s['plan']:.1f} | {spark if sp else '-'} | {s['write']:.1f} | {r['peak_driver']:.0f} | "
+        f"{r['peak_jvm']:.0f} | {r['peak_total']:.0f} | {q['moves_over_bound']} | {q['replica_spread']}/"
+        f"{q['topic_spread']}/{q['leader_spread']} | {q['rack_violations']} |"
+    )
+
+
+HEADER = (
+    "| case | run | wall s (process) | partitions/s | load s | plan s | extract / prepare / balance / "
+    "place / assemble s | write s | driver py MiB | JVM MiB | tree MiB | moves/bound | spreads r/t/l | "
+    "rack viol. |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        folder, run, result_file = sys.argv[2:5]
+        with tempfile.TemporaryDirectory() as out:
+            result = child(Path(folder), run, Path(out))
+        Path(result_file).write_text(json.dumps(result))
+        return
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--runs", default="spark-2,spark-1,local")
+    parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "ferry-pipeline-scale")
+    args = parser.parse_args()
+    print(HEADER, flush=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        for case in args.cases.split(","):
+            folder = generate(case, args.data)
+            for run in args.runs.split(","):
+                print(row(case, measure(folder, run, Path(scratch))), flush=True)
+
+
+if __name__ == "__main__":
+    main()

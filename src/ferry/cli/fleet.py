@@ -1,0 +1,58 @@
+"""``ferry plan --fleet DIR``: every snapshot of a folder planned in one job, one folder of plan files each.
+
+Every snapshot is read and checked against the options before any planning starts, so a bad one
+fails the run with all problems listed and nothing written. Each cluster's three files are written
+atomically; the summary (``fleet-summary.json`` / ``.csv``) is written last.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from ferry.cli import render
+from ferry.cli.commands.plan import goal_json
+from ferry.cli.engines import Cluster, plan_clusters
+from ferry.errors import InputError
+from ferry.formats.parquet import is_parquet_snapshot
+from ferry.formats.sources import fleet_members, load_any
+from ferry.model import ClusterSnapshot, Goal
+from ferry.pipeline.load import summary_row, write_plan, write_summary
+
+GoalBuilder = Callable[[argparse.Namespace, ClusterSnapshot, str], Goal]
+
+
+def run_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> int:
+    """Plan the fleet, write OUT/<cluster>/ and the summary, print the summary table."""
+    clusters = load_fleet(args, build_goal)
+    planned, stages = plan_clusters(clusters, engine=args.engine, master=args.spark_master)
+    out: Path = args.output_dir
+    rows = []
+    for item in planned:
+        cluster = item.cluster
+        report = {**item.plan.report, "snapshot": cluster.source, "goal": goal_json(cluster.goal)}
+        write_plan(out / cluster.name, item.plan, report)
+        rows.append(summary_row(cluster.name, report, item.seconds))
+    files = write_summary(out, rows, stages)
+    print(render.fleet_summary(rows, files=files))
+    return 0
+
+
+def load_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> list[Cluster]:
+    """Every snapshot of ``--fleet`` with its goal; raises one InputError listing all problems."""
+    clusters: list[Cluster] = []
+    problems: list[str] = []
+    for name, path in fleet_members(args.fleet):
+        try:
+            snapshot = load_any(path)
+            goal = build_goal(args, snapshot, str(path))
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        parquet = path if is_parquet_snapshot(path) else None
+        clusters.append(Cluster(name, str(path), snapshot, goal, parquet))
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InputError(problems[0] + more, problems=tuple(problems))
+    return clusters

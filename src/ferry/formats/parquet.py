@@ -1,0 +1,230 @@
+"""ClusterSnapshot <-> a Parquet snapshot: a directory holding ``brokers.parquet`` and ``partitions.parquet``.
+
+Layout (one row per broker, one row per partition; the same fields as snapshot JSON v1)::
+
+    NAME/brokers.parquet     id int32, rack string (null: no rack)
+    NAME/partitions.parquet  topic string, partition int32, replicas list<int32>,
+                             leader int32?, isr list<int32>?, size_bytes int64?
+
+Parquet is the format for large clusters and fleets: Spark scans it directly and in parallel, where a
+snapshot JSON is one object that only a single reader can parse. Readers here use pyarrow and check
+the same rules as the JSON reader; problems name the file, the row and the column, e.g.
+``snap/partitions.parquet: row 12: replicas: broker 9 is not in brokers``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ferry.errors import InputError
+from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
+
+BROKERS_FILE = "brokers.parquet"
+PARTITIONS_FILE = "partitions.parquet"
+_MAX_PROBLEMS = 20
+
+BROKERS_SCHEMA = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("rack", pa.string())])
+PARTITIONS_SCHEMA = pa.schema(
+    [
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("replicas", pa.list_(pa.int32()), nullable=False),
+        pa.field("leader", pa.int32()),
+        pa.field("isr", pa.list_(pa.int32())),
+        pa.field("size_bytes", pa.int64()),
+    ]
+)
+
+
+def is_parquet_snapshot(path: Path) -> bool:
+    """Whether ``path`` is a directory in the Parquet snapshot layout."""
+    return (path / PARTITIONS_FILE).exists() and (path / BROKERS_FILE).exists()
+
+
+def snapshot_tables(snapshot: ClusterSnapshot) -> tuple[pa.Table, pa.Table]:
+    """The snapshot as (brokers, partitions) Arrow tables in the Parquet snapshot schema."""
+    brokers = pa.table(
+        {"id": [b.id for b in snapshot.brokers], "rack": [b.rack for b in snapshot.brokers]},
+        schema=BROKERS_SCHEMA,
+    )
+    parts = snapshot.partitions
+    partitions = pa.table(
+        {
+            "topic": [p.tp.topic for p in parts],
+            "partition": [p.tp.partition for p in parts],
+            "replicas": [list(p.replicas) for p in parts],
+            "leader": [p.leader for p in parts],
+            "isr": [None if p.isr is None else list(p.isr) for p in parts],
+            "size_bytes": [p.size_bytes for p in parts],
+        },
+        schema=PARTITIONS_SCHEMA,
+    )
+    return brokers, partitions
+
+
+def write_parquet_snapshot(snapshot: ClusterSnapshot, directory: Path) -> None:
+    """Write ``snapshot`` as a Parquet snapshot directory (created if missing)."""
+    brokers, partitions = snapshot_tables(snapshot)
+    directory.mkdir(parents=True, exist_ok=True)
+    # Written under temporary names and renamed last, so a reader never sees half a snapshot.
+    for table, name in ((brokers, BROKERS_FILE), (partitions, PARTITIONS_FILE)):
+        temp = directory / f".{name}.tmp"
+        pq.write_table(table, temp)
+        temp.replace(directory / name)
+
+
+def read_partitions_table(directory: Path) -> pa.Table:
+    """The partitions table, cast to the snapshot schema.
+
+    Raises:
+        InputError: the file is missing, unreadable, or lacks a column / has one of another type.
+    """
+    return _read(directory / PARTITIONS_FILE, PARTITIONS_SCHEMA)
+
+
+def load_parquet_snapshot(directory: Path) -> ClusterSnapshot:
+    """Read and validate a Parquet snapshot directory.
+
+    Raises:
+        InputError: listing the problems found (at most 20), each with file, row and column.
+    """
+    brokers = _brokers(_read(directory / BROKERS_FILE, BROKERS_SCHEMA), str(directory / BROKERS_FILE))
+    table = read_partitions_table(directory)
+    source = str(directory / PARTITIONS_FILE)
+    partitions = _partitions(table, frozenset(b.id for b in brokers), source)
+    try:
+        return ClusterSnapshot.of(brokers, partitions)
+    except ValueError as exc:
+        raise InputError(f"{source}: {exc}") from None
+
+
+def _read(path: Path, schema: pa.Schema) -> pa.Table:
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError:
+        raise InputError(
+            f"{path}: no such file",
+            hint=f"a Parquet snapshot is a directory with {BROKERS_FILE} and {PARTITIONS_FILE}",
+        ) from None
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"{path}: not a readable Parquet file: {exc}") from None
+    problems = []
+    for f in schema:
+        if f.name not in table.column_names:
+            if not f.nullable:
+                problems.append(f"{path}: missing column {f.name}")
+            continue
+        found = table.schema.field(f.name).type
+        # Exact types only: Spark reads the same file with the same explicit schema, and it does not
+        # narrow (an int64 partition column would fail there after passing here).
+        if found != f.type:
+            problems.append(f"{path}: column {f.name} is {found}, expected {f.type}")
+    _raise_if(problems)
+    columns = [
+        table.column(f.name) if f.name in table.column_names else pa.nulls(table.num_rows, f.type)
+        for f in schema
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _brokers(table: pa.Table, source: str) -> list[Broker]:
+    ids = table.column("id").to_pylist()
+    racks = table.column("rack").to_pylist()
+    problems: list[str] = []
+    seen: set[int] = set()
+    for row, broker_id in enumerate(ids):
+        if broker_id is None or broker_id < 0:
+            problems.append(f"{source}: row {row}: id: expected a broker id >= 0, got {broker_id}")
+        elif broker_id in seen:
+            problems.append(f"{source}: row {row}: id: duplicate broker id {broker_id}")
+        seen.add(broker_id)
+    if any(r is None for r in racks) and not all(r is None for r in racks):
+        problems.append(f"{source}: rack: give every broker a rack or none")
+    _raise_if(problems)
+    return [Broker(i, r) for i, r in zip(ids, racks, strict=True)]
+
+
+def _partitions(table: pa.Table, known: frozenset[int], source: str) -> list[PartitionState]:
+    cols = [table.column(name).to_pylist() for name in PARTITIONS_SCHEMA.names]
+    out: list[PartitionState] = []
+    problems: list[str] = []
+    for row, (topic, number, replicas, leader, isr, size) in enumerate(zip(*cols, strict=True)):
+        problem = None
+        if not _row_ok(topic, number, replicas, leader, isr, size, known):
+            problem = _row_problem(topic, number, replicas, leader, isr, size, known)
+        if problem:
+            problems.append(f"{source}: row {row}: {problem}")
+            if len(problems) >= _MAX_PROBLEMS:
+                break
+            continue
+        tp = TopicPartition(topic, number)
+        out.append(PartitionState(tp, tuple(replicas), leader, None if isr is None else tuple(isr), size))
+    _raise_if(problems)
+    return out
+
+
+def _row_ok(
+    topic: str | None,
+    number: int | None,
+    replicas: Sequence[int | None] | None,
+    leader: int | None,
+    isr: Sequence[int | None] | None,
+    size: int | None,
+    known: frozenset[int],
+) -> bool:
+    """The fast check every row passes through; :func:`_row_problem` words a failure."""
+    if not topic or number is None or number < 0 or not replicas:
+        return False
+    members = set(replicas)
+    return (
+        len(members) == len(replicas)
+        and members <= known
+        and (leader is None or leader < 0 or leader in members)
+        and (isr is None or members.issuperset(isr))
+        and (size is None or size >= 0)
+    )
+
+
+def _row_problem(
+    topic: str | None,
+    number: int | None,
+    replicas: Sequence[int | None] | None,
+    leader: int | None,
+    isr: Sequence[int | None] | None,
+    size: int | None,
+    known: frozenset[int],
+) -> str | None:
+    """What is wrong with one partition row (the first problem), or None."""
+    shape_checks = (
+        (not topic, "topic: expected a topic name"),
+        (number is None or number < 0, f"partition: expected a partition number >= 0, got {number}"),
+        (not replicas or None in replicas, "replicas: expected a non-empty list of broker ids"),
+    )
+    shape = next((message for failed, message in shape_checks if failed), None)
+    if shape or not replicas:
+        return shape
+    unknown = [b for b in replicas if b not in known]
+    checks = (
+        (len(set(replicas)) != len(replicas), f"replicas: duplicate broker in {list(replicas)}"),
+        (bool(unknown), f"replicas: broker {unknown[0] if unknown else None} is not in brokers"),
+        (
+            leader is not None and leader >= 0 and leader not in replicas,
+            f"leader: leader {leader} is not one of replicas {list(replicas)}",
+        ),
+        (
+            isr is not None and any(b not in replicas for b in isr),
+            f"isr: {isr} is not a subset of replicas {list(replicas)}",
+        ),
+        (size is not None and size < 0, f"size_bytes: expected >= 0, got {size}"),
+    )
+    return next((message for failed, message in checks if failed), None)
+
+
+def _raise_if(problems: list[str]) -> None:
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InputError(problems[0] + more, problems=tuple(problems))

@@ -1,0 +1,100 @@
+"""The driver's share of planning: the global phases between and after the per-topic passes.
+
+Pure (no Spark): :mod:`ferry.pipeline.job` feeds it what the workers returned. Run in this order the
+phases give exactly what ``ferry.plan.planner.plan`` gives (the planner's contract for its phases).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ferry.model import ClusterSnapshot, Goal, Plan, TopicPartition
+from ferry.pipeline.kernel import Balanced, ClusterContext, solve
+from ferry.plan.balance import TopicDemand
+from ferry.plan.planner import assemble, in_scope, plan, target_brokers
+
+
+@dataclass
+class ClusterJob:
+    """One cluster to plan: its snapshot (loaded on the driver, which needs it for the global phases)."""
+
+    name: str
+    source: str
+    snapshot: ClusterSnapshot
+    goal: Goal
+    parquet: Path | None = None
+    """The Parquet snapshot directory it came from, which Spark then scans itself."""
+    seconds: float = 0.0
+    """Time spent on this cluster so far: its driver phases plus its topics' time in the workers."""
+    context: ClusterContext = field(init=False)
+
+    def __post_init__(self) -> None:
+        targets = tuple(target_brokers(self.snapshot, self.goal))
+        self.context = ClusterContext(self.name, self.goal, self.snapshot.racks, targets)
+
+    @property
+    def distributed(self) -> bool:
+        """Whether the per-topic passes run on Spark; a replace goal is one cheap driver pass."""
+        return not self.goal.replace
+
+    def topics(self) -> list[str]:
+        """In-scope topics in the order the planner handles them."""
+        return [parts[0].tp.topic for parts in in_scope(self.snapshot, self.goal)]
+
+
+def balance(job: ClusterJob, demands: Mapping[str, TopicDemand]) -> Balanced:
+    """Solve the cluster's one integer program over all its topics' demands, in topic order."""
+    start = time.perf_counter()
+    topics = job.topics()
+    missing = [t for t in topics if t not in demands]
+    if missing:
+        raise RuntimeError(f"{job.name}: no demand came back for topic {missing[0]}")
+    result = solve(job.name, job.context.layout, topics, [demands[t] for t in topics])
+    job.seconds += time.perf_counter() - start
+    return result
+
+
+def check_balanced(job: ClusterJob, result: Balanced) -> None:
+    """A balance solved on a worker must cover exactly the cluster's in-scope topics."""
+    decided = sorted(topic for _, topic in result.decisions)
+    if decided != job.topics():
+        raise RuntimeError(f"{job.name}: the balance program saw other topics than the snapshot holds")
+
+
+def finish(
+    job: ClusterJob, bound: int, placed: Mapping[TopicPartition, tuple[int, ...]], fallbacks: int
+) -> Plan:
+    """Preferred leaders, moves and report over the planned replicas the workers sent back."""
+    start = time.perf_counter()
+    planned = []
+    for parts in in_scope(job.snapshot, job.goal):
+        for state in parts:
+            planned.append((state, placed[state.tp]))
+    result = assemble(job.snapshot, job.goal, list(job.context.targets), planned, bound, fallbacks)
+    job.seconds += time.perf_counter() - start
+    return result
+
+
+def plan_on_driver(job: ClusterJob) -> Plan:
+    """The whole plan in this process (replace goals: one substitution per partition)."""
+    start = time.perf_counter()
+    result = plan(job.snapshot, job.goal)
+    job.seconds += time.perf_counter() - start
+    return result
+
+
+def placed_rows(
+    rows: Iterable[tuple[str, str, int, list[int], int, float]],
+) -> tuple[dict[str, dict[TopicPartition, tuple[int, ...]]], dict[str, int], dict[str, float]]:
+    """Pass 2 rows -> per cluster: planned replicas by partition, fallbacks, worker seconds."""
+    placed: dict[str, dict[TopicPartition, tuple[int, ...]]] = {}
+    fallbacks: dict[str, int] = {}
+    seconds: dict[str, float] = {}
+    for cluster, topic, number, replicas, fallback, spent in rows:
+        placed.setdefault(cluster, {})[TopicPartition(topic, number)] = tuple(replicas)
+        fallbacks[cluster] = fallbacks.get(cluster, 0) + fallback
+        seconds[cluster] = seconds.get(cluster, 0.0) + spent
+    return placed, fallbacks, seconds

@@ -1,0 +1,126 @@
+"""The planning job: extract -> pass 1 (workers) -> balance -> pass 2 (workers) -> finish (driver).
+
+One job plans one cluster or a whole fleet: every cluster's topics share the two Spark passes. A
+single cluster's balance program runs on the driver; a fleet's programs are independent of each
+other and run on the workers, one per cluster, in parallel. Stage times are recorded for the
+benchmark and the fleet summary.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ferry.model import Plan
+from ferry.pipeline import driver, extract, transforms
+from ferry.pipeline.driver import ClusterJob
+from ferry.pipeline.kernel import Balanced, ClusterContext, load_balanced, load_demand
+from ferry.pipeline.schemas import BALANCED, DEMANDS, PLACED
+
+
+@dataclass
+class Stages:
+    """Wall seconds per stage of one job."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def add(self, stage: str, since: float) -> float:
+        now = time.perf_counter()
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + now - since
+        return now
+
+
+def buckets_for(spark: SparkSession) -> int:
+    """Enough buckets that every core gets several and a slow bucket does not leave one idle."""
+    return max(16, 4 * spark.sparkContext.defaultParallelism)
+
+
+def plan_jobs(
+    spark: SparkSession, jobs: Sequence[ClusterJob], stages: Stages | None = None
+) -> dict[str, Plan]:
+    """Plan every cluster of ``jobs``; returns the plans by cluster name."""
+    stages = stages if stages is not None else Stages()
+    plans = {job.name: driver.plan_on_driver(job) for job in jobs if not job.distributed}
+    spread = [job for job in jobs if job.distributed]
+    if not spread:
+        return plans
+    mark = time.perf_counter()
+    buckets = buckets_for(spark)
+    spark.conf.set("spark.sql.shuffle.partitions", str(buckets))
+    frame = transforms.with_bucket(extract.partitions_frame(spark, spread), buckets)
+    contexts = {job.name: job.context for job in spread}
+    stages.add("extract", mark)
+    balanced = _balance(frame, spread, contexts, stages)
+    mark = time.perf_counter()
+    decisions = {key: d for b in balanced.values() for key, d in b.decisions.items()}
+    shared = spark.sparkContext.broadcast(decisions)
+    try:
+        rows = transforms.placements(frame, contexts, shared).toArrow()
+    finally:
+        shared.unpersist()
+    mark = stages.add("place", mark)
+    placed, fallbacks, seconds = driver.placed_rows(_rows(rows, PLACED.fieldNames()))
+    for job in spread:
+        job.seconds += seconds.get(job.name, 0.0)
+        bound = balanced[job.name].bound
+        plans[job.name] = driver.finish(job, bound, placed.get(job.name, {}), fallbacks.get(job.name, 0))
+    stages.add("assemble", mark)
+    return plans
+
+
+def _rows(table: pa.Table, names: Sequence[str]) -> zip[tuple[Any, ...]]:
+    """The columns ``names`` of a collected table as row tuples (typed by the schema, not by mypy)."""
+    return zip(*(table.column(n).to_pylist() for n in names), strict=True)
+
+
+def _balance(
+    frame: DataFrame,
+    jobs: Sequence[ClusterJob],
+    contexts: Mapping[str, ClusterContext],
+    stages: Stages,
+) -> dict[str, Balanced]:
+    """Pass 1 on the workers, then each cluster's balance program."""
+    mark = time.perf_counter()
+    demands = transforms.demands(frame, contexts)
+    if len(jobs) == 1:
+        return {jobs[0].name: _balance_on_driver(jobs[0], demands.toArrow(), stages, mark)}
+    # Cached: the per-cluster worker seconds and the balance pass both read pass 1's output.
+    demands = demands.cache()
+    try:
+        spent = demands.groupBy("cluster").agg(F.sum("seconds").alias("seconds")).collect()
+        mark = stages.add("prepare", mark)
+        by_name = {job.name: job for job in jobs}
+        for row in spent:
+            by_name[row["cluster"]].seconds += row["seconds"]
+        out = {}
+        for name, blob, seconds in _rows(
+            transforms.balances(demands, contexts).toArrow(), BALANCED.fieldNames()
+        ):
+            assert isinstance(name, str) and isinstance(blob, bytes) and isinstance(seconds, float)
+            out[name] = load_balanced(blob)
+            driver.check_balanced(by_name[name], out[name])
+            by_name[name].seconds += seconds
+        missing = sorted(set(by_name) - set(out))
+        if missing:
+            raise RuntimeError(f"{missing[0]}: no balance outcome came back")
+        stages.add("balance", mark)
+        return out
+    finally:
+        demands.unpersist()
+
+
+def _balance_on_driver(job: ClusterJob, rows: pa.Table, stages: Stages, mark: float) -> Balanced:
+    by_topic = {}
+    for _, topic, blob, seconds in _rows(rows, DEMANDS.fieldNames()):
+        by_topic[topic] = load_demand(blob)
+        job.seconds += seconds
+    mark = stages.add("prepare", mark)
+    result = driver.balance(job, by_topic)
+    stages.add("balance", mark)
+    return result

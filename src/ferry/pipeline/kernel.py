@@ -1,0 +1,185 @@
+"""The planning kernel's per-topic phases over Arrow tables: what runs inside the Spark workers.
+
+One call handles one bucket: a table of partition rows of many topics (of one or several clusters).
+The functions are pure (Arrow in, Arrow out) and import no Spark, so they are tested directly; the
+Spark side (:mod:`ferry.pipeline.transforms`) only wraps them in ``applyInArrow``.
+
+Pass 1 (:func:`prepare_bucket`) runs ``prepare_topic`` per topic and sends each topic's demand to the
+driver as pickled bytes; the driver solves the one global balance program. Pass 2
+(:func:`place_bucket`) runs ``prepare_topic`` again (deterministic, cheaper than shipping the scratch
+state back and forth) and ``place_topic`` with the driver's decision, returning planned replicas.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import groupby
+
+import pyarrow as pa
+
+from ferry.model import Goal, PartitionState, TopicPartition
+from ferry.plan.balance import TopicDemand, assign_extras
+from ferry.plan.planner import lower_bound, place_topic, planned_replicas, prepare_topic
+from ferry.plan.racks import RackLayout
+
+DEMAND_ARROW = pa.schema(
+    [
+        pa.field("cluster", pa.string(), nullable=False),
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("demand", pa.binary(), nullable=False),
+        pa.field("seconds", pa.float64(), nullable=False),
+    ]
+)
+PLACED_ARROW = pa.schema(
+    [
+        pa.field("cluster", pa.string(), nullable=False),
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("replicas", pa.list_(pa.int32()), nullable=False),
+        # Per topic, carried on the row of its first partition (0 on the others), so sums are exact.
+        pa.field("fallbacks", pa.int32(), nullable=False),
+        pa.field("seconds", pa.float64(), nullable=False),
+    ]
+)
+
+BALANCED_ARROW = pa.schema(
+    [
+        pa.field("cluster", pa.string(), nullable=False),
+        pa.field("outcome", pa.binary(), nullable=False),
+        pa.field("seconds", pa.float64(), nullable=False),
+    ]
+)
+
+Decision = tuple[tuple[int, ...], dict[int, frozenset[int]]]
+"""What the balance program decided for one topic: its quota per broker and the kept replicas."""
+
+
+@dataclass
+class Balanced:
+    """The balance program's outcome for one cluster: a decision per topic and the lower bound."""
+
+    decisions: dict[tuple[str, str], Decision]
+    bound: int
+
+
+@dataclass(frozen=True)
+class ClusterContext:
+    """What a worker needs to plan the topics of one cluster: the goal and the target layout."""
+
+    name: str
+    goal: Goal
+    racks: Mapping[int, str | None]
+    targets: tuple[int, ...]
+    _layout: list[RackLayout] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def layout(self) -> RackLayout:
+        # Built lazily and once per worker process: the context travels pickled, the layout does not.
+        if not self._layout:
+            self._layout.append(RackLayout.of(self.racks, self.targets))
+        return self._layout[0]
+
+
+def topics_of(
+    table: pa.Table, contexts: Mapping[str, ClusterContext]
+) -> Iterator[tuple[ClusterContext, list[PartitionState]]]:
+    """The in-scope topics of a bucket, each with its partitions in partition order."""
+    ordered = table.sort_by([("cluster", "ascending"), ("topic", "ascending"), ("partition", "ascending")])
+    names = ("cluster", "topic", "partition", "replicas", "leader", "isr", "size_bytes")
+    rows = zip(*(ordered.column(n).to_pylist() for n in names), strict=True)
+    for (cluster, topic), group in groupby(rows, key=lambda row: (row[0], row[1])):
+        ctx = contexts[cluster]
+        if not ctx.goal.in_scope(topic):
+            continue
+        parts = [
+            PartitionState(
+                TopicPartition(topic, number),
+                tuple(replicas),
+                leader,
+                None if isr is None else tuple(isr),
+                size,
+            )
+            for _, _, number, replicas, leader, isr, size in group
+        ]
+        yield ctx, parts
+
+
+def prepare_bucket(table: pa.Table, contexts: Mapping[str, ClusterContext]) -> pa.Table:
+    """Pass 1: every topic's demand on the global balance program, pickled."""
+    rows: dict[str, list[object]] = {name: [] for name in DEMAND_ARROW.names}
+    for ctx, parts in topics_of(table, contexts):
+        start = time.perf_counter()
+        _, demand = prepare_topic(parts, ctx.goal, ctx.layout)
+        rows["demand"].append(pickle.dumps(demand, protocol=pickle.HIGHEST_PROTOCOL))
+        rows["seconds"].append(time.perf_counter() - start)
+        rows["cluster"].append(ctx.name)
+        rows["topic"].append(parts[0].tp.topic)
+    return pa.table(rows, schema=DEMAND_ARROW)
+
+
+def load_demand(blob: bytes) -> TopicDemand:
+    demand = pickle.loads(blob)
+    if not isinstance(demand, TopicDemand):
+        raise TypeError(f"expected a TopicDemand, got {type(demand).__name__}")
+    return demand
+
+
+def solve(name: str, layout: RackLayout, topics: Sequence[str], demands: Sequence[TopicDemand]) -> Balanced:
+    """One cluster's integer program over all its topics' demands, given in the planner's topic order."""
+    outcome = assign_extras(layout, demands)
+    decisions = {
+        (name, topic): (tuple(quota), dict(keeps))
+        for topic, quota, keeps in zip(topics, outcome.quotas, outcome.keeps, strict=True)
+    }
+    return Balanced(decisions, lower_bound(demands, outcome))
+
+
+def balance_cluster(table: pa.Table, contexts: Mapping[str, ClusterContext]) -> pa.Table:
+    """One cluster's balance program where its demands are (a fleet's clusters solve in parallel).
+
+    ``table`` holds pass 1's rows of exactly one cluster; the planner orders topics by name.
+    """
+    start = time.perf_counter()
+    ordered = table.sort_by([("topic", "ascending")])
+    (name,) = set(ordered.column("cluster").to_pylist())
+    topics = ordered.column("topic").to_pylist()
+    demands = [load_demand(blob) for blob in ordered.column("demand").to_pylist()]
+    result = solve(name, contexts[name].layout, topics, demands)
+    blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    row = {"cluster": [name], "outcome": [blob], "seconds": [time.perf_counter() - start]}
+    return pa.table(row, schema=BALANCED_ARROW)
+
+
+def load_balanced(blob: bytes) -> Balanced:
+    result = pickle.loads(blob)
+    if not isinstance(result, Balanced):
+        raise TypeError(f"expected a Balanced, got {type(result).__name__}")
+    return result
+
+
+def place_bucket(
+    table: pa.Table,
+    contexts: Mapping[str, ClusterContext],
+    decisions: Mapping[tuple[str, str], Decision],
+) -> pa.Table:
+    """Pass 2: every topic placed as the balance program decided; one row per partition."""
+    rows: dict[str, list[object]] = {name: [] for name in PLACED_ARROW.names}
+    for ctx, parts in topics_of(table, contexts):
+        start = time.perf_counter()
+        topic = parts[0].tp.topic
+        quota, keeps = decisions[(ctx.name, topic)]
+        work, _ = prepare_topic(parts, ctx.goal, ctx.layout)
+        fallbacks = place_topic(work, ctx.layout, quota, keeps, ctx.goal.rack_mode)
+        planned = planned_replicas(work)
+        elapsed = time.perf_counter() - start
+        for i, (state, replicas) in enumerate(planned):
+            rows["cluster"].append(ctx.name)
+            rows["topic"].append(topic)
+            rows["partition"].append(state.tp.partition)
+            rows["replicas"].append(list(replicas))
+            rows["fallbacks"].append(fallbacks if i == 0 else 0)
+            rows["seconds"].append(elapsed if i == 0 else 0.0)
+    return pa.table(rows, schema=PLACED_ARROW)

@@ -1,0 +1,67 @@
+"""A StructType for every DataFrame that crosses a function boundary of the pipeline.
+
+They mirror the Arrow schemas of :mod:`ferry.formats.parquet` (snapshot files) and
+:mod:`ferry.pipeline.kernel` (what the workers return); a unit test keeps each pair in step.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+# Arrow lists (pyarrow, Parquet files) declare nullable elements; the readers reject nulls.
+_BROKER_IDS = ArrayType(IntegerType(), containsNull=True)
+
+SNAPSHOT_PARTITIONS = StructType(
+    [
+        StructField("topic", StringType(), nullable=False),
+        StructField("partition", IntegerType(), nullable=False),
+        StructField("replicas", _BROKER_IDS, nullable=False),
+        StructField("leader", IntegerType()),
+        StructField("isr", _BROKER_IDS),
+        StructField("size_bytes", LongType()),
+    ]
+)
+"""partitions.parquet of a Parquet snapshot."""
+
+PARTITIONS = StructType([StructField("cluster", StringType(), nullable=False), *SNAPSHOT_PARTITIONS.fields])
+"""Every partition of every cluster of the job."""
+
+DEMANDS = StructType(
+    [
+        StructField("cluster", StringType(), nullable=False),
+        StructField("topic", StringType(), nullable=False),
+        StructField("demand", BinaryType(), nullable=False),
+        StructField("seconds", DoubleType(), nullable=False),
+    ]
+)
+"""Pass 1 output: one pickled TopicDemand per topic."""
+
+BALANCED = StructType(
+    [
+        StructField("cluster", StringType(), nullable=False),
+        StructField("outcome", BinaryType(), nullable=False),
+        StructField("seconds", DoubleType(), nullable=False),
+    ]
+)
+"""A fleet's balance pass: one pickled outcome per cluster."""
+
+PLACED = StructType(
+    [
+        StructField("cluster", StringType(), nullable=False),
+        StructField("topic", StringType(), nullable=False),
+        StructField("partition", IntegerType(), nullable=False),
+        StructField("replicas", _BROKER_IDS, nullable=False),
+        StructField("fallbacks", IntegerType(), nullable=False),
+        StructField("seconds", DoubleType(), nullable=False),
+    ]
+)
+"""Pass 2 output: planned replicas per partition."""

@@ -1,0 +1,132 @@
+"""The SparkSession factory: local mode by default, quiet, or wherever the standard Spark settings point.
+
+Which master: ``--spark-master`` if given, else ``SPARK_MASTER``, else ``spark.master`` from
+spark-defaults.conf (``$SPARK_CONF_DIR``, then ``$SPARK_HOME/conf``), else ``local[2]``. The same
+order decides the driver memory (``SPARK_DRIVER_MEMORY`` / ``spark.driver.memory``), default 4g: the
+1g Spark default runs out of heap on million-row snapshots.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[2]"
+DEFAULT_DRIVER_MEMORY = "4g"
+# C1-only JIT and the serial collector start the JVM about twice as fast on a busy 2-core box, but
+# cap peak speed: meant for tests and small jobs, not the default.
+FAST_START_JVM = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSettings:
+    """How to start Spark. ``None`` means: take it from the environment, then the default."""
+
+    master: str | None = None
+    driver_memory: str | None = None
+    app_name: str = "ferry"
+    fast_start: bool = False
+    extra: tuple[tuple[str, str], ...] = ()
+    """More Spark settings, applied last."""
+
+
+def spark_defaults(env: Mapping[str, str]) -> dict[str, str]:
+    """The settings of the spark-defaults.conf Spark itself would read, or {} if there is none."""
+    for folder in (env.get("SPARK_CONF_DIR"), env.get("SPARK_HOME") and f"{env['SPARK_HOME']}/conf"):
+        if folder and (Path(folder) / "spark-defaults.conf").is_file():
+            return parse_properties((Path(folder) / "spark-defaults.conf").read_text(encoding="utf-8"))
+    return {}
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """``key value`` or ``key=value`` lines, ``#`` comments, as spark-defaults.conf holds them."""
+    out: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, value = line.replace("=", " ", 1).partition(" ")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def resolve(settings: SessionSettings, env: Mapping[str, str], defaults: Mapping[str, str]) -> dict[str, str]:
+    """The Spark settings ferry passes to the session builder (pure, so it is tested without Spark)."""
+    master = settings.master or env.get("SPARK_MASTER") or defaults.get("spark.master") or DEFAULT_MASTER
+    memory = (
+        settings.driver_memory
+        or env.get("SPARK_DRIVER_MEMORY")
+        or defaults.get("spark.driver.memory")
+        or DEFAULT_DRIVER_MEMORY
+    )
+    log_config = resources.files("ferry.pipeline") / "log4j2.properties"
+    java_options = [f"-Dlog4j2.configurationFile=file:{log_config}"]
+    if settings.fast_start:
+        java_options.append(FAST_START_JVM)
+    conf = {
+        "spark.master": master,
+        "spark.app.name": settings.app_name,
+        "spark.driver.memory": memory,
+        "spark.driver.extraJavaOptions": " ".join(java_options),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # Each bucket of topics must stay its own task, or local[2] loses its second core when
+        # adaptive execution merges the (small) shuffle partitions.
+        "spark.sql.adaptive.coalescePartitions.enabled": "false",
+        "spark.sql.shuffle.partitions": "16",
+    }
+    conf.update(settings.extra)
+    return conf
+
+
+def prepare_environment(env: MutableMapping[str, str]) -> None:
+    """Environment the JVM and the Python workers it forks must see (set only where unset)."""
+    # Workers must run this interpreter (the virtualenv's), not whatever python3 is on PATH.
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    # The host name resolves to loopback here; without this Spark warns and binds another interface.
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+def start_session(settings: SessionSettings) -> SparkSession:
+    """Start (or join the already running) SparkSession of this process."""
+    prepare_environment(os.environ)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder
+    for key, value in resolve(settings, os.environ, spark_defaults(os.environ)).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+@contextmanager
+def spark_session(settings: SessionSettings) -> Iterator[SparkSession]:
+    """A session for one command: started here and stopped at the end, however the block ends.
+
+    If this process already runs a session (a notebook, a test suite), that one is used as it is,
+    and left running: it is not ours to stop, and its settings win over ``settings``.
+    """
+    from pyspark.sql import SparkSession
+
+    running = SparkSession.getActiveSession()
+    if running is not None:
+        yield running
+        return
+    spark = start_session(settings)
+    try:
+        yield spark
+    finally:
+        spark.stop()

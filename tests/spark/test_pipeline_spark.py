@@ -1,0 +1,75 @@
+"""The Spark engine on real local Spark: exactly the kernel's plans, for one cluster and for fleets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from support.clusters import generated
+from support.invariants import assert_valid
+from support.scenarios import named, random_cases
+
+from ferry.cli.main import main
+from ferry.formats import dump_reassignment, dumps_json
+from ferry.formats.sources import write_any
+from ferry.pipeline.driver import ClusterJob
+from ferry.pipeline.job import Stages, plan_jobs
+from ferry.plan.planner import plan
+
+FILES = ("reassignment.json", "rollback.json", "report.json")
+
+
+def test_one_job_plans_every_case_exactly_like_the_kernel(spark: SparkSession, tmp_path: Path) -> None:
+    cases = named() + random_cases(10)
+    jobs = []
+    for i, (name, snapshot, goal) in enumerate(cases):
+        # Every third cluster comes from a Parquet snapshot that Spark scans itself.
+        parquet = tmp_path / name if i % 3 == 0 else None
+        if parquet is not None:
+            write_any(snapshot, parquet)
+        jobs.append(ClusterJob(name, name, snapshot, goal, parquet))
+    stages = Stages()
+    plans = plan_jobs(spark, jobs, stages)
+    assert set(stages.seconds) == {"extract", "prepare", "balance", "place", "assemble"}
+    for name, snapshot, goal in cases:
+        expected = plan(snapshot, goal)
+        got = plans[name]
+        assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected)), name
+        assert dict(got.report) == dict(expected.report), name
+        assert_valid(snapshot, goal, got)
+        assert got.report["replica_moves"] == got.report["lower_bound"] or goal.replace, name
+    assert all(job.seconds > 0 for job in jobs)
+
+
+def _plan_files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.json"))}
+
+
+@pytest.mark.usefixtures("spark")
+def test_plan_command_gives_the_same_files_on_both_engines(tmp_path: Path) -> None:
+    snapshot = generated(brokers=12, racks=3, topics=5, partitions=20, rf=3, seed=9, skew=1.5)
+    write_any(snapshot, tmp_path / "s.json")
+    for engine in ("spark", "local"):
+        args = ["plan", "--snapshot", str(tmp_path / "s.json"), "--output-dir", str(tmp_path / engine)]
+        assert main([*args, "--engine", engine, "--remove-brokers", "11"]) == 0
+    assert _plan_files(tmp_path / "spark") == _plan_files(tmp_path / "local")
+    assert len(_plan_files(tmp_path / "spark")) == 3
+
+
+@pytest.mark.usefixtures("spark")
+def test_fleet_on_spark_writes_what_the_local_engine_writes(tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet"
+    for i in range(4):
+        snapshot = generated(brokers=8 + i, racks=i % 3 + 1, topics=4, partitions=10, rf=2, seed=i, skew=1.0)
+        write_any(snapshot, fleet / f"c{i}" if i % 2 else fleet / f"c{i}.json")
+    for engine in ("spark", "local"):
+        args = ["plan", "--fleet", str(fleet), "--engine", engine, "--output-dir", str(tmp_path / engine)]
+        assert main(args) == 0
+    spark_files = _plan_files(tmp_path / "spark")
+    # The summary's stage times and seconds differ by engine; every plan file must not.
+    spark_files.pop("fleet-summary.json")
+    local_files = _plan_files(tmp_path / "local")
+    local_files.pop("fleet-summary.json")
+    assert spark_files == local_files
+    assert len(spark_files) == 4 * len(FILES)

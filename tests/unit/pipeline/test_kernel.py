@@ -1,0 +1,112 @@
+"""The pipeline's decomposition of the planner, run in-process: buckets -> driver -> buckets.
+
+No Spark here: the per-bucket functions the workers run are called directly on Arrow tables, with
+topics spread over several buckets the way the Spark job spreads them, and the result must be
+exactly ``plan()``'s, byte for byte in the reassignment JSON.
+"""
+
+from __future__ import annotations
+
+import pickle
+import zlib
+
+import pyarrow as pa
+import pytest
+from support.invariants import assert_valid
+from support.scenarios import Case, named, random_cases
+
+from ferry.formats import dump_reassignment, dumps_json
+from ferry.formats.parquet import snapshot_tables
+from ferry.model import Plan
+from ferry.pipeline import driver
+from ferry.pipeline.driver import ClusterJob
+from ferry.pipeline.kernel import (
+    BALANCED_ARROW,
+    DEMAND_ARROW,
+    PLACED_ARROW,
+    Balanced,
+    balance_cluster,
+    load_balanced,
+    load_demand,
+    place_bucket,
+    prepare_bucket,
+)
+from ferry.plan.planner import plan
+
+
+def buckets(job: ClusterJob, count: int) -> list[pa.Table]:
+    """The cluster's partition rows split into ``count`` buckets by topic, rows shuffled."""
+    _, table = snapshot_tables(job.snapshot)
+    table = table.add_column(0, "cluster", pa.array([job.name] * table.num_rows, pa.string()))
+    keys = [zlib.crc32(t.encode()) % count for t in table.column("topic").to_pylist()]
+    out = []
+    for b in range(count):
+        rows = [i for i, k in enumerate(keys) if k == b]
+        out.append(table.take(pa.array(list(reversed(rows)), pa.int64())))
+    return out
+
+
+def plan_in_buckets(job: ClusterJob, count: int = 3, *, balance_on_worker: bool = False) -> Plan:
+    if not job.distributed:
+        return driver.plan_on_driver(job)
+    contexts = {job.name: job.context}
+    parts = buckets(job, count)
+    demands = pa.concat_tables([prepare_bucket(t, contexts) for t in parts])
+    assert demands.schema == DEMAND_ARROW
+    topics, blobs = demands.column("topic").to_pylist(), demands.column("demand").to_pylist()
+    by_topic = {topic: load_demand(blob) for topic, blob in zip(topics, blobs, strict=True)}
+    if balance_on_worker:
+        # As a fleet does it: the cluster's demand rows, shuffled, solved by the worker function.
+        shuffled = demands.take(pa.array(list(reversed(range(demands.num_rows))), pa.int64()))
+        outcome = balance_cluster(shuffled, contexts)
+        assert outcome.schema == BALANCED_ARROW and outcome.num_rows == 1
+        balanced = load_balanced(outcome.column("outcome")[0].as_py())
+        driver.check_balanced(job, balanced)
+    else:
+        balanced = driver.balance(job, by_topic)
+    # The decisions travel to the workers pickled (a Spark broadcast): they must survive it.
+    decisions = pickle.loads(pickle.dumps(balanced.decisions))
+    placed = pa.concat_tables([place_bucket(t, contexts, decisions) for t in parts])
+    assert placed.schema == PLACED_ARROW
+    names = ("cluster", "topic", "partition", "replicas", "fallbacks", "seconds")
+    rows, fallbacks, _ = driver.placed_rows(zip(*(placed.column(n).to_pylist() for n in names), strict=True))
+    return driver.finish(job, balanced.bound, rows.get(job.name, {}), fallbacks.get(job.name, 0))
+
+
+@pytest.mark.parametrize("case", named() + random_cases(12), ids=lambda c: c[0])
+def test_buckets_plan_exactly_what_the_planner_plans(case: Case) -> None:
+    name, snapshot, goal = case
+    expected = plan(snapshot, goal)
+    got = plan_in_buckets(ClusterJob(name, name, snapshot, goal))
+    assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected))
+    assert dict(got.report) == dict(expected.report)
+    assert_valid(snapshot, goal, got)
+
+
+@pytest.mark.parametrize("case", [*named()[:3], *random_cases(4, seed=40)], ids=lambda c: c[0])
+def test_a_balance_solved_on_a_worker_plans_the_same(case: Case) -> None:
+    name, snapshot, goal = case
+    got = plan_in_buckets(ClusterJob(name, name, snapshot, goal), balance_on_worker=True)
+    assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(plan(snapshot, goal)))
+
+
+def test_out_of_scope_topics_send_no_demand() -> None:
+    name, snapshot, goal = next(c for c in named() if c[0] == "scoped")
+    job = ClusterJob(name, name, snapshot, goal)
+    table = pa.concat_tables(buckets(job, 1))
+    demands = prepare_bucket(table, {name: job.context})
+    assert demands.column("topic").to_pylist() == ["topic-001"]
+
+
+def test_a_missing_demand_is_an_error_not_a_smaller_plan() -> None:
+    name, snapshot, goal = named()[0]
+    job = ClusterJob(name, name, snapshot, goal)
+    with pytest.raises(RuntimeError, match="no demand came back for topic topic-000"):
+        driver.balance(job, {})
+
+
+def test_a_balance_missing_a_topic_is_refused() -> None:
+    name, snapshot, goal = named()[0]
+    job = ClusterJob(name, name, snapshot, goal)
+    with pytest.raises(RuntimeError, match="other topics than the snapshot holds"):
+        driver.check_balanced(job, Balanced({(name, "topic-000"): ((), {})}, 0))
