@@ -39,8 +39,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_array
 
 from ferry.plan.quotas import TopicQuota, water_level
 from ferry.plan.racks import RackBounds, RackLayout
@@ -235,6 +233,11 @@ class _Program:
         n = len(self.upper)
         if n == 0:
             return self._read(np.zeros(0))
+        # scipy loads in about a second; only the driver solves, so the Spark workers running the
+        # per-topic passes (which import this module for its types) never pay for it.
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import coo_array
+
         matrix = coo_array(
             (np.array(self.vals), (np.array(self.rows, dtype=np.int64), np.array(self.cols, dtype=np.int64))),
             shape=(len(self.lows), n),
