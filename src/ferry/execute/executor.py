@@ -242,6 +242,8 @@ class Executor:
         submitted = [t for t in tasks if t.state is TaskState.SUBMITTED]
         pending = [t for t in tasks if t.state is TaskState.PENDING]
         if not submitted and not pending:
+            # A last measurement, so listeners end on the final figures (100 % when all went well).
+            self._report_progress(run)
             return True
         ours = {t.tp for t in submitted}
         foreign = [
@@ -326,12 +328,15 @@ class Executor:
 
     def _report_progress(self, run: _Run) -> None:
         tasks = self._journal.tasks(run.request_id)
-        progress = total_progress(measure(self._admin, tasks))
+        replicas = measure(self._admin, tasks)
+        progress = total_progress(replicas)
         run.samples.append(Sample(self._clock(), progress.done))
         done = sum(1 for t in tasks if t.state is TaskState.DONE)
-        moving = sum(1 for t in tasks if t.state is TaskState.SUBMITTED)
+        moving = tuple(t.tp for t in tasks if t.state is TaskState.SUBMITTED)
         eta = estimate(run.samples, progress.remaining)
-        self._listener(ProgressUpdate(run.request_id, progress, eta, done, len(tasks), moving))
+        self._listener(
+            ProgressUpdate(run.request_id, progress, eta, done, len(tasks), len(moving), replicas, moving)
+        )
 
     def _finish(self, run: _Run) -> None:
         tasks = self._journal.tasks(run.request_id)
