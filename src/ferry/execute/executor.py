@@ -130,6 +130,14 @@ class Executor:
         self._clock = clock
         self._sleep = sleep
 
+    def with_listener(self, listener: Listener) -> Executor:
+        """The same executor reporting to ``listener`` (the CLI picks it once the run starts)."""
+        return Executor(self._admin, self._journal, listener=listener, clock=self._clock, sleep=self._sleep)
+
+    def options_of(self, request_id: int) -> ExecuteOptions:
+        """The options request ``request_id`` recorded (a resumed request runs under them)."""
+        return ExecuteOptions.from_json(self._journal.request(request_id).options)
+
     # -- prepare ---------------------------------------------------------------------------------
 
     def prepare(self, plan: Plan, *, bootstrap: str, options: ExecuteOptions) -> int:
