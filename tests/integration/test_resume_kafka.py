@@ -76,3 +76,55 @@ def test_kill_9_then_resume_finishes_without_redoing_anything(
             assert len(submits) == 1, log  # every partition submitted exactly once
         # What was moving at the kill finished under the resumed run, without a second submission.
         assert {tp for tp in in_flight} <= set(submitted_before)
+
+
+def test_execute_of_the_same_plan_resumes_the_killed_request(
+    bootstrap: str, admin: KafkaPythonAdmin, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As above, but the operator simply runs the same 'ferry execute' again after the kill.
+    create_topics(bootstrap, {"rx-data": {"assignments": {p: [1, 2] for p in range(4)}}})
+    produce(bootstrap, "rx-data", 4 * MB)
+    plan = write_plan(tmp_path / "plan.json", "rx-data", TARGETS)
+    journal_path = tmp_path / "journal.sqlite"
+    keys = [ConfigKey(ResourceType.BROKER, str(b), k) for b in (1, 2, 3, 4) for k in RATES]
+    keys += [ConfigKey(ResourceType.TOPIC, "rx-data", k) for k in REPLICA_KEYS]
+    limits = ["--throttle", "500000", "--max-moves-per-broker", "1", "--poll-interval", "0.5"]
+    try:
+        with executing(plan, bootstrap, journal_path, *limits) as process:
+            wait_until(lambda: TaskState.DONE in _states(journal_path), 60, "a first move to finish")
+            wait_until(lambda: bool(admin.list_reassignments(["rx-data"])), 30, "the next move to start")
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+        with Journal.open(journal_path) as journal:
+            (request,) = journal.requests()
+            done_before = {t.id: journal.task_log(t.id) for t in journal.tasks(request.id, [TaskState.DONE])}
+        assert done_before and len(done_before) < 4
+
+        argv = [
+            "execute",
+            "--plan",
+            str(plan),
+            "--bootstrap-server",
+            bootstrap,
+            "--journal",
+            str(journal_path),
+        ]
+        assert main([*argv, *limits]) == 0
+        out, err = capsys.readouterr()
+        assert out.strip() == str(request.id), (out, err)
+        assert f"request {request.id} was interrupted: resuming it" in err
+        assert f"request {request.id}: done" in err
+    finally:
+        admin.alter_reassignments({r.tp: None for r in admin.list_reassignments(["rx-data"])})
+    replicas = {p.tp.partition: list(p.replicas) for p in admin.describe_partitions(["rx-data"])}
+    assert replicas == TARGETS
+    wait_until(lambda: admin.describe_throttle_configs(keys) == {}, 15, "no throttle left")
+    with Journal.open(journal_path) as journal:
+        assert [r.id for r in journal.requests()] == [request.id]  # no second request
+        assert journal.request(request.id).state is RequestState.DONE
+        for task in journal.tasks(request.id):
+            assert task.state is TaskState.DONE
+            log = journal.task_log(task.id)
+            if task.id in done_before:
+                assert log == done_before[task.id]  # finished before the kill: untouched
+            assert len([row for row in log if row[1] is TaskState.SUBMITTED]) == 1, log

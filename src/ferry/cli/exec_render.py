@@ -15,6 +15,7 @@ from ferry.execute.events import (
     TaskFinished,
     ThrottlesChanged,
 )
+from ferry.execute.resume import Reconciled
 
 
 def event_line(event: Event) -> str | None:
@@ -49,3 +50,11 @@ def progress_text(event: ProgressUpdate) -> str:
     if event.estimate.eta_s is not None:
         parts.append(f"ETA {event.estimate.eta_s:.0f} s")
     return ", ".join(parts)
+
+
+def resumed_text(found: Reconciled) -> str:
+    """What resuming found on the cluster: ``on resume 2 move(s) had finished, ...``."""
+    return (
+        f"on resume {len(found.done)} move(s) had finished, {len(found.moving)} were still moving,"
+        f" {len(found.unsent)} were sent again, {len(found.failed)} had been changed by others"
+    )

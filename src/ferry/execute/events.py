@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from ferry.execute.progress import Estimate, Progress
+from ferry.execute.progress import Estimate, Progress, ReplicaProgress
 from ferry.execute.states import TaskState
 from ferry.model import TopicPartition
 
@@ -36,7 +36,11 @@ class TaskFinished:
 
 @dataclass(frozen=True, slots=True)
 class ProgressUpdate:
-    """Bytes copied for the whole request, with rate/ETA, and moves done of all moves."""
+    """Bytes copied for the whole request, with rate/ETA, and moves done of all moves.
+
+    ``replicas`` holds the measurement behind ``progress`` (one entry per adding replica) and
+    ``moving`` the partitions in flight, so a renderer can draw a bar per partition or broker.
+    """
 
     request_id: int
     progress: Progress
@@ -44,6 +48,8 @@ class ProgressUpdate:
     moves_done: int
     moves_total: int
     in_flight: int
+    replicas: tuple[ReplicaProgress, ...] = ()
+    moving: tuple[TopicPartition, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

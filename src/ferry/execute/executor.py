@@ -130,6 +130,14 @@ class Executor:
         self._clock = clock
         self._sleep = sleep
 
+    def with_listener(self, listener: Listener) -> Executor:
+        """The same executor reporting to ``listener`` (the CLI picks it once the run starts)."""
+        return Executor(self._admin, self._journal, listener=listener, clock=self._clock, sleep=self._sleep)
+
+    def options_of(self, request_id: int) -> ExecuteOptions:
+        """The options request ``request_id`` recorded (a resumed request runs under them)."""
+        return ExecuteOptions.from_json(self._journal.request(request_id).options)
+
     # -- prepare ---------------------------------------------------------------------------------
 
     def prepare(self, plan: Plan, *, bootstrap: str, options: ExecuteOptions) -> int:
@@ -242,6 +250,8 @@ class Executor:
         submitted = [t for t in tasks if t.state is TaskState.SUBMITTED]
         pending = [t for t in tasks if t.state is TaskState.PENDING]
         if not submitted and not pending:
+            # A last measurement, so listeners end on the final figures (100 % when all went well).
+            self._report_progress(run)
             return True
         ours = {t.tp for t in submitted}
         foreign = [
@@ -326,12 +336,15 @@ class Executor:
 
     def _report_progress(self, run: _Run) -> None:
         tasks = self._journal.tasks(run.request_id)
-        progress = total_progress(measure(self._admin, tasks))
+        replicas = measure(self._admin, tasks)
+        progress = total_progress(replicas)
         run.samples.append(Sample(self._clock(), progress.done))
         done = sum(1 for t in tasks if t.state is TaskState.DONE)
-        moving = sum(1 for t in tasks if t.state is TaskState.SUBMITTED)
+        moving = tuple(t.tp for t in tasks if t.state is TaskState.SUBMITTED)
         eta = estimate(run.samples, progress.remaining)
-        self._listener(ProgressUpdate(run.request_id, progress, eta, done, len(tasks), moving))
+        self._listener(
+            ProgressUpdate(run.request_id, progress, eta, done, len(tasks), len(moving), replicas, moving)
+        )
 
     def _finish(self, run: _Run) -> None:
         tasks = self._journal.tasks(run.request_id)

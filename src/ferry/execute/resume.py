@@ -10,15 +10,30 @@ write and the call), or changed by someone else. Only the cluster can tell, so r
     never sent        -> stays submitted and is sent again (the state machine has no way back to
                          pending, and the journal did intend it)
     anything else     -> failed, with the replicas found
+
+``ferry execute`` of a plan whose request was interrupted resumes that request rather than start a
+second one (which would refuse anyway: its partitions are moving). :func:`resumable_request` finds
+it: same cluster, no live executor, and the same plan -- every recorded task's target is the
+file's target for that partition, and every partition the file still has to move is one of the
+request's (partitions the file lists that were already in place when the request was recorded were
+left out of it, so the file may hold more).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ferry.execute.records import TaskRecord
+from ferry.execute import lock
+from ferry.execute.journal import Journal
+from ferry.execute.records import RequestKind, TaskRecord
+from ferry.execute.states import RequestState
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
+from ferry.model import TopicPartition
+
+# RECORDED is left out on purpose: between recording and running, a live executor holds no lock
+# yet, so a recorded request cannot be told from one whose executor died.
+_RESUMABLE = (RequestState.INTERRUPTED, RequestState.RUNNING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,3 +72,46 @@ def reconcile(admin: ClusterAdmin, submitted: Sequence[TaskRecord]) -> Reconcile
 
 def _target(r: OngoingReassignment) -> tuple[int, ...]:
     return tuple(b for b in r.replicas if b not in r.removing_replicas)
+
+
+def same_plan(
+    tasks: Sequence[TaskRecord],
+    targets: Mapping[TopicPartition, tuple[int, ...]],
+    still_to_move: Iterable[TopicPartition],
+) -> bool:
+    """Whether a plan file with ``targets`` is the plan the request with ``tasks`` recorded.
+
+    Args:
+        tasks: the request's tasks (one per partition it moves).
+        targets: the plan file's target replicas per partition.
+        still_to_move: the file's partitions whose replicas are not their target yet.
+    """
+    recorded = {t.tp: t.target for t in tasks}
+    if not recorded:
+        return False
+    if any(targets.get(tp) != target for tp, target in recorded.items()):
+        return False
+    return set(still_to_move) <= set(recorded)
+
+
+def resumable_request(
+    journal: Journal,
+    cluster_id: str | None,
+    targets: Mapping[TopicPartition, tuple[int, ...]],
+    still_to_move: Iterable[TopicPartition],
+) -> int | None:
+    """The newest interrupted execute request of this plan on this cluster, or None.
+
+    A ``running`` request counts when no live process holds its lock (its executor was killed).
+    """
+    pending = set(still_to_move)
+    for request in reversed(journal.requests(_RESUMABLE)):
+        if request.kind is not RequestKind.EXECUTE:
+            continue
+        if request.cluster_id and cluster_id and request.cluster_id != cluster_id:
+            continue
+        if lock.is_live(journal.path, request.id):
+            continue
+        if same_plan(journal.tasks(request.id), targets, pending):
+            return request.id
+    return None

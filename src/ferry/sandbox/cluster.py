@@ -87,6 +87,9 @@ class Sandbox:
         self._clear_stale()
         nodes = layout.plan_nodes(spec, process.free_ports(spec.port_count))
         cluster_id = layout.new_cluster_id(os.urandom(16))
+        while cluster_id.startswith("-"):
+            # kafka-storage would read "-..." as an option (Kafka's Uuid.randomUuid rerolls too).
+            cluster_id = layout.new_cluster_id(os.urandom(16))
         for node in nodes:
             self._write_node_files(node, nodes)
         self._format_all(nodes, lib, cluster_id)

@@ -19,13 +19,17 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from rich.console import Console
+
 from ferry.cli.commands.snapshot import add_connection_options
-from ferry.cli.exec_render import event_line
+from ferry.cli.exec_render import event_line, resumed_text
+from ferry.cli.live_progress import LiveProgress
 from ferry.errors import UsageError
 from ferry.execute.batching import DEFAULT_MAX_MOVES_PER_BROKER, Limits
-from ferry.execute.events import Event, Listener, ProgressUpdate
+from ferry.execute.events import Event, Listener, ProgressUpdate, ignore
 from ferry.execute.executor import ExecuteOptions, Executor
 from ferry.execute.journal import Journal, default_journal_path
+from ferry.execute.resume import resumable_request
 from ferry.execute.strategies import DEFAULT_ORDER, STRATEGIES, parse_order
 from ferry.formats import load_reassignment
 from ferry.kafka.admin import ClusterAdmin
@@ -116,21 +120,42 @@ def _run(args: argparse.Namespace) -> int:
         Journal.open(args.journal or default_journal_path()) as journal,
     ):
         plan = _live_plan(admin, reassignment, str(args.plan))
+        interrupted = resumable_request(
+            journal, admin.cluster_id(), reassignment.targets, [m.tp for m in plan.moves]
+        )
+        if interrupted is not None:
+            return _resume(Executor(admin, journal), interrupted, options, args.wait)
         if not plan.moves:
             print(
                 "ferry execute: every partition of the plan has its target replicas already", file=sys.stderr
             )
             return 0
-        executor = Executor(admin, journal, listener=listener_for(args.wait))
-        request_id = executor.prepare(plan, bootstrap=args.bootstrap_server, options=options)
+        request_id = Executor(admin, journal).prepare(plan, bootstrap=args.bootstrap_server, options=options)
         print(request_id, flush=True)
         print(
             f"ferry execute: request {request_id}: {len(plan.moves)} move(s), journal {journal.path}",
             file=sys.stderr,
         )
-        with sigterm_interrupts():
-            executor.run(request_id)
+        with sigterm_interrupts(), progress_listener(args.wait) as listener:
+            Executor(admin, journal, listener=listener).run(request_id)
         print(f"ferry execute: request {request_id}: done", file=sys.stderr)
+    return 0
+
+
+def _resume(executor: Executor, request_id: int, options: ExecuteOptions, wait: bool) -> int:
+    """Continue the interrupted request of this plan (as ``ferry resume`` would) and say so."""
+    print(request_id, flush=True)
+    recorded = executor.options_of(request_id)
+    differ = (
+        "" if recorded.to_json() == options.to_json() else "; its recorded options apply, not this command's"
+    )
+    print(
+        f"ferry execute: this plan's request {request_id} was interrupted: resuming it{differ}",
+        file=sys.stderr,
+    )
+    with sigterm_interrupts(), progress_listener(wait) as listener:
+        found = executor.with_listener(listener).resume(request_id)
+    print(f"ferry execute: request {request_id}: done; {resumed_text(found)}", file=sys.stderr)
     return 0
 
 
@@ -142,7 +167,24 @@ def _live_plan(admin: ClusterAdmin, reassignment: Any, source: str) -> Plan:
     return Plan.of(m for m in moves if m.original != m.target)
 
 
+@contextmanager
+def progress_listener(wait: bool) -> Iterator[Listener]:
+    """The listener for ``--wait``: live bars when stderr is a terminal, else log lines.
+
+    Without ``--wait`` nothing is shown. The bars are stopped when the block ends, however it
+    ends, so the terminal is left clean for the final message or error.
+    """
+    if not wait:
+        yield ignore
+    elif sys.stderr.isatty():
+        with LiveProgress(Console(stderr=True)) as live:
+            yield live
+    else:
+        yield listener_for(True)
+
+
 def listener_for(verbose: bool) -> Listener:
+    """Plain progress lines on stderr (one every few seconds) and a line per other event."""
     last_progress = [0.0]
 
     def listen(event: Event) -> None:

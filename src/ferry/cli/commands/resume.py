@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ferry.cli.commands.execute import add_journal_option, listener_for, sigterm_interrupts
+from ferry.cli.commands.execute import add_journal_option, progress_listener, sigterm_interrupts
 from ferry.cli.commands.snapshot import DEFAULT_TIMEOUT_S
+from ferry.cli.exec_render import resumed_text
 from ferry.cli.requests import journal_path, open_existing
 from ferry.errors import PreconditionError, UsageError
 from ferry.execute.executor import Executor
@@ -50,13 +51,10 @@ def _run(args: argparse.Namespace) -> int:
                     f"request {request.id} ran on cluster {request.cluster_id}, {bootstrap} is {cluster_id}",
                     hint="pass the --bootstrap-server of the request's cluster",
                 )
-            executor = Executor(admin, journal, listener=listener_for(args.wait))
-            with sigterm_interrupts():
-                found = executor.resume(request.id)
+            with sigterm_interrupts(), progress_listener(args.wait) as listener:
+                found = Executor(admin, journal, listener=listener).resume(request.id)
     print(
-        f"ferry resume: request {request.id}: done; on resume {len(found.done)} move(s) had finished,"
-        f" {len(found.moving)} were still moving, {len(found.unsent)} were sent again,"
-        f" {len(found.failed)} had been changed by others",
+        f"ferry resume: request {request.id}: done; {resumed_text(found)}",
         file=sys.stderr,
     )
     return 0
