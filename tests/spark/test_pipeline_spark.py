@@ -38,7 +38,9 @@ def test_one_job_plans_every_case_exactly_like_the_kernel(spark: SparkSession, t
         assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected)), name
         assert dict(got.report) == dict(expected.report), name
         assert_valid(snapshot, goal, got)
-        assert got.report["replica_moves"] == got.report["lower_bound"] or goal.replace, name
+        # Plan quality is the kernel's to prove (tests/unit/plan); here: a bound, and no fallback.
+        assert got.report["replica_moves"] >= got.report["lower_bound"] or goal.replace, name
+        assert got.report.get("placement_fallbacks", 0) == 0, name
     assert all(job.seconds > 0 for job in jobs)
 
 
