@@ -12,13 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from ferry.cli.commands.execute import add_journal_option
-from ferry.cli.commands.snapshot import add_connection_options
-from ferry.errors import UsageError
+from ferry.cli.commands.snapshot import add_connection_options, open_admin
 from ferry.execute.journal import Journal, default_journal_path
 from ferry.execute.states import TaskState
 from ferry.formats import dumps_json
 from ferry.kafka.admin import OngoingReassignment
-from ferry.kafka.client import KafkaPythonAdmin, load_command_config
 from ferry.model import TopicPartition
 
 
@@ -31,10 +29,7 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
-    settings = load_command_config(args.command_config)
-    with KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=args.timeout) as admin:
+    with open_admin(args) as admin:
         ongoing = admin.list_reassignments()
     owners = _owners(args.journal or default_journal_path())
     print(dumps_json(listing(ongoing, owners)), end="")

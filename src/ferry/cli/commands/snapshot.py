@@ -84,12 +84,22 @@ def take_snapshot(args: argparse.Namespace, topics: Sequence[str] | None = None)
         InputError: an unreadable or invalid ``--command-config``.
         KafkaError: the cluster cannot be reached, refuses the credentials, or a call fails.
     """
+    with open_admin(args) as admin:
+        return collect(admin, topics)
+
+
+def open_admin(args: argparse.Namespace) -> KafkaPythonAdmin:
+    """The admin client the connection options describe (use it as a context manager).
+
+    Raises:
+        UsageError: a non-positive ``--timeout``.
+        InputError: an unreadable or invalid ``--command-config``.
+    """
     timeout = DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout
     if timeout <= 0:
         raise UsageError("--timeout must be positive")
     settings = load_command_config(args.command_config)
-    with KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=timeout) as admin:
-        return collect(admin, topics)
+    return KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=timeout)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from ferry.cli.commands.execute import add_journal_option
-from ferry.cli.commands.snapshot import add_connection_options
+from ferry.cli.commands.snapshot import add_connection_options, open_admin
 from ferry.cli.requests import journal_path
-from ferry.errors import ExecutionIncomplete, UsageError
+from ferry.errors import ExecutionIncomplete
 from ferry.execute.journal import Journal
 from ferry.execute.verify import PartitionCheck, Status, check_cluster, clear_leftover_throttles
 from ferry.formats import load_reassignment
-from ferry.kafka.client import KafkaPythonAdmin, load_command_config
 
 
 def register(subparsers: Any) -> None:
@@ -33,12 +32,9 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
     reassignment = load_reassignment(args.plan)
-    settings = load_command_config(args.command_config)
     path = journal_path(args)
-    with KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=args.timeout) as admin:
+    with open_admin(args) as admin:
         checks = check_cluster(admin, reassignment.targets)
         for line in map(check_line, checks):
             print(line)
