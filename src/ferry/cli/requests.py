@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ferry.errors import PreconditionError
 from ferry.execute.journal import Journal, default_journal_path
+from ferry.execute.lock import is_live
 from ferry.execute.records import RequestRecord
 from ferry.execute.states import RequestState
 
@@ -29,8 +30,13 @@ def open_existing(path: Path) -> Journal:
     return Journal.open(path)
 
 
-def pick_request(journal: Journal, request_id: int | None, states: Iterable[RequestState]) -> RequestRecord:
+def pick_request(
+    journal: Journal, request_id: int | None, states: Iterable[RequestState], *, live: bool = False
+) -> RequestRecord:
     """Request ``request_id``, or the latest one in ``states`` when None.
+
+    With ``live``, only requests a running ferry process holds count: a killed executor leaves its
+    request "running" in the journal until ``ferry resume`` finds the lock free.
 
     Raises:
         PreconditionError: no such request, or none in ``states``.
@@ -39,6 +45,8 @@ def pick_request(journal: Journal, request_id: int | None, states: Iterable[Requ
         return journal.request(request_id)
     wanted = tuple(states)
     found = journal.requests(wanted)
+    if live:
+        found = tuple(r for r in found if is_live(journal.path, r.id))
     if not found:
         names = " or ".join(s.value for s in wanted)
         raise PreconditionError(f"no {names} request in {journal.path}", hint="name the request id")

@@ -50,7 +50,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("--timeout must be positive and --interval not negative")
     settings = load_command_config(args.command_config)
     with open_existing(journal_path(args)) as journal:
-        request = pick_request(journal, args.request, [RequestState.RUNNING])
+        request = pick_request(journal, args.request, [RequestState.RUNNING], live=True)
         tasks = journal.tasks(request.id)
         with KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=args.timeout) as admin:
             replicas = measure(admin, tasks)
