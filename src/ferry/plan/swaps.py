@@ -7,10 +7,11 @@ them. Swapping replica ``b`` of partition ``p`` with replica ``c`` of ``q`` (sam
 broker's per-topic count, so quotas and balance hold; it is taken only when it costs no extra move and
 breaks no rack bound, and when it lets a broker short of leadership take over ``p``.
 
-Only when no such swap exists within a topic are partitions of two topics considered: then ``b`` and
-``c`` trade one replica of each topic, which keeps every broker's total but changes two topics'
-counts, so it is taken only where neither topic's spread grows. That search is bounded (``_BUDGET``
-candidate pairs): on big clusters leader balance does not need it.
+Only when no such swap exists within a topic are wider changes considered, each at no extra move and
+only where neither the cluster's nor any topic's spread grows: a partition puts a new replica on
+another broker (relocation); two topics trade one replica each (cross-topic swap); or ``p`` takes
+``c`` from ``q`` while ``q`` returns to a broker it had before (rotation). Those searches are bounded
+(``_BUDGET`` candidates each): on big clusters leader balance does not need them.
 """
 
 from __future__ import annotations
@@ -92,23 +93,15 @@ class _Swapper:
                     budget -= 1
                     if budget < 0:
                         return None
-                    if b in orig or (c in orig) or not self._moves_keep_balance(p, b, c):
+                    if b in orig or c in orig or not self._moves_keep_balance(p, b, c):
                         continue
-                    new_p = [c if x == b else x for x in self.replicas[p]]
-                    if _rack_cost(self.layout, new_p) <= _rack_cost(self.layout, self.replicas[p]):
+                    if self._racks_no_worse(p, b, c):
                         return _Swap(p, p, b, c)
         return None
 
     def _moves_keep_balance(self, p: int, b: int, c: int) -> bool:
         """Whether one replica of ``p``'s topic leaving ``b`` for ``c`` keeps global and topic spreads."""
-        brokers = self.layout.brokers
-        before = max(self.total[x] for x in brokers) - min(self.total[x] for x in brokers)
-        after = Counter(self.total)
-        after.subtract([b])
-        after.update([c])
-        if max(after[x] for x in brokers) - min(after[x] for x in brokers) > max(1, before):
-            return False
-        return self._spread_holds(self.states[p].tp.topic, b, c)
+        return self._spread_holds(self.total, b, c) and self._spread_holds(self._topic(p), b, c)
 
     def _find_across(self, leaders: Sequence[int], takers: Sequence[int], givers: set[int]) -> _Swap | None:
         budget = _BUDGET
@@ -150,89 +143,73 @@ class _Swapper:
         return None
 
     def _rotation(self, p: int, q: int, c: int, d: int) -> _Swap | None:
-        orig_p = set(self.states[p].replicas)
+        # p makes at most one move more, q one move less (c was new there, d original): never costlier.
         for b in self.replicas[p]:
-            if b == d or (c not in orig_p) - (b not in orig_p) > 1:
+            if b == d or not self._rotation_keeps_balance(p, q, b, c, d):
                 continue
-            if not self._rotation_keeps_balance(p, q, b, c, d):
-                continue
-            new_p = [c if x == b else x for x in self.replicas[p]]
-            new_q = [d if x == c else x for x in self.replicas[q]]
-            if _rack_cost(self.layout, new_p) <= _rack_cost(self.layout, self.replicas[p]) and _rack_cost(
-                self.layout, new_q
-            ) <= _rack_cost(self.layout, self.replicas[q]):
+            if self._racks_no_worse(p, b, c) and self._racks_no_worse(q, c, d):
                 return _Swap(p, q, b, c, d)
         return None
 
     def _rotation_keeps_balance(self, p: int, q: int, b: int, c: int, d: int) -> bool:
-        brokers = self.layout.brokers
-        before = max(self.total[x] for x in brokers) - min(self.total[x] for x in brokers)
-        after = Counter(self.total)
-        after.subtract([b])
-        after.update([d])
-        if max(after[x] for x in brokers) - min(after[x] for x in brokers) > max(1, before):
+        if not self._spread_holds(self.total, b, d):
             return False
-        first, second = self.states[p].tp.topic, self.states[q].tp.topic
-        if first == second:
+        first, second = self._topic(p), self._topic(q)
+        if first is second:
             return self._spread_holds(first, b, d)
         return self._spread_holds(first, b, c) and self._spread_holds(second, c, d)
 
     def _candidate(self, leaders: Sequence[int], p: int, q: int, c: int) -> _Swap | None:
-        replicas, layout = self.replicas, self.layout
         orig_p, orig_q = set(self.states[p].replicas), set(self.states[q].replicas)
-        for b in replicas[p]:
-            if b == leaders[p] or b in replicas[q]:
+        for b in self.replicas[p]:
+            if b == leaders[p] or b in self.replicas[q]:
                 continue
             extra = (c not in orig_p) - (b not in orig_p) + (b not in orig_q) - (c not in orig_q)
             if extra > 0 or not self._topics_stay_even(p, q, b, c):
                 continue
-            new_p = [c if x == b else x for x in replicas[p]]
-            new_q = [b if x == c else x for x in replicas[q]]
-            if _rack_cost(layout, new_p) <= _rack_cost(layout, replicas[p]) and _rack_cost(
-                layout, new_q
-            ) <= _rack_cost(layout, replicas[q]):
+            if self._racks_no_worse(p, b, c) and self._racks_no_worse(q, c, b):
                 return _Swap(p, q, b, c)
         return None
 
     def _topics_stay_even(self, p: int, q: int, b: int, c: int) -> bool:
-        first, second = self.states[p].tp.topic, self.states[q].tp.topic
-        if first == second:
+        first, second = self._topic(p), self._topic(q)
+        if first is second:
             return True
         return self._spread_holds(first, b, c) and self._spread_holds(second, c, b)
 
-    def _spread_holds(self, topic: str, loses: int, gains: int) -> bool:
-        """Whether moving one of ``topic``'s replicas from ``loses`` to ``gains`` keeps its spread."""
-        counts = self.counts[topic]
+    def _topic(self, p: int) -> Counter[int]:
+        """Per-broker replica counts of ``p``'s topic."""
+        return self.counts[self.states[p].tp.topic]
+
+    def _spread_holds(self, counts: Counter[int], loses: int, gains: int) -> bool:
+        """Whether one replica leaving ``loses`` for ``gains`` keeps the spread of ``counts`` (a
+        topic's or the cluster's) at most one, or no worse than it is."""
         brokers = self.layout.brokers
         before = max(counts[x] for x in brokers) - min(counts[x] for x in brokers)
         after = Counter(counts)
-        after.subtract([loses])
-        after.update([gains])
+        _shift(after, loses, gains)
         return max(after[x] for x in brokers) - min(after[x] for x in brokers) <= max(1, before)
 
+    def _racks_no_worse(self, p: int, leaves: int, takes: int) -> bool:
+        """Whether ``p`` with ``takes`` in place of ``leaves`` is no further outside its rack bounds."""
+        reps = self.replicas[p]
+        new = [takes if x == leaves else x for x in reps]
+        return _rack_cost(self.layout, new) <= _rack_cost(self.layout, reps)
+
     def apply(self, swap: _Swap, leaders: list[int]) -> None:
+        p_reps = self.replicas[swap.p]
+        p_reps[p_reps.index(swap.b)] = swap.c
+        leaders[swap.p] = swap.c
         if swap.p == swap.q:
-            reps = self.replicas[swap.p]
-            reps[reps.index(swap.b)] = swap.c
-            leaders[swap.p] = swap.c
-            topic = self.states[swap.p].tp.topic
-            for counter in (self.counts[topic], self.total):
-                counter.subtract([swap.b])
-                counter.update([swap.c])
+            _shift(self._topic(swap.p), swap.b, swap.c)
+            _shift(self.total, swap.b, swap.c)
             return
         back = swap.b if swap.d is None else swap.d
-        p_reps, q_reps = self.replicas[swap.p], self.replicas[swap.q]
-        p_reps[p_reps.index(swap.b)] = swap.c
+        q_reps = self.replicas[swap.q]
         q_reps[q_reps.index(swap.c)] = back
-        leaders[swap.p] = swap.c
-        first, second = self.states[swap.p].tp.topic, self.states[swap.q].tp.topic
-        # Counter.update with a dict would merge equal keys; subtract and add one at a time.
-        self.counts[first].subtract([swap.b])
-        self.counts[first].update([swap.c])
-        self.counts[second].subtract([swap.c])
-        self.counts[second].update([back])
-        self.total.subtract([swap.b])
-        self.total.update([back])
+        _shift(self._topic(swap.p), swap.b, swap.c)
+        _shift(self._topic(swap.q), swap.c, back)
+        _shift(self.total, swap.b, back)
 
 
 def leaders_with_swaps(
@@ -292,6 +269,12 @@ def _reach(start: Sequence[int], step: Step) -> list[int]:
                 seen[nxt] = None
                 queue.append(nxt)
     return list(seen)
+
+
+def _shift(counts: Counter[int], loses: int, gains: int) -> None:
+    # Counter.update with a dict would merge equal keys (loses == gains): one at a time.
+    counts.subtract([loses])
+    counts.update([gains])
 
 
 def _rack_cost(layout: RackLayout, reps: Sequence[int]) -> int:
