@@ -199,7 +199,6 @@ class _Program:
         self.upper: list[float] = []
         self.weight: list[float] = []
         self.extra: dict[tuple[int, int], int] = {}
-        self.keep: dict[tuple[int, int, int], int] = {}
         self.kept_cols: list[list[int]] = [[] for _ in demands]
         self.constant = [0] * len(demands)
         biggest = max((max((*d.shed, *d.sizes), default=0) for d in demands), default=0) or 1
@@ -374,7 +373,6 @@ class _Program:
             for b in pin.replicas:
                 i = layout.position[b]
                 cols[b] = self.column(1, 1.0 + size * self.scale)
-                self.keep[t, pin.index, b] = cols[b]
                 self.kept_cols[t].append(cols[b])
                 on_broker.setdefault(i, []).append(cols[b])
             if pin.in_sync:
@@ -552,12 +550,10 @@ class _Program:
                 )
             )
         kept = [self.constant[t] + int(sum(x[c] for c in cols)) for t, cols in enumerate(self.kept_cols)]
-        keeps: list[dict[int, set[int]]] = [{} for _ in self.demands]
-        for (t, index, b), c in self.keep.items():
-            chosen = keeps[t].setdefault(index, set())
-            if x[c] > 0.5:
-                chosen.add(b)
-        decided = [{i: frozenset(s) for i, s in k.items()} for k in keeps]
+        decided = [
+            {pin.index: frozenset(b for b, c in cols.items() if x[c] > 0.5) for pin, cols in pinned}
+            for pinned in self.pinned_cols
+        ]
         for t, d in enumerate(self.demands):
             for g, group in enumerate(d.shrink_groups):
                 decided[t].update(realise(group, self._group_counts(t, g, group)))
