@@ -9,7 +9,8 @@ One request runs like this (every step that changes the cluster is journalled fi
               limits; set the throttles for exactly the moves in flight (+ the batch); submit it;
               report progress -- until no task is pending or submitted
     finally   restore every throttle config to its pre-existing value (or delete it), whatever
-              happened: success, error, Ctrl-C or SIGTERM (the CLI turns SIGTERM into an exception)
+              happened: success, error, Ctrl-C or SIGTERM (the CLI turns SIGTERM into an exception,
+              and its ``shield`` keeps a second one from cutting the restore short)
     elect     preferred-leader election for the moved partitions (unless disabled)
 
 On an interruption the moves already submitted keep running on the brokers (unthrottled, since
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,6 +115,8 @@ class Executor:
         listener: receives :mod:`ferry.execute.events`.
         clock: monotonic seconds (progress rate, grace periods).
         sleep: waits between polls.
+        shield: wraps the cleanup at the end of a run; the CLI's holds Ctrl-C and SIGTERM back
+            meanwhile, so a second interrupt cannot cut the throttle restore short.
     """
 
     def __init__(
@@ -123,16 +127,27 @@ class Executor:
         listener: Listener = ignore,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        shield: Callable[[], AbstractContextManager[object]] = nullcontext,
     ) -> None:
         self._admin = admin
         self._journal = journal
         self._listener = listener
         self._clock = clock
         self._sleep = sleep
+        self._shield = shield
 
-    def with_listener(self, listener: Listener) -> Executor:
+    def with_listener(
+        self, listener: Listener, shield: Callable[[], AbstractContextManager[object]] | None = None
+    ) -> Executor:
         """The same executor reporting to ``listener`` (the CLI picks it once the run starts)."""
-        return Executor(self._admin, self._journal, listener=listener, clock=self._clock, sleep=self._sleep)
+        return Executor(
+            self._admin,
+            self._journal,
+            listener=listener,
+            clock=self._clock,
+            sleep=self._sleep,
+            shield=shield or self._shield,
+        )
 
     def options_of(self, request_id: int) -> ExecuteOptions:
         """The options request ``request_id`` recorded (a resumed request runs under them)."""
@@ -235,12 +250,21 @@ class Executor:
                 self._sleep(options.poll_interval_s)
             finished = True
         finally:
-            try:
-                self._restore_throttles(run)
-            finally:
-                if not finished:
-                    self._journal.set_request_state(request_id, RequestState.INTERRUPTED)
+            self._clean_up(run, finished)
         self._finish(run)
+
+    def _clean_up(self, run: _Run, finished: bool) -> None:
+        """Restore the throttles; mark the request interrupted unless it finished and stayed so."""
+        ended = False
+        try:
+            # Shielded: an interrupt raised halfway through would leave throttles behind. The
+            # CLI's shield raises one that came meanwhile at its end, before ``ended`` is set.
+            with self._shield():
+                self._restore_throttles(run)
+            ended = finished
+        finally:
+            if not ended:
+                self._journal.set_request_state(run.request_id, RequestState.INTERRUPTED)
 
     def _tick(self, run: _Run) -> bool:
         """One poll; True when nothing is pending or in flight any more."""
