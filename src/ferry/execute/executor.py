@@ -32,7 +32,7 @@ from typing import Any
 from ferry.errors import ExecutionIncomplete, PreconditionError
 from ferry.execute import lock
 from ferry.execute import throttles as thr
-from ferry.execute.batching import InFlight, Limits, in_flight_of, next_batch
+from ferry.execute.batching import InFlight, Limits, held_by_foreign, in_flight_of, next_batch
 from ferry.execute.events import (
     BatchSubmitted,
     LeadersElected,
@@ -40,6 +40,7 @@ from ferry.execute.events import (
     ProgressUpdate,
     TaskFinished,
     ThrottlesChanged,
+    WaitingForForeign,
     ignore,
 )
 from ferry.execute.journal import Journal
@@ -57,6 +58,9 @@ from ferry.model import Plan, TopicPartition
 # yet is given this long before it counts as failed: KRaft brokers apply metadata a few ms apart,
 # so the broker answering the metadata request may not have seen the completion.
 _ENDED_GRACE_S = 10.0
+
+# How often to repeat that foreign reassignments hold moves back while nothing changes.
+_WAITING_REPORT_EVERY_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +98,15 @@ class ExecuteOptions:
 
 
 @dataclass
+class _Waiting:
+    """Pending moves held back by foreign reassignments: which, since when, last said when."""
+
+    blockers: dict[TopicPartition, tuple[int, ...]]
+    since: float
+    reported_at: float
+
+
+@dataclass
 class _Run:
     """Mutable scratch state of one run (never shared, never returned)."""
 
@@ -104,6 +117,7 @@ class _Run:
     batches: int = 0
     samples: list[Sample] = field(default_factory=list)
     ended_at: dict[int, float] = field(default_factory=dict)
+    waiting: _Waiting | None = None
 
 
 class Executor:
@@ -278,12 +292,10 @@ class Executor:
             self._report_progress(run)
             return True
         ours = {t.tp for t in submitted}
-        foreign = [
-            InFlight(r.adding_replicas, r.removing_replicas) for tp, r in ongoing.items() if tp not in ours
-        ]
-        batch = next_batch(
-            run.options.ordering.sort(pending), [*in_flight_of(submitted), *foreign], run.options.limits
-        )
+        foreign = [r for tp, r in ongoing.items() if tp not in ours]
+        ordered, own = run.options.ordering.sort(pending), in_flight_of(submitted)
+        batch = next_batch(ordered, own, run.options.limits, [_in_flight(r) for r in foreign])
+        self._report_waiting(run, ordered, own, foreign)
         self._sync_throttles(run, [*submitted, *batch])
         if batch:
             self._submit(run, batch)
@@ -306,6 +318,36 @@ class Executor:
             if now - first_seen >= _ENDED_GRACE_S:
                 error = f"reassignment ended with replicas {list(replicas or ())}, not {list(task.target)}"
                 self._end_task(run, task, TaskState.FAILED, error)
+
+    def _report_waiting(
+        self,
+        run: _Run,
+        pending: Sequence[TaskRecord],
+        own: Sequence[InFlight],
+        foreign: Sequence[OngoingReassignment],
+    ) -> None:
+        """Say which foreign reassignments hold pending moves back on which brokers, every minute.
+
+        ferry keeps waiting (a foreign move may be slow, not stuck, and submitting onto its
+        brokers would break the limits), but says why, so a stuck one can be cancelled.
+        """
+        waiting, brokers = held_by_foreign(pending, own, run.options.limits, [_in_flight(r) for r in foreign])
+        blockers = {
+            r.tp: held
+            for r in foreign
+            if (held := tuple(sorted(brokers & {*r.adding_replicas, *r.removing_replicas})))
+        }
+        if not blockers:
+            run.waiting = None
+            return
+        now = self._clock()
+        if run.waiting is None or run.waiting.blockers != blockers:
+            run.waiting = _Waiting(blockers, since=now, reported_at=now)
+        elif now - run.waiting.reported_at >= _WAITING_REPORT_EVERY_S:
+            run.waiting.reported_at = now
+        else:
+            return
+        self._listener(WaitingForForeign(run.request_id, blockers, len(waiting), now - run.waiting.since))
 
     def _end_task(self, run: _Run, task: TaskRecord, state: TaskState, error: str | None = None) -> None:
         self._journal.set_task_states([task.id], state, error=error)
@@ -388,3 +430,7 @@ class Executor:
                 hint=f"see the journal for request {run.request_id}",
             )
         self._journal.set_request_state(run.request_id, RequestState.DONE)
+
+
+def _in_flight(reassignment: OngoingReassignment) -> InFlight:
+    return InFlight(reassignment.adding_replicas, reassignment.removing_replicas)
