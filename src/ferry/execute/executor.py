@@ -44,7 +44,7 @@ from ferry.execute.events import (
     ignore,
 )
 from ferry.execute.journal import Journal
-from ferry.execute.progress import Sample, estimate
+from ferry.execute.progress import History
 from ferry.execute.progress import total as total_progress
 from ferry.execute.records import ConfigKey, TaskRecord, ThrottleRecord
 from ferry.execute.report import measure
@@ -115,7 +115,7 @@ class _Run:
     previous: dict[ConfigKey, str | None]
     applied: dict[ConfigKey, str] = field(default_factory=dict)
     batches: int = 0
-    samples: list[Sample] = field(default_factory=list)
+    history: History = field(default_factory=History)
     ended_at: dict[int, float] = field(default_factory=dict)
     waiting: _Waiting | None = None
 
@@ -404,10 +404,10 @@ class Executor:
         tasks = self._journal.tasks(run.request_id)
         replicas = measure(self._admin, tasks)
         progress = total_progress(replicas)
-        run.samples.append(Sample(self._clock(), progress.done))
+        run.history = run.history.add(self._clock(), replicas)
         done = sum(1 for t in tasks if t.state is TaskState.DONE)
         moving = tuple(t.tp for t in tasks if t.state is TaskState.SUBMITTED)
-        eta = estimate(run.samples, progress.remaining)
+        eta = run.history.estimate(replicas)
         self._listener(
             ProgressUpdate(run.request_id, progress, eta, done, len(tasks), len(moving), replicas, moving)
         )
