@@ -118,6 +118,7 @@ class _Run:
     history: History = field(default_factory=History)
     ended_at: dict[int, float] = field(default_factory=dict)
     waiting: _Waiting | None = None
+    eta_s: float | None = None
 
 
 class Executor:
@@ -261,7 +262,7 @@ class Executor:
             if resend:
                 self._resend(run, resend)
             while not self._tick(run):
-                self._sleep(options.poll_interval_s)
+                self._sleep(_pause(options.poll_interval_s, run.eta_s))
             finished = True
         finally:
             self._clean_up(run, finished)
@@ -408,6 +409,7 @@ class Executor:
         done = sum(1 for t in tasks if t.state is TaskState.DONE)
         moving = tuple(t.tp for t in tasks if t.state is TaskState.SUBMITTED)
         eta = run.history.estimate(replicas)
+        run.eta_s = eta.eta_s
         self._listener(
             ProgressUpdate(run.request_id, progress, eta, done, len(tasks), len(moving), replicas, moving)
         )
@@ -434,3 +436,15 @@ class Executor:
 
 def _in_flight(reassignment: OngoingReassignment) -> InFlight:
     return InFlight(reassignment.adding_replicas, reassignment.removing_replicas)
+
+
+def _pause(poll_interval_s: float, eta_s: float | None) -> float:
+    """The wait before the next poll: a poll, or less when the last bytes are due sooner.
+
+    The end of a move is only seen at a poll, and until then its slot, its throttles and the
+    run's exit wait; so when the ETA falls within a poll, poll when it is due, but at most twice
+    as often as asked (a move whose bytes are all there may still take a while to end).
+    """
+    if eta_s is None:
+        return poll_interval_s
+    return min(poll_interval_s, max(poll_interval_s / 2, eta_s))

@@ -10,7 +10,7 @@ from support.exec_fake import ExecFakeAdmin
 from ferry.errors import ExecutionIncomplete, KafkaError, PreconditionError
 from ferry.execute.batching import Limits
 from ferry.execute.events import BatchSubmitted, Event, ProgressUpdate, WaitingForForeign
-from ferry.execute.executor import ExecuteOptions, Executor
+from ferry.execute.executor import ExecuteOptions, Executor, _pause
 from ferry.execute.journal import Journal
 from ferry.execute.records import ConfigKey, ResourceType
 from ferry.execute.states import RequestState, TaskState
@@ -185,3 +185,10 @@ def test_a_moving_partition_of_the_plan_is_refused(journal: Journal) -> None:
 def test_options_round_trip_through_json() -> None:
     options = ExecuteOptions(throttle=5, limits=Limits(3, 7), additional=True, elect=False)
     assert ExecuteOptions.from_json(options.to_json()) == options
+
+
+def test_polls_sooner_when_the_last_bytes_are_due_within_a_poll() -> None:
+    assert _pause(1.0, None) == 1.0  # no estimate yet
+    assert _pause(1.0, 30.0) == 1.0
+    assert _pause(1.0, 0.7) == 0.7
+    assert _pause(1.0, 0.0) == 0.5  # bytes all there, the move not ended yet: not a busy loop
