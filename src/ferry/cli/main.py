@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ferry import __version__
+from ferry.cli.commands import cancel as cancel_cmd
 from ferry.cli.commands import execute as execute_cmd
 from ferry.cli.commands import listing as list_cmd
 from ferry.cli.commands import plan as plan_cmd
@@ -24,7 +25,17 @@ from ferry.cli.commands import snapshot as snapshot_cmd
 from ferry.cli.commands import verify as verify_cmd
 from ferry.errors import FerryError, UsageError
 
-_COMMANDS = (plan_cmd, snapshot_cmd, sandbox_cmd, execute_cmd, list_cmd, progress_cmd, verify_cmd, resume_cmd)
+_COMMANDS = (
+    plan_cmd,
+    snapshot_cmd,
+    sandbox_cmd,
+    execute_cmd,
+    list_cmd,
+    progress_cmd,
+    verify_cmd,
+    resume_cmd,
+    cancel_cmd,
+)
 
 
 class _Parser(argparse.ArgumentParser):
