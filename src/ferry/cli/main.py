@@ -19,7 +19,9 @@ from ferry.cli.commands import execute as execute_cmd
 from ferry.cli.commands import listing as list_cmd
 from ferry.cli.commands import plan as plan_cmd
 from ferry.cli.commands import progress as progress_cmd
+from ferry.cli.commands import requests as requests_cmd
 from ferry.cli.commands import resume as resume_cmd
+from ferry.cli.commands import rollback as rollback_cmd
 from ferry.cli.commands import sandbox as sandbox_cmd
 from ferry.cli.commands import snapshot as snapshot_cmd
 from ferry.cli.commands import verify as verify_cmd
@@ -35,6 +37,8 @@ _COMMANDS = (
     verify_cmd,
     resume_cmd,
     cancel_cmd,
+    rollback_cmd,
+    requests_cmd,
 )
 
 

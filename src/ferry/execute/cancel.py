@@ -1,16 +1,15 @@
-"""Cancel in-flight moves (KIP-455): stop them at once, keep what already joined, drop their throttles.
+"""Cancel in-flight moves (KIP-455): stop them at once and drop their throttles; not a rollback.
 
-Cancel is not a revert. A move that has not finished stops; an adding replica that has already
-caught up and joined the ISR stays (its bytes are on disk already, and dropping it would throw them
-away), so the partition may end with more replicas than before -- the outcome names those
-partitions. Adding replicas still copying are dropped. ``ferry rollback`` is the command that
-restores the original replicas.
+Every move in scope gets AlterPartitionReassignments with no target. Cancel is not a revert of
+the whole history: the controller drops the replicas the move was *adding* and keeps the rest, so
+a partition keeps any replica an earlier, re-targeted move had already brought in (it is a
+removing replica of the move being cancelled) and may end with more replicas than its task began
+with -- the outcome names those partitions. ``ferry rollback`` restores the original replicas.
 
-KRaft's own cancel (AlterPartitionReassignments with no target) drops *every* adding replica, even
-one in the ISR, so a partition with joined replicas gets a target instead: its original replicas
-plus the joined ones. Every target replica is in the ISR already, so the controller completes that
-reassignment in the same step: it stops the move just as fast. Partitions where nothing joined get
-the plain cancel. Both go in one AlterPartitionReassignments request.
+On KRaft clusters the controller drops every adding replica, even one that has already joined the
+ISR (``PartitionReassignmentRevert``); ferry cannot keep such a replica while stopping the others:
+re-targeting to "originals + the joined replica" leaves KRaft's adding set unchanged (it ignores
+an empty one), so the move would go on until the replicas still copying caught up.
 
 Tasks of the cancelled moves (and pending tasks in scope, never submitted) become ``cancelled`` in
 the journal, requests left with nothing open become ``cancelled``, and the throttle configs of the
@@ -27,7 +26,7 @@ from ferry.execute import sharing
 from ferry.execute.journal import Journal
 from ferry.execute.records import TaskRecord
 from ferry.execute.states import RequestState, TaskState
-from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
+from ferry.kafka.admin import ClusterAdmin
 from ferry.model import TopicPartition
 
 _OPEN = (TaskState.PENDING, TaskState.SUBMITTED)
@@ -96,23 +95,20 @@ def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
     if not tasks and not foreign:
         raise PreconditionError(f"nothing to cancel: no open ferry move {_describe(scope)}")
     moving = sorted(tp for tp in ours | set(foreign) if tp in ongoing)
-    isr = {p.tp: p.isr for p in admin.describe_partitions({tp.topic for tp in moving})} if moving else {}
-    originals = {t.tp: t.original for t in tasks}
-    targets = {tp: _keep_target(ongoing[tp], isr.get(tp), originals.get(tp)) for tp in moving}
-    answers = admin.alter_reassignments(targets) if targets else {}
+    answers = admin.alter_reassignments(dict.fromkeys(moving)) if moving else {}
     refused = {tp: why for tp, why in answers.items() if why}
     # Cancelled in the journal even when the controller says there was nothing to cancel: the
     # move ended meanwhile; the executor (or resume) no longer tracks it either way.
-    cancelled = journal.transition_if([t.id for t in tasks], _OPEN, TaskState.CANCELLED)
-    touched = sorted({t.request_id for t in tasks if t.id in set(cancelled)})
+    cancelled = set(journal.transition_if([t.id for t in tasks], _OPEN, TaskState.CANCELLED))
+    touched = sorted({t.request_id for t in tasks if t.id in cancelled})
     ended = _end_requests(journal, touched)
     written = sum(sharing.settle(admin, journal, rid) for rid in touched)
     stopped = tuple(tp for tp in moving if tp not in refused)
-    kept = _kept(admin, {tp: targets[tp] for tp in stopped if targets[tp] is not None}, tasks)
+    kept = _grown(admin, stopped, {t.tp: len(t.original) for t in tasks})
     return Outcome(
         stopped=stopped,
         kept=kept,
-        pending=sum(1 for t in tasks if t.state is TaskState.PENDING and t.id in set(cancelled)),
+        pending=sum(1 for t in tasks if t.state is TaskState.PENDING and t.id in cancelled),
         foreign=tuple(tp for tp in foreign if tp in stopped),
         refused=refused,
         requests=ended,
@@ -120,36 +116,15 @@ def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
     )
 
 
-def _keep_target(
-    moving: OngoingReassignment, isr: Sequence[int] | None, recorded: Sequence[int] | None
-) -> tuple[int, ...] | None:
-    """The original replicas plus the adding ones already in the ISR; None when none joined.
-
-    The original order comes from the journal when ferry started the move (the first replica
-    stays the preferred leader); a foreign move's originals are its replicas it is not adding.
-    """
-    joined = [b for b in moving.adding_replicas if isr is not None and b in isr]
-    if not joined:
-        return None
-    derived = [b for b in moving.replicas if b not in moving.adding_replicas]
-    original = [b for b in recorded if b in derived] if recorded is not None else derived
-    original += [b for b in derived if b not in original]
-    return (*original, *joined)
-
-
-def _kept(
-    admin: ClusterAdmin, targets: Mapping[TopicPartition, tuple[int, ...] | None], tasks: Sequence[TaskRecord]
+def _grown(
+    admin: ClusterAdmin, stopped: Sequence[TopicPartition], before: Mapping[TopicPartition, int]
 ) -> dict[TopicPartition, tuple[int, ...]]:
-    """Partitions that now hold more replicas than their task's original (or move's) replica count."""
-    if not targets:
+    """Stopped partitions of ferry's tasks now holding more replicas than their task started with."""
+    mine = [tp for tp in stopped if tp in before]
+    if not mine:
         return {}
-    before = {t.tp: len(t.original) for t in tasks}
-    current = {p.tp: p.replicas for p in admin.describe_partitions({tp.topic for tp in targets})}
-    return {
-        tp: current.get(tp, tuple(target or ()))
-        for tp, target in sorted(targets.items())
-        if target is not None and len(target) > before.get(tp, len(target) - 1)
-    }
+    current = {p.tp: p.replicas for p in admin.describe_partitions({tp.topic for tp in mine})}
+    return {tp: current[tp] for tp in mine if tp in current and len(current[tp]) > before[tp]}
 
 
 def _end_requests(journal: Journal, request_ids: Sequence[int]) -> tuple[int, ...]:

@@ -53,15 +53,15 @@ def _start(admin: FakeAdmin, journal: Journal, moves: list[Move], *, submit: int
     return rid
 
 
-def test_cancel_keeps_replicas_that_joined_and_drops_the_rest(admin: FakeAdmin, journal: Journal) -> None:
-    rid = _start(admin, journal, [Move(T0, (1, 2, 3), (3, 4, 5))])
-    admin.partitions[T0].isr = (1, 2, 3, 4)  # 4 caught up; 5 is still copying
+def test_cancel_keeps_what_an_earlier_re_targeted_move_brought_in(admin: FakeAdmin, journal: Journal) -> None:
+    rid = _start(admin, journal, [Move(T0, (1, 2, 3), (1, 2, 5))])
+    admin.start_reassignment(T0, (1, 2, 4))  # re-targeted: 5 becomes a removing replica
     outcome = cancel(admin, journal, Scope(request=rid))
     assert outcome.stopped == (T0,)
     assert admin.list_reassignments() == ()
     (state,) = [p for p in admin.describe_partitions(["t"]) if p.tp == T0]
-    assert state.replicas == (1, 2, 3, 4)
-    assert outcome.kept == {T0: (1, 2, 3, 4)}
+    assert sorted(state.replicas) == [1, 2, 3, 5]
+    assert outcome.kept == {T0: state.replicas}
     assert admin.configs == {}
     assert [t.state for t in journal.tasks(rid)] == [TaskState.CANCELLED]
     assert journal.request(rid).state is RequestState.CANCELLED

@@ -19,11 +19,13 @@ from ferry.kafka.client import KafkaPythonAdmin, load_command_config
 from ferry.model import TopicPartition
 
 _DESCRIPTION = """\
-Stop in-flight reassignments at once (AlterPartitionReassignments). Cancel is not a revert:
-replicas that already caught up and joined the ISR stay, so a partition may keep more replicas
-than before (the output names those partitions); replicas still copying are dropped. Pending
-moves of the scope are never submitted. The throttles of the cancelled moves are removed, and
-the journal marks their tasks cancelled. To restore the original replicas, use 'ferry rollback'.
+Stop in-flight reassignments at once (AlterPartitionReassignments with no target). The
+controller drops the replicas each move was adding and keeps the rest; cancel is not a rollback:
+replicas an earlier, re-targeted move brought in stay, so a partition may keep more replicas than
+before (the output names those partitions). On KRaft, an adding replica that already joined the
+ISR is dropped too. Pending moves of the scope are never submitted. The throttles of the
+cancelled moves are removed, and the journal marks their tasks cancelled. To restore the
+original replicas, use 'ferry rollback'.
 
 --all also cancels reassignments ferry did not start, after a confirmation (or --yes)."""
 
@@ -32,7 +34,7 @@ def register(subparsers: Any) -> None:
     """Add ``cancel`` to the ``ferry`` parser."""
     parser = subparsers.add_parser(
         "cancel",
-        help="stop in-flight moves now (keeps replicas that already joined; not a rollback)",
+        help="stop in-flight moves now (drops their adding replicas; not a rollback)",
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -103,8 +105,8 @@ def outcome_text(outcome: Outcome) -> str:
         lines.append(f"  of which {len(outcome.foreign)} not started by ferry")
     if outcome.kept:
         lines.append(
-            f"replicas that had joined the ISR were kept: {len(outcome.kept)} partition(s) now have more "
-            "replicas than before the move (cancel is not a rollback):"
+            f"{len(outcome.kept)} partition(s) now have more replicas than before the move (cancel is "
+            "not a rollback; 'ferry rollback' restores the originals):"
         )
         lines += [f"  {tp}: replicas {list(replicas)}" for tp, replicas in outcome.kept.items()]
     for tp, why in sorted(outcome.refused.items()):

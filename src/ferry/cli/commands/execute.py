@@ -63,12 +63,12 @@ def register(subparsers: Any) -> None:
     add_journal_option(parser)
     add_run_options(parser)
     add_safety_options(parser)
-    parser.add_argument("--poll-interval", type=float, default=1.0, metavar="S", help=argparse.SUPPRESS)
     parser.set_defaults(func=_run)
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     """How a request runs: throttle, limits, order, --wait, --additional, --no-elect."""
+    _add_poll_interval(parser)
     parser.add_argument("--throttle", type=int, metavar="BYTES_PER_S", help="replication throttle (none)")
     parser.add_argument(
         "--max-moves-per-broker",
@@ -93,6 +93,10 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-elect", action="store_true", help="skip the preferred-leader election at the end"
     )
+
+
+def _add_poll_interval(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--poll-interval", type=float, default=1.0, metavar="S", help=argparse.SUPPRESS)
 
 
 def add_safety_options(parser: argparse.ArgumentParser, *, originals: bool = True) -> None:
