@@ -267,3 +267,26 @@ def test_rollback_skips_a_partition_whose_originals_are_offline(
         for broker in (1, 2):
             sandbox.restart(broker, ready_brokers)
     assert admin.describe_throttle_configs(_keys(topic)) == {}
+
+
+def test_freeze_with_cancel_stops_ferrys_moves_in_flight(
+    bootstrap: str, admin: KafkaPythonAdmin, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    topic, tp = "freeze-cancel", TopicPartition("freeze-cancel", 0)
+    create_topics(bootstrap, {topic: {"assignments": {0: [1, 2]}}})
+    produce(bootstrap, topic, 8 * MB)
+    plan, journal = write_plan(tmp_path / "plan.json", topic, {0: [3, 4]}), tmp_path / "j.sqlite"
+    connect = ("--bootstrap-server", bootstrap)
+    with executing(plan, bootstrap, journal, "--throttle", SLOW) as run:
+        wait_until(lambda: bool(admin.list_reassignments([topic])), 30, "the move to start")
+        try:
+            assert (
+                _ferry("freeze", "--reason", "incident", "--cancel", *connect, "--journal", str(journal)) == 0
+            )
+            assert "cancelled 1 move(s) in flight" in capsys.readouterr().out
+            assert run.wait(timeout=60) == 0
+        finally:
+            assert _ferry("unfreeze", *connect) == 0
+    assert admin.list_reassignments([topic]) == ()
+    assert sorted(_state(admin, tp)[0]) == [1, 2]
+    wait_until(lambda: admin.describe_throttle_configs(_keys(topic)) == {}, 15, "no throttle left")

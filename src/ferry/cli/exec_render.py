@@ -6,16 +6,20 @@ terminal and in a log file.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from ferry.cli.render import human_bytes
 from ferry.execute.events import (
     BatchSubmitted,
     Event,
     LeadersElected,
     ProgressUpdate,
+    SubmissionPaused,
+    SubmissionResumed,
     TaskFinished,
-    ThrottlesChanged,
 )
 from ferry.execute.resume import Reconciled
+from ferry.kafka.freeze import FreezeState
 
 
 def event_line(event: Event) -> str | None:
@@ -32,9 +36,36 @@ def event_line(event: Event) -> str | None:
     if isinstance(event, LeadersElected):
         failed = f", {len(event.failed)} not elected" if event.failed else ""
         return f"{prefix} preferred-leader election for {event.partitions} partition(s){failed}"
-    if isinstance(event, ThrottlesChanged):
-        return None
+    if isinstance(event, SubmissionPaused | SubmissionResumed):
+        return f"{prefix} {freeze_change_text(event)}"
+    # ThrottlesChanged: not worth a line of its own.
     return None
+
+
+def freeze_change_text(event: SubmissionPaused | SubmissionResumed) -> str:
+    """``paused: the cluster is frozen by ...`` or ``resumed: the cluster was unfrozen by ...``."""
+    if isinstance(event, SubmissionPaused):
+        return (
+            f"paused: {frozen_text(event.freeze)}; {event.in_flight} move(s) in flight go on,"
+            " no new ones until 'ferry unfreeze'"
+        )
+    by = f" by {event.freeze.by} at {utc_text(event.freeze.at)}" if event.freeze else ""
+    return f"resumed: the cluster was unfrozen{by}"
+
+
+def frozen_text(freeze: FreezeState) -> str:
+    """``the cluster is frozen by ops@host since 2025-01-02 03:04:05 UTC: swapping disks``."""
+    return f"the cluster is frozen {frozen_by_text(freeze)}"
+
+
+def frozen_by_text(freeze: FreezeState) -> str:
+    """``by ops@host since 2025-01-02 03:04:05 UTC: swapping disks``."""
+    return f"by {freeze.by} since {utc_text(freeze.at)}: {freeze.reason}"
+
+
+def utc_text(at: datetime) -> str:
+    """``2025-01-02 03:04:05 UTC``: freezes are read on machines in other time zones."""
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def progress_text(event: ProgressUpdate) -> str:

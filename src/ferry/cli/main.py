@@ -16,6 +16,7 @@ from typing import NoReturn
 from ferry import __version__
 from ferry.cli.commands import cancel as cancel_cmd
 from ferry.cli.commands import execute as execute_cmd
+from ferry.cli.commands import freeze as freeze_cmd
 from ferry.cli.commands import listing as list_cmd
 from ferry.cli.commands import plan as plan_cmd
 from ferry.cli.commands import progress as progress_cmd
@@ -24,6 +25,7 @@ from ferry.cli.commands import resume as resume_cmd
 from ferry.cli.commands import rollback as rollback_cmd
 from ferry.cli.commands import sandbox as sandbox_cmd
 from ferry.cli.commands import snapshot as snapshot_cmd
+from ferry.cli.commands import status as status_cmd
 from ferry.cli.commands import verify as verify_cmd
 from ferry.errors import FerryError, UsageError
 
@@ -39,6 +41,8 @@ _COMMANDS = (
     cancel_cmd,
     rollback_cmd,
     requests_cmd,
+    freeze_cmd,
+    status_cmd,
 )
 
 

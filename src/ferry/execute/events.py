@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ferry.execute.progress import Estimate, Progress, ReplicaProgress
 from ferry.execute.states import TaskState
+from ferry.kafka.freeze import FreezeState
 from ferry.model import TopicPartition
 
 
@@ -70,7 +71,32 @@ class LeadersElected:
     failed: Mapping[TopicPartition, str] = field(default_factory=dict)
 
 
-Event = BatchSubmitted | TaskFinished | ProgressUpdate | ThrottlesChanged | LeadersElected
+@dataclass(frozen=True, slots=True)
+class SubmissionPaused:
+    """The cluster is frozen (``ferry freeze``): no new moves; the ``in_flight`` ones go on."""
+
+    request_id: int
+    freeze: FreezeState
+    in_flight: int
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionResumed:
+    """The freeze was lifted; ``freeze`` is the record that lifted it (None: the record is gone)."""
+
+    request_id: int
+    freeze: FreezeState | None
+
+
+Event = (
+    BatchSubmitted
+    | TaskFinished
+    | ProgressUpdate
+    | ThrottlesChanged
+    | LeadersElected
+    | SubmissionPaused
+    | SubmissionResumed
+)
 Listener = Callable[[Event], None]
 
 

@@ -7,7 +7,8 @@ One request runs like this (every step that changes the cluster is journalled fi
               its tasks (originals, targets, sizes) and its throttles (previous and planned values)
     run       every poll: finish the tasks whose reassignment ended; choose the next batch under the
               limits; set the throttles for exactly the moves in flight (+ the batch); submit it;
-              report progress -- until no task is pending or submitted
+              report progress -- until no task is pending or submitted. While the cluster is
+              frozen (:mod:`ferry.kafka.freeze`) no batch is chosen; moves in flight go on
     finally   restore every throttle config to its pre-existing value (or delete it), whatever
               happened: success, error, Ctrl-C or SIGTERM (the CLI turns SIGTERM into an exception)
     elect     preferred-leader election for the moved partitions (unless disabled)
@@ -36,6 +37,8 @@ from ferry.execute.events import (
     LeadersElected,
     Listener,
     ProgressUpdate,
+    SubmissionPaused,
+    SubmissionResumed,
     TaskFinished,
     ThrottlesChanged,
     ignore,
@@ -49,6 +52,7 @@ from ferry.execute.resume import Reconciled, reconcile
 from ferry.execute.states import RequestState, TaskState
 from ferry.execute.strategies import Ordering
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
+from ferry.kafka.freeze import FreezeState
 from ferry.model import Plan, TopicPartition
 
 # A reassignment missing from ListPartitionReassignments whose partition does not show the target
@@ -107,6 +111,7 @@ class _Run:
     batches: int = 0
     samples: list[Sample] = field(default_factory=list)
     ended_at: dict[int, float] = field(default_factory=dict)
+    freeze: FreezeState | None = None  # the freeze holding submission back, while one does
 
 
 class Executor:
@@ -261,6 +266,10 @@ class Executor:
             # A last measurement, so listeners end on the final figures (100 % when all went well).
             self._report_progress(run)
             return True
+        if pending and self._frozen(run, len(submitted)):
+            self._sync_throttles(run, submitted)
+            self._report_progress(run)
+            return False
         # A pending task of a moving partition re-targets that move: it replaces it, not adds to it.
         ours = {t.tp for t in submitted} | {t.tp for t in pending}
         foreign = [
@@ -274,6 +283,21 @@ class Executor:
             self._submit(run, batch)
         self._report_progress(run)
         return False
+
+    def _frozen(self, run: _Run, in_flight: int) -> bool:
+        """Whether the cluster's freeze flag holds new moves back; each change is reported once.
+
+        Read once per poll and only while moves wait to be submitted: nothing else depends on it.
+        """
+        state = self._admin.read_freeze()
+        freeze = state if state is not None and state.frozen else None
+        if freeze != run.freeze:
+            if freeze is not None:
+                self._listener(SubmissionPaused(run.request_id, freeze, in_flight))
+            else:
+                self._listener(SubmissionResumed(run.request_id, state))
+            run.freeze = freeze
+        return freeze is not None
 
     def _finish_ended(self, run: _Run, ongoing: Mapping[TopicPartition, OngoingReassignment]) -> None:
         """Mark submitted tasks whose reassignment is no longer listed as done (or failed)."""

@@ -28,7 +28,7 @@ from ferry.cli.live_progress import LiveProgress
 from ferry.errors import UsageError
 from ferry.execute import safety
 from ferry.execute.batching import DEFAULT_MAX_MOVES_PER_BROKER, Limits
-from ferry.execute.events import Event, Listener, ProgressUpdate, ignore
+from ferry.execute.events import Event, Listener, ProgressUpdate, SubmissionPaused, SubmissionResumed
 from ferry.execute.executor import ExecuteOptions, Executor
 from ferry.execute.journal import Journal, default_journal_path
 from ferry.execute.resume import resumable_request
@@ -47,7 +47,10 @@ The request is recorded in the journal before anything is submitted and its id i
 stdout. Moves are submitted in batches as the limits allow; with --throttle, replication of
 exactly the moving replicas is throttled and every throttle config is restored when the run ends,
 however it ends. ferry stays until the last move has ended (--wait prints progress meanwhile).
-Refuses (exit 4) while reassignments ferry did not start are in flight, unless --additional."""
+Refuses (exit 4) while reassignments ferry did not start are in flight, unless --additional.
+While the cluster is frozen ('ferry freeze', from any machine) it submits no new moves: started
+frozen, it records the request, says the cluster is frozen, by whom and why, and waits paused;
+frozen mid-run, the moves in flight go on. It carries on by itself after 'ferry unfreeze'."""
 
 
 def register(subparsers: Any) -> None:
@@ -241,11 +244,12 @@ def _originals(args: argparse.Namespace) -> Mapping[TopicPartition, tuple[int, .
 def progress_listener(wait: bool) -> Iterator[Listener]:
     """The listener for ``--wait``: live bars when stderr is a terminal, else log lines.
 
-    Without ``--wait`` nothing is shown. The bars are stopped when the block ends, however it
-    ends, so the terminal is left clean for the final message or error.
+    Without ``--wait`` only pauses for a freeze (and their end) are shown. The bars are stopped
+    when the block ends, however it ends, so the terminal is left clean for the final message or
+    error.
     """
     if not wait:
-        yield ignore
+        yield freeze_notices
     elif sys.stderr.isatty():
         with LiveProgress(Console(stderr=True)) as live:
             yield live
@@ -256,14 +260,18 @@ def progress_listener(wait: bool) -> Iterator[Listener]:
 def listener_for(verbose: bool) -> Listener:
     """Plain progress lines on stderr (one every few seconds) and a line per other event."""
     last_progress = [0.0]
+    paused = [False]
 
     def listen(event: Event) -> None:
         if not verbose:
             return
+        if isinstance(event, SubmissionPaused | SubmissionResumed):
+            paused[0] = isinstance(event, SubmissionPaused)
         if isinstance(event, ProgressUpdate):
             # One progress line every few seconds is enough for a log; the rest are every poll.
+            # The last one (nothing in flight) is shown at once, unless a freeze holds the rest.
             now = time.monotonic()
-            if now - last_progress[0] < _PROGRESS_EVERY_S and event.in_flight:
+            if now - last_progress[0] < _PROGRESS_EVERY_S and (event.in_flight or paused[0]):
                 return
             last_progress[0] = now
         line = event_line(event)
@@ -271,6 +279,15 @@ def listener_for(verbose: bool) -> Listener:
             print(line, file=sys.stderr, flush=True)
 
     return listen
+
+
+def freeze_notices(event: Event) -> None:
+    """A line for a pause (cluster frozen) or its end, even without ``--wait``.
+
+    An executor that stopped submitting without a word would look hung.
+    """
+    if isinstance(event, SubmissionPaused | SubmissionResumed):
+        print(event_line(event), file=sys.stderr, flush=True)
 
 
 @contextmanager
