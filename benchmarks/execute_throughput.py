@@ -30,7 +30,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ferry.execute.batching import Limits
@@ -58,6 +58,10 @@ class Result:
     trace: Trace
     totals: dict[int, int]
     eta_errors: dict[int, float | None]
+    # ferry only: (seconds, bytes per receiving broker, bytes of all, rate, ETA) per progress event
+    events: list[tuple[float, dict[int, int], int, int, float | None, float | None]] = field(
+        default_factory=list
+    )
 
 
 def main() -> int:
@@ -68,6 +72,9 @@ def main() -> int:
     parser.add_argument("--mib", type=int, default=40, help="MiB per partition")
     parser.add_argument("--throttle-mib", type=float, default=4.0, help="throttle, MiB/s")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--events", type=Path, help="also write ferry's progress events here (to study the ETA offline)"
+    )
     args = parser.parse_args()
     throttle = int(args.throttle_mib * MIB)
     lib = ensure_jars()
@@ -90,6 +97,8 @@ def main() -> int:
     _print_table(figures, args, load_before, load_after)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
+    if args.events:
+        args.events.write_text(json.dumps(ferry.events))
     return 0
 
 
@@ -153,6 +162,7 @@ def _run_ferry(
     plan = Plan.of(reassignment.to_moves(collect(admin, ["bench-ferry"]).snapshot, "bench-ferry"))
     trace: Trace = []
     etas: list[tuple[float, float, float | None]] = []  # (t, fraction, eta)
+    events: list[tuple[float, dict[int, int], int, int, float | None, float | None]] = []
     start = time.monotonic()
 
     def listen(event: Event) -> None:
@@ -160,6 +170,16 @@ def _run_ferry(
             now = time.monotonic() - start
             trace.append((now, {b: p.done for b, p in by_broker(event.replicas).items()}))
             etas.append((now, event.progress.fraction, event.estimate.eta_s))
+            events.append(
+                (
+                    now,
+                    trace[-1][1],
+                    event.progress.done,
+                    event.progress.total,
+                    event.estimate.rate,
+                    event.estimate.eta_s,
+                )
+            )
 
     with Journal.open(tmp / "journal.sqlite") as journal:
         options = ExecuteOptions(throttle=throttle, limits=Limits(5, None), poll_interval_s=1.0)
@@ -170,7 +190,7 @@ def _run_ferry(
         seconds = time.monotonic() - start
     end = _first_complete(trace, totals) or seconds
     errors = {pct: _eta_error(etas, pct / 100, end) for pct in (25, 50, 75)}
-    return Result("ferry execute", seconds, trace, totals, errors)
+    return Result("ferry execute", seconds, trace, totals, errors, events)
 
 
 def _run_kafka(

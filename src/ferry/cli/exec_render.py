@@ -17,6 +17,7 @@ from ferry.execute.events import (
     SubmissionPaused,
     SubmissionResumed,
     TaskFinished,
+    WaitingForForeign,
 )
 from ferry.execute.resume import Reconciled
 from ferry.kafka.freeze import FreezeState
@@ -24,22 +25,47 @@ from ferry.kafka.freeze import FreezeState
 
 def event_line(event: Event) -> str | None:
     """The line for ``event``, or None for events not worth a line."""
-    prefix = f"ferry execute: request {event.request_id}:"
+    body = _body(event)
+    return None if body is None else f"ferry execute: request {event.request_id}: {body}"
+
+
+def _body(event: Event) -> str | None:
+    if isinstance(event, BatchSubmitted | TaskFinished | LeadersElected):
+        return _outcome_text(event)
+    if isinstance(event, ProgressUpdate):
+        return progress_text(event)
+    if isinstance(event, SubmissionPaused | SubmissionResumed):
+        return freeze_change_text(event)
+    if isinstance(event, WaitingForForeign):
+        return waiting_text(event)
+    return None  # ThrottlesChanged: the throttles' life is in the journal; not worth a line
+
+
+def _outcome_text(event: BatchSubmitted | TaskFinished | LeadersElected) -> str:
     if isinstance(event, BatchSubmitted):
         refused = f", {len(event.refused)} refused" if event.refused else ""
-        return f"{prefix} batch {event.batch}: submitted {len(event.partitions)} move(s){refused}"
+        return f"batch {event.batch}: submitted {len(event.partitions)} move(s){refused}"
     if isinstance(event, TaskFinished):
         why = f" ({event.error})" if event.error else ""
-        return f"{prefix} {event.tp} {event.state}{why}"
-    if isinstance(event, ProgressUpdate):
-        return f"{prefix} {progress_text(event)}"
-    if isinstance(event, LeadersElected):
-        failed = f", {len(event.failed)} not elected" if event.failed else ""
-        return f"{prefix} preferred-leader election for {event.partitions} partition(s){failed}"
-    if isinstance(event, SubmissionPaused | SubmissionResumed):
-        return f"{prefix} {freeze_change_text(event)}"
-    # ThrottlesChanged: not worth a line of its own.
-    return None
+        return f"{event.tp} {event.state}{why}"
+    failed = f", {len(event.failed)} not elected" if event.failed else ""
+    return f"preferred-leader election for {event.partitions} partition(s){failed}"
+
+
+def waiting_text(event: WaitingForForeign, shown: int = 5) -> str:
+    """``2 move(s) ready to start wait for 1 reassignment(s) ferry did not start (for 60 s): ...``.
+
+    Then each blocking reassignment with the brokers where it holds ferry's moves back.
+    """
+    items = sorted(event.blockers.items())
+    named = "; ".join(f"{tp} on broker {', '.join(map(str, brokers))}" for tp, brokers in items[:shown])
+    more = f"; {len(items) - shown} more" if len(items) > shown else ""
+    lasted = f" (for {event.for_s:.0f} s)" if event.for_s > 0 else ""
+    return (
+        f"{event.waiting} move(s) ready to start wait for {len(items)} reassignment(s)"
+        f" ferry did not start{lasted}:"
+        f" {named}{more}; cancel any that is stuck (e.g. adding a replica on a broker that is down)"
+    )
 
 
 def freeze_change_text(event: SubmissionPaused | SubmissionResumed) -> str:

@@ -5,9 +5,11 @@ replica to or removes a replica from*. Adding brokers take the write load (netwo
 removing brokers are where the data comes from while the old leader serves it, and they delete
 logs at the end; so both sides are busy. Brokers that keep their replica are not counted: their
 load does not change (the leader may serve the copy, but the leader throttle bounds that, and
-counting it would let one hot leader stall the whole plan). ``--max-moves N`` caps the moves in
-flight in the whole cluster. Reassignments in flight that ferry did not start (``--additional``)
-count against the same limits, so ferry never piles onto a busy broker.
+counting it would let one hot leader stall the whole plan). ``--max-moves N`` caps ferry's own
+moves in flight in the whole cluster. Reassignments in flight that ferry did not start
+(``--additional``) count against the per-broker limit of every broker they touch, so ferry never
+piles onto a busy broker; they do not count against ``--max-moves``, so one that never ends (onto
+a broker that is down) holds back only the moves that share a broker with it.
 
 The batcher walks the pending moves in their execution order and takes each one that still fits;
 a move that does not fit is skipped for now, not waited for, so one busy broker does not block
@@ -77,18 +79,21 @@ def broker_load(in_flight: Iterable[InFlight]) -> Counter[int]:
     return load
 
 
-def next_batch(pending: Sequence[M], in_flight: Sequence[InFlight], limits: Limits) -> list[M]:
-    """The pending moves (in execution order) that fit next to ``in_flight`` under ``limits``.
+def next_batch(
+    pending: Sequence[M], in_flight: Sequence[InFlight], limits: Limits, foreign: Sequence[InFlight] = ()
+) -> list[M]:
+    """The pending moves (in execution order) that fit next to those in flight under ``limits``.
 
     Args:
         pending: moves not yet submitted, already in execution order.
-        in_flight: moves submitted and not finished (ferry's and, with --additional, foreign ones).
+        in_flight: ferry's moves submitted and not finished.
         limits: the concurrency limits.
+        foreign: reassignments in flight that ferry did not start (per-broker limit only).
 
     Returns:
-        A subsequence of ``pending``; adding it to ``in_flight`` keeps every limit.
+        A subsequence of ``pending``; adding it to what is in flight keeps every limit.
     """
-    load = broker_load(in_flight)
+    load = broker_load([*in_flight, *foreign])
     total = len(in_flight)
     chosen: list[M] = []
     for move in pending:
@@ -101,3 +106,23 @@ def next_batch(pending: Sequence[M], in_flight: Sequence[InFlight], limits: Limi
         total += 1
         chosen.append(move)
     return chosen
+
+
+def held_by_foreign(
+    pending: Sequence[M], in_flight: Sequence[InFlight], limits: Limits, foreign: Sequence[InFlight]
+) -> tuple[list[M], frozenset[int]]:
+    """The pending moves that wait only for ``foreign`` reassignments, and the brokers they wait on.
+
+    A move waits for foreign reassignments when it stays out of the next batch with them but
+    would go in without them; it waits on those of its brokers that foreign reassignments keep
+    busy.
+
+    Returns:
+        The waiting moves (in ``pending``'s order) and the brokers where they wait.
+    """
+    if not foreign:
+        return [], frozenset()
+    chosen = {id(m) for m in next_batch(pending, in_flight, limits, foreign)}
+    waiting = [m for m in next_batch(pending, in_flight, limits) if id(m) not in chosen]
+    busy = broker_load(foreign)
+    return waiting, frozenset(b for m in waiting for b in busy_brokers(m) if busy[b])

@@ -63,6 +63,22 @@ class ThrottlesChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class WaitingForForeign:
+    """Pending moves wait for reassignments ferry did not start that keep their brokers busy.
+
+    ``blockers`` maps each such reassignment to the brokers where it holds ferry's moves back,
+    ``waiting`` counts the moves held back and ``for_s`` says how long this has lasted. Sent when it
+    starts or its blockers change, and again every minute while it lasts: a reassignment that
+    never ends (onto a broker that is down) would otherwise stall the run without a word.
+    """
+
+    request_id: int
+    blockers: Mapping[TopicPartition, tuple[int, ...]]
+    waiting: int
+    for_s: float
+
+
+@dataclass(frozen=True, slots=True)
 class LeadersElected:
     """Preferred-leader election after the moves; ``failed`` maps partitions to the reason."""
 
@@ -93,6 +109,7 @@ Event = (
     | TaskFinished
     | ProgressUpdate
     | ThrottlesChanged
+    | WaitingForForeign
     | LeadersElected
     | SubmissionPaused
     | SubmissionResumed

@@ -10,7 +10,8 @@ One request runs like this (every step that changes the cluster is journalled fi
               report progress -- until no task is pending or submitted. While the cluster is
               frozen (:mod:`ferry.kafka.freeze`) no batch is chosen; moves in flight go on
     finally   restore every throttle config to its pre-existing value (or delete it), whatever
-              happened: success, error, Ctrl-C or SIGTERM (the CLI turns SIGTERM into an exception)
+              happened: success, error, Ctrl-C or SIGTERM (the CLI turns SIGTERM into an exception,
+              and its ``shield`` keeps a second one from cutting the restore short)
     elect     preferred-leader election for the moved partitions (unless disabled)
 
 On an interruption the moves already submitted keep running on the brokers (unthrottled, since
@@ -25,13 +26,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 from ferry.errors import ExecutionIncomplete, PreconditionError
 from ferry.execute import lock, sharing
 from ferry.execute import throttles as thr
-from ferry.execute.batching import InFlight, Limits, in_flight_of, next_batch
+from ferry.execute.batching import InFlight, Limits, held_by_foreign, in_flight_of, next_batch
 from ferry.execute.events import (
     BatchSubmitted,
     LeadersElected,
@@ -41,10 +43,11 @@ from ferry.execute.events import (
     SubmissionResumed,
     TaskFinished,
     ThrottlesChanged,
+    WaitingForForeign,
     ignore,
 )
 from ferry.execute.journal import Journal
-from ferry.execute.progress import Sample, estimate
+from ferry.execute.progress import History
 from ferry.execute.progress import total as total_progress
 from ferry.execute.records import ConfigKey, RequestKind, TaskRecord, ThrottleRecord
 from ferry.execute.report import measure
@@ -60,6 +63,9 @@ from ferry.model import Plan, TopicPartition
 # so the broker answering the metadata request may not have seen the completion.
 _ENDED_GRACE_S = 10.0
 _OPEN = (TaskState.PENDING, TaskState.SUBMITTED)
+
+# How often to repeat that foreign reassignments hold moves back while nothing changes.
+_WAITING_REPORT_EVERY_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +107,15 @@ class ExecuteOptions:
 
 
 @dataclass
+class _Waiting:
+    """Pending moves held back by foreign reassignments: which, since when, last said when."""
+
+    blockers: dict[TopicPartition, tuple[int, ...]]
+    since: float
+    reported_at: float
+
+
+@dataclass
 class _Run:
     """Mutable scratch state of one run (never shared, never returned)."""
 
@@ -109,9 +124,10 @@ class _Run:
     previous: dict[ConfigKey, str | None]
     applied: dict[ConfigKey, str] = field(default_factory=dict)
     batches: int = 0
-    samples: list[Sample] = field(default_factory=list)
+    history: History = field(default_factory=History)
     ended_at: dict[int, float] = field(default_factory=dict)
     freeze: FreezeState | None = None  # the freeze holding submission back, while one does
+    waiting: _Waiting | None = None
 
 
 class Executor:
@@ -123,6 +139,8 @@ class Executor:
         listener: receives :mod:`ferry.execute.events`.
         clock: monotonic seconds (progress rate, grace periods).
         sleep: waits between polls.
+        shield: wraps the cleanup at the end of a run; the CLI's holds Ctrl-C and SIGTERM back
+            meanwhile, so a second interrupt cannot cut the throttle restore short.
     """
 
     def __init__(
@@ -133,16 +151,27 @@ class Executor:
         listener: Listener = ignore,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        shield: Callable[[], AbstractContextManager[object]] = nullcontext,
     ) -> None:
         self._admin = admin
         self._journal = journal
         self._listener = listener
         self._clock = clock
         self._sleep = sleep
+        self._shield = shield
 
-    def with_listener(self, listener: Listener) -> Executor:
+    def with_listener(
+        self, listener: Listener, shield: Callable[[], AbstractContextManager[object]] | None = None
+    ) -> Executor:
         """The same executor reporting to ``listener`` (the CLI picks it once the run starts)."""
-        return Executor(self._admin, self._journal, listener=listener, clock=self._clock, sleep=self._sleep)
+        return Executor(
+            self._admin,
+            self._journal,
+            listener=listener,
+            clock=self._clock,
+            sleep=self._sleep,
+            shield=shield or self._shield,
+        )
 
     def options_of(self, request_id: int) -> ExecuteOptions:
         """The options request ``request_id`` recorded (a resumed request runs under them)."""
@@ -248,12 +277,21 @@ class Executor:
                 self._sleep(options.poll_interval_s)
             finished = True
         finally:
-            try:
-                self._restore_throttles(run)
-            finally:
-                if not finished:
-                    self._journal.set_request_state(request_id, RequestState.INTERRUPTED)
+            self._clean_up(run, finished)
         self._finish(run)
+
+    def _clean_up(self, run: _Run, finished: bool) -> None:
+        """Restore the throttles; mark the request interrupted unless it finished and stayed so."""
+        ended = False
+        try:
+            # Shielded: an interrupt raised halfway through would leave throttles behind. The
+            # CLI's shield raises one that came meanwhile at its end, before ``ended`` is set.
+            with self._shield():
+                self._restore_throttles(run)
+            ended = finished
+        finally:
+            if not ended:
+                self._journal.set_request_state(run.request_id, RequestState.INTERRUPTED)
 
     def _tick(self, run: _Run) -> bool:
         """One poll; True when nothing is pending or in flight any more."""
@@ -272,12 +310,10 @@ class Executor:
             return False
         # A pending task of a moving partition re-targets that move: it replaces it, not adds to it.
         ours = {t.tp for t in submitted} | {t.tp for t in pending}
-        foreign = [
-            InFlight(r.adding_replicas, r.removing_replicas) for tp, r in ongoing.items() if tp not in ours
-        ]
-        batch = next_batch(
-            run.options.ordering.sort(pending), [*in_flight_of(submitted), *foreign], run.options.limits
-        )
+        foreign = [r for tp, r in ongoing.items() if tp not in ours]
+        ordered, own = run.options.ordering.sort(pending), in_flight_of(submitted)
+        batch = next_batch(ordered, own, run.options.limits, [_in_flight(r) for r in foreign])
+        self._report_waiting(run, ordered, own, foreign)
         self._sync_throttles(run, [*submitted, *batch])
         if batch:
             self._submit(run, batch)
@@ -315,6 +351,36 @@ class Executor:
             if now - first_seen >= _ENDED_GRACE_S:
                 error = f"reassignment ended with replicas {list(replicas or ())}, not {list(task.target)}"
                 self._end_task(run, task, TaskState.FAILED, error)
+
+    def _report_waiting(
+        self,
+        run: _Run,
+        pending: Sequence[TaskRecord],
+        own: Sequence[InFlight],
+        foreign: Sequence[OngoingReassignment],
+    ) -> None:
+        """Say which foreign reassignments hold pending moves back on which brokers, every minute.
+
+        ferry keeps waiting (a foreign move may be slow, not stuck, and submitting onto its
+        brokers would break the limits), but says why, so a stuck one can be cancelled.
+        """
+        waiting, brokers = held_by_foreign(pending, own, run.options.limits, [_in_flight(r) for r in foreign])
+        blockers = {
+            r.tp: held
+            for r in foreign
+            if (held := tuple(sorted(brokers & {*r.adding_replicas, *r.removing_replicas})))
+        }
+        if not blockers:
+            run.waiting = None
+            return
+        now = self._clock()
+        if run.waiting is None or run.waiting.blockers != blockers:
+            run.waiting = _Waiting(blockers, since=now, reported_at=now)
+        elif now - run.waiting.reported_at >= _WAITING_REPORT_EVERY_S:
+            run.waiting.reported_at = now
+        else:
+            return
+        self._listener(WaitingForForeign(run.request_id, blockers, len(waiting), now - run.waiting.since))
 
     def _end_task(self, run: _Run, task: TaskRecord, state: TaskState, error: str | None = None) -> None:
         # A task cancelled or re-targeted by another process meanwhile keeps that outcome.
@@ -404,10 +470,10 @@ class Executor:
         tasks = self._journal.tasks(run.request_id)
         replicas = measure(self._admin, tasks)
         progress = total_progress(replicas)
-        run.samples.append(Sample(self._clock(), progress.done))
+        run.history = run.history.add(self._clock(), replicas)
         done = sum(1 for t in tasks if t.state is TaskState.DONE)
         moving = tuple(t.tp for t in tasks if t.state is TaskState.SUBMITTED)
-        eta = estimate(run.samples, progress.remaining)
+        eta = run.history.estimate(replicas)
         self._listener(
             ProgressUpdate(run.request_id, progress, eta, done, len(tasks), len(moving), replicas, moving)
         )
@@ -438,3 +504,7 @@ class Executor:
                 hint=f"see the journal for request {run.request_id}",
             )
         self._journal.set_request_state(run.request_id, RequestState.DONE)
+
+
+def _in_flight(reassignment: OngoingReassignment) -> InFlight:
+    return InFlight(reassignment.adding_replicas, reassignment.removing_replicas)

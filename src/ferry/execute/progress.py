@@ -8,13 +8,18 @@ totals always agree.
 
 Rate and ETA come from samples of the request's copied bytes over time: the rate is the
 least-squares slope over the recent window (robust to the jitter of sampling a few times a
-second), the ETA the remaining bytes at that rate. No clock is read here; samples carry times.
+second), the ETA the remaining bytes at that rate. A :class:`History` also keeps the samples of
+each receiving broker, and its ETA is never sooner than the busiest broker can finish at its own
+rate: throttles are per broker, so when brokers have unequal shares the request's rate drops as
+the lighter ones finish, and the request ends with its busiest broker, not when its remaining
+bytes at its current rate say (docs/benchmarks.md, "Execute throughput", has the measurements).
+No clock is read here; samples carry times.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ferry.execute.strategies import MoveLike
 from ferry.model import TopicPartition
@@ -131,6 +136,47 @@ def estimate(samples: Sequence[Sample], remaining: int, window_s: float = DEFAUL
     if rate is None or rate <= 0:
         return Estimate(rate, None)
     return Estimate(rate, remaining / rate)
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """A request's measurements so far: bytes copied over time, in all and per receiving broker.
+
+    Only the last ``window_s`` seconds are kept; older samples take no part in the rate.
+    """
+
+    total: tuple[Sample, ...] = ()
+    brokers: Mapping[int, tuple[Sample, ...]] = field(default_factory=dict)
+    window_s: float = DEFAULT_WINDOW_S
+
+    def add(self, at: float, replicas: Iterable[ReplicaProgress]) -> History:
+        """This history with the measurement ``replicas`` taken at ``at`` (later than the others)."""
+        replicas = tuple(replicas)
+        start = at - self.window_s
+        brokers = {
+            b: (*(s for s in self.brokers.get(b, ()) if s.at >= start), Sample(at, p.done))
+            for b, p in by_broker(replicas).items()
+        }
+        recent = (*(s for s in self.total if s.at >= start), Sample(at, total(replicas).done))
+        return History(recent, brokers, self.window_s)
+
+    def estimate(self, replicas: Iterable[ReplicaProgress]) -> Estimate:
+        """Rate and ETA for what ``replicas`` (the latest measurement) still has to copy.
+
+        The rate is the request's; the ETA the longer of the request's remaining bytes at that
+        rate and each receiving broker's remaining bytes at its own rate. A broker without a rate
+        yet (its moves wait for a slot) counts through the request's figure only.
+        """
+        replicas = tuple(replicas)
+        overall = estimate(self.total, total(replicas).remaining, self.window_s)
+        if not overall.eta_s:
+            return overall
+        busiest = overall.eta_s
+        for broker, progress in by_broker(replicas).items():
+            rate = _slope(_window(self.brokers.get(broker, ()), self.window_s))
+            if progress.remaining > 0 and rate is not None and rate > 0:
+                busiest = max(busiest, progress.remaining / rate)
+        return Estimate(overall.rate, busiest)
 
 
 def _window(samples: Sequence[Sample], window_s: float) -> Sequence[Sample]:

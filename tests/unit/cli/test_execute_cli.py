@@ -9,7 +9,7 @@ import pytest
 from ferry.cli.commands.listing import listing
 from ferry.cli.exec_render import event_line
 from ferry.cli.main import main
-from ferry.execute.events import BatchSubmitted, ProgressUpdate, TaskFinished
+from ferry.execute.events import BatchSubmitted, ProgressUpdate, TaskFinished, WaitingForForeign
 from ferry.execute.progress import Estimate, Progress
 from ferry.execute.states import TaskState
 from ferry.kafka.admin import OngoingReassignment
@@ -50,6 +50,20 @@ def test_event_lines() -> None:
     assert event_line(progress) == (
         "ferry execute: request 3: 25.0% (512 B of 2.0 KiB), 1/4 moves done, 2 in flight, 256 B/s, ETA 6 s"
     )
+
+
+def test_waiting_for_foreign_line_names_blockers_and_brokers() -> None:
+    blockers = {TopicPartition("o", p): (3, 4) if p == 0 else (3,) for p in range(7)}
+    first = event_line(WaitingForForeign(3, {TP: (2, 3)}, 1, 0.0))
+    assert first == (
+        "ferry execute: request 3: 1 move(s) ready to start wait for 1 reassignment(s) ferry did not"
+        " start: t-0 on broker 2, 3; cancel any that is stuck (e.g. adding a replica on a broker that"
+        " is down)"
+    )
+    later = event_line(WaitingForForeign(3, blockers, 2, 125.4))
+    assert later is not None
+    assert "wait for 7 reassignment(s) ferry did not start (for 125 s): o-0 on broker 3, 4; o-1 on" in later
+    assert "o-4 on broker 3; 2 more; cancel" in later
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,15 @@ from hypothesis import strategies as st
 from support.exec_moves import plans
 
 from ferry.errors import UsageError
-from ferry.execute.batching import InFlight, Limits, broker_load, busy_brokers, in_flight_of, next_batch
+from ferry.execute.batching import (
+    InFlight,
+    Limits,
+    broker_load,
+    busy_brokers,
+    held_by_foreign,
+    in_flight_of,
+    next_batch,
+)
 from ferry.model import Move, Plan, TopicPartition
 
 
@@ -33,6 +41,23 @@ def test_foreign_moves_in_flight_count_too() -> None:
     assert next_batch(pending, foreign, Limits(max_moves_per_broker=1)) == [pending[1]]
 
 
+def test_foreign_moves_do_not_count_against_the_cluster_wide_limit() -> None:
+    """--max-moves caps ferry's own moves: a foreign move elsewhere (stuck, say) holds nothing back."""
+    pending = [_move(0, (1,), (2,)), _move(1, (3,), (4,))]
+    stuck = [InFlight(adding=(7,), removing=(8,)), InFlight(adding=(9,), removing=(8,))]
+    assert next_batch(pending, [], Limits(max_moves_per_broker=1, max_moves=2), stuck) == pending
+
+
+def test_held_by_foreign_names_the_moves_and_the_brokers_they_wait_on() -> None:
+    pending = [_move(0, (1,), (2,)), _move(1, (3,), (4,)), _move(2, (5,), (6,))]
+    own = in_flight_of([_move(9, (5,), (10,))])  # ferry's own move keeps 5 busy: not foreign's doing
+    foreign = [InFlight(adding=(2,), removing=(7,)), InFlight(adding=(6,), removing=(8,))]
+    waiting, brokers = held_by_foreign(pending, own, Limits(max_moves_per_broker=1), foreign)
+    assert waiting == [pending[0]]
+    assert brokers == {2}
+    assert held_by_foreign(pending, own, Limits(max_moves_per_broker=1), []) == ([], frozenset())
+
+
 def test_cluster_wide_limit() -> None:
     pending = [_move(p, (p * 2,), (p * 2 + 1,)) for p in range(1, 5)]
     assert next_batch(pending, in_flight_of(pending[:1]), Limits(max_moves=3)) == pending[:2]
@@ -48,17 +73,19 @@ def test_limits_must_be_positive() -> None:
 limits = st.builds(Limits, st.integers(1, 3), st.none() | st.integers(1, 6))
 
 
-@given(plans(), plans(), limits)
+@given(plans(), plans(), plans(max_size=4), limits)
 def test_batches_keep_limits_order_and_are_maximal(
-    pending_plan: Plan, flying_plan: Plan, lim: Limits
+    pending_plan: Plan, flying_plan: Plan, foreign_plan: Plan, lim: Limits
 ) -> None:
     pending, flying = list(pending_plan.moves), in_flight_of(flying_plan.moves)
-    batch = next_batch(pending, flying, lim)
+    foreign = in_flight_of(foreign_plan.moves)
+    batch = next_batch(pending, flying, lim, foreign)
     # A subsequence of pending, in order.
     positions = [pending.index(m) for m in batch]
     assert positions == sorted(positions)
-    # Limits hold after adding the batch, for every broker the batch touches.
-    load = broker_load([*flying, *in_flight_of(batch)])
+    # Limits hold after adding the batch, for every broker the batch touches (foreign moves count
+    # per broker, not against the cluster-wide cap).
+    load = broker_load([*flying, *foreign, *in_flight_of(batch)])
     touched = {b for m in batch for b in busy_brokers(m)}
     assert all(load[b] <= lim.max_moves_per_broker for b in touched)
     if lim.max_moves is not None and batch:

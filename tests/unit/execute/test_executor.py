@@ -9,7 +9,7 @@ from support.exec_fake import ExecFakeAdmin
 
 from ferry.errors import ExecutionIncomplete, KafkaError, PreconditionError
 from ferry.execute.batching import Limits
-from ferry.execute.events import BatchSubmitted, Event, ProgressUpdate
+from ferry.execute.events import BatchSubmitted, Event, ProgressUpdate, WaitingForForeign
 from ferry.execute.executor import ExecuteOptions, Executor
 from ferry.execute.journal import Journal
 from ferry.execute.records import ConfigKey, ResourceType
@@ -97,6 +97,43 @@ def test_foreign_reassignment_is_refused_unless_additional(journal: Journal) -> 
     executor.run(rid)
     # The foreign move (1,2 -> 3,4) held a slot on 1-4 until it ended; then ferry's moves ran.
     assert all(admin.replicas[tp] == TARGETS[tp] for tp in TARGETS)
+    # ... and ferry said so once: t-0 (1,2 -> 1,3), the first move in order, waited on 2 and 3.
+    (waiting,) = [e for e in events if isinstance(e, WaitingForForeign)]
+    assert (waiting.blockers, waiting.waiting) == ({other: (2, 3)}, 1)
+
+
+def test_a_foreign_move_that_never_ends_is_reported_every_minute(journal: Journal) -> None:
+    admin, events = _admin(), []
+    other = TopicPartition("other", 0)
+    admin.replicas[other] = (1, 2)
+    admin.moving[other] = ((3, 4), 1)
+    admin.stuck.add(other)  # e.g. adding replicas on a broker that is down
+    executor = _executor(admin, journal, events, stop_after=100)
+    options = ExecuteOptions(throttle=10, additional=True, limits=Limits(1))
+    rid = executor.prepare(_plan(), bootstrap="b", options=options)
+    with pytest.raises(Interrupt):
+        executor.run(rid)
+    waits = [e for e in events if isinstance(e, WaitingForForeign)]
+    # The fake clock ticks twice a poll: 100 polls are ~200 s, so a report at 0 s and every 60 s.
+    assert [round(w.for_s, -1) for w in waits] == [0, 60, 120, 180]
+    assert all(w.blockers == {other: (2, 3)} for w in waits)
+    assert not [e for e in events if isinstance(e, BatchSubmitted)]
+    assert admin.configs == PRE_EXISTING
+    assert journal.request(rid).state is RequestState.INTERRUPTED
+
+
+def test_a_foreign_move_on_other_brokers_holds_nothing_back(journal: Journal) -> None:
+    admin, events = _admin(), []
+    other = TopicPartition("other", 0)
+    admin.replicas[other] = (7, 8)
+    admin.moving[other] = ((9, 10), 1)
+    admin.stuck.add(other)
+    executor = _executor(admin, journal, events)
+    # Not even against the cluster-wide cap: that one counts ferry's own moves.
+    options = ExecuteOptions(additional=True, limits=Limits(1, max_moves=1))
+    executor.run(executor.prepare(_plan(), bootstrap="b", options=options))
+    assert all(admin.replicas[tp] == TARGETS[tp] for tp in TARGETS)
+    assert not [e for e in events if isinstance(e, WaitingForForeign)]
 
 
 def test_interrupt_restores_throttles_and_marks_the_request(journal: Journal) -> None:

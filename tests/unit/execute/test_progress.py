@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 from support.exec_moves import moves
 
 from ferry.execute.progress import (
+    History,
     Progress,
+    ReplicaProgress,
     Sample,
     by_broker,
     by_partition,
@@ -52,6 +54,45 @@ def test_rate_and_eta_from_samples() -> None:
 def test_window_ignores_old_samples() -> None:
     samples = [Sample(0, 0), Sample(100, 0), Sample(101, 50), Sample(102, 100)]
     assert estimate(samples, remaining=100, window_s=5).rate == pytest.approx(50)
+
+
+def _replicas(done: dict[int, int], totals: dict[int, int]) -> list[ReplicaProgress]:
+    return [ReplicaProgress(TopicPartition("t", b), b, Progress(done[b], totals[b])) for b in totals]
+
+
+def test_history_eta_waits_for_the_busiest_broker() -> None:
+    """Brokers 1 and 2 each copy 100 B/s; 1 has 1000 B left, 2 only 200 B.
+
+    The request copies 200 B/s with 1200 B left (6 s by its own figures), but broker 1 needs 10 s.
+    """
+    totals = {1: 2000, 2: 1200}
+    history = History()
+    for t in range(11):
+        replicas = _replicas({1: 100 * t, 2: 100 * t}, totals)
+        history = history.add(float(t), replicas)
+    est = history.estimate(replicas)
+    assert est.rate == pytest.approx(200)
+    assert est.eta_s == pytest.approx(10)
+
+
+def test_history_broker_without_a_rate_counts_through_the_request_only() -> None:
+    totals = {1: 1000, 2: 1000}
+    history = History()
+    for t in range(5):
+        replicas = _replicas({1: 100 * t, 2: 0}, totals)  # 2's move waits for a slot
+        history = history.add(float(t), replicas)
+    est = history.estimate(replicas)
+    assert est.eta_s == pytest.approx((600 + 1000) / 100)
+    done = _replicas(totals, totals)
+    assert history.add(5.0, done).estimate(done).eta_s == 0.0
+
+
+def test_history_keeps_only_its_window() -> None:
+    history = History(window_s=5)
+    for t in range(20):
+        history = history.add(float(t), _replicas({1: t}, {1: 100}))
+    assert [s.at for s in history.total] == [14, 15, 16, 17, 18, 19]
+    assert [s.at for s in history.brokers[1]] == [14, 15, 16, 17, 18, 19]
 
 
 @given(

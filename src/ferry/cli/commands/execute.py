@@ -4,26 +4,26 @@ The request is recorded (originals, throttles and their pre-existing values) bef
 submitted, its id is printed on stdout at once, and the command stays until every move has ended:
 batches need a driver to be submitted as slots free up, and the throttles are restored when it
 ends, however it ends (SIGTERM is turned into the same interruption as Ctrl-C, so ``finally``
-blocks run). ``--wait`` adds progress lines on stderr.
+blocks run, and a second one waits for the cleanup: see :mod:`ferry.cli.interrupts`). ``--wait``
+adds progress lines on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from rich.console import Console
 
 from ferry.cli.commands.snapshot import add_connection_options
 from ferry.cli.exec_render import event_line, resumed_text
+from ferry.cli.interrupts import Interrupts
 from ferry.cli.live_progress import LiveProgress
 from ferry.errors import UsageError
 from ferry.execute import safety
@@ -80,7 +80,9 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="moves in flight per broker gaining or losing a replica (%(default)s)",
     )
-    parser.add_argument("--max-moves", type=int, metavar="N", help="moves in flight in the whole cluster")
+    parser.add_argument(
+        "--max-moves", type=int, metavar="N", help="ferry's moves in flight in the whole cluster"
+    )
     parser.add_argument(
         "--order",
         default=",".join(DEFAULT_ORDER),
@@ -182,8 +184,8 @@ def run_request(
     """Print the new request's id, drive it to its end, and say how it ended."""
     print(request_id, flush=True)
     print(f"ferry {command}: request {request_id}: {moves} move(s), journal {journal.path}", file=sys.stderr)
-    with sigterm_interrupts(), progress_listener(wait) as listener:
-        Executor(admin, journal, listener=listener).run(request_id)
+    with Interrupts() as interrupts, progress_listener(wait) as listener:
+        Executor(admin, journal, listener=listener, shield=interrupts.shielded).run(request_id)
     request = journal.request(request_id)
     note = f" ({request.note})" if request.note and request.state is not RequestState.DONE else ""
     print(f"ferry {command}: request {request_id}: {request.state}{note}", file=sys.stderr)
@@ -200,8 +202,8 @@ def _resume(executor: Executor, request_id: int, options: ExecuteOptions, wait: 
         f"ferry execute: this plan's request {request_id} was interrupted: resuming it{differ}",
         file=sys.stderr,
     )
-    with sigterm_interrupts(), progress_listener(wait) as listener:
-        found = executor.with_listener(listener).resume(request_id)
+    with Interrupts() as interrupts, progress_listener(wait) as listener:
+        found = executor.with_listener(listener, interrupts.shielded).resume(request_id)
     print(f"ferry execute: request {request_id}: done; {resumed_text(found)}", file=sys.stderr)
     return 0
 
@@ -288,17 +290,3 @@ def freeze_notices(event: Event) -> None:
     """
     if isinstance(event, SubmissionPaused | SubmissionResumed):
         print(event_line(event), file=sys.stderr, flush=True)
-
-
-@contextmanager
-def sigterm_interrupts() -> Iterator[None]:
-    """Turn SIGTERM into KeyboardInterrupt while the executor runs, so its cleanup runs too."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

@@ -3,7 +3,8 @@
 Bytes per adding replica (its size on the new broker against the leader's, from DescribeLogDirs),
 rolled up per partition, per receiving broker and for the request. The rate needs two
 measurements, so the command measures twice, ``--interval`` seconds apart, while moves are in
-flight; the ETA is the remaining bytes at that rate.
+flight; the ETA is the remaining bytes at that rate, and never sooner than the busiest receiving
+broker can finish at its own rate (see :class:`~ferry.execute.progress.History`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ferry.cli.commands.snapshot import add_connection_options
 from ferry.cli.progress_render import progress_table
 from ferry.cli.requests import journal_path, open_existing, pick_request
 from ferry.errors import UsageError
-from ferry.execute.progress import Sample, estimate, total
+from ferry.execute.progress import History
 from ferry.execute.report import RequestProgress, measure, to_json
 from ferry.execute.states import RequestState, TaskState
 from ferry.formats import dumps_json
@@ -54,15 +55,13 @@ def _run(args: argparse.Namespace) -> int:
         tasks = journal.tasks(request.id)
         with KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=args.timeout) as admin:
             replicas = measure(admin, tasks)
-            samples = [Sample(time.monotonic(), total(replicas).done)]
+            history = History().add(time.monotonic(), replicas)
             if args.interval > 0 and any(t.state is TaskState.SUBMITTED for t in tasks):
                 time.sleep(args.interval)
                 # The journal may have moved on meanwhile (a move finished): measure its new state.
                 request, tasks = journal.request(request.id), journal.tasks(request.id)
                 replicas = measure(admin, tasks)
-                samples.append(Sample(time.monotonic(), total(replicas).done))
-    report = RequestProgress(
-        request.id, request.state, tasks, replicas, estimate(samples, total(replicas).remaining)
-    )
+                history = history.add(time.monotonic(), replicas)
+    report = RequestProgress(request.id, request.state, tasks, replicas, history.estimate(replicas))
     print(dumps_json(to_json(report)) if args.json else progress_table(report), end="")
     return 0

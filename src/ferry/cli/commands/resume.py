@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ferry.cli.commands.execute import add_journal_option, progress_listener, sigterm_interrupts
+from ferry.cli.commands.execute import add_journal_option, progress_listener
 from ferry.cli.commands.snapshot import DEFAULT_TIMEOUT_S
 from ferry.cli.exec_render import resumed_text
+from ferry.cli.interrupts import Interrupts
 from ferry.cli.requests import journal_path, open_existing
 from ferry.errors import PreconditionError, UsageError
 from ferry.execute.executor import Executor
@@ -51,8 +52,9 @@ def _run(args: argparse.Namespace) -> int:
                     f"request {request.id} ran on cluster {request.cluster_id}, {bootstrap} is {cluster_id}",
                     hint="pass the --bootstrap-server of the request's cluster",
                 )
-            with sigterm_interrupts(), progress_listener(args.wait) as listener:
-                found = Executor(admin, journal, listener=listener).resume(request.id)
+            with Interrupts() as interrupts, progress_listener(args.wait) as listener:
+                executor = Executor(admin, journal, listener=listener, shield=interrupts.shielded)
+                found = executor.resume(request.id)
     print(
         f"ferry resume: request {request.id}: done; {resumed_text(found)}",
         file=sys.stderr,
