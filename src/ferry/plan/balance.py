@@ -149,9 +149,48 @@ def _solve_lazily(
         missing = program.room_violations() - rows
         if not missing:
             return solved
+        topics = sorted({t for t, _ in missing})
+        repaired = _repair(layout, demands, solved, topics, (band, slack, cap, voluntary), program.scale)
+        if repaired is not None:
+            return repaired
         # Each round adds rows that were not there, and there are finitely many: it ends. A topic
         # short in one rack tends to shift the shortage to the next, so it gets every rack's row.
-        rows |= {(t, k) for t in {t for t, _ in missing} for k in range(len(layout.members))}
+        rows |= {(t, k) for t in topics for k in range(len(layout.members))}
+
+
+_Setting = tuple[list[tuple[int, int]], int | None, tuple[int, int] | None, bool]
+"""(band, slack, leader cap, voluntary) of one solve."""
+
+
+def _repair(
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    solved: Balance,
+    topics: Sequence[int],
+    setting: _Setting,
+    scale: float,
+) -> Balance | None:
+    """Re-solve only ``topics``, with all their rack-room rows, every other topic held as solved.
+
+    The relaxed optimum has many equal alternatives (which brokers take a topic's extras rarely
+    changes how many replicas stay), and the solver picks one that breaks a few topics' rows. If those
+    topics alone can meet their rows and keep as many replicas, the whole keeps the relaxation's
+    optimum and meets every row: it is the optimum. Otherwise ``None`` (the caller adds the rows).
+    """
+    band, slack, cap, voluntary = setting
+    outside = Outside.none(len(layout.brokers))
+    chosen = set(topics)
+    for t, quota in enumerate(solved.quotas):
+        if t not in chosen:
+            outside.add(quota, single=demands[t].single_replica)
+    sub = _Program(layout, [demands[t] for t in topics], voluntary=voluntary, outside=outside, scale=scale)
+    part = sub.solve(band, slack, cap)
+    if part is None or sum(part.kept) < sum(solved.kept[t] for t in topics):
+        return None
+    quotas, kept, keeps = list(solved.quotas), list(solved.kept), list(solved.keeps)
+    for j, t in enumerate(topics):
+        quotas[t], kept[t], keeps[t] = part.quotas[j], part.kept[j], part.keeps[j]
+    return Balance(quotas, kept, keeps)
 
 
 def broker_band(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tuple[int, int]]:
@@ -171,6 +210,25 @@ def broker_band(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tupl
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class Outside:
+    """Per broker, what topics held fixed outside a program take of its balance rows."""
+
+    load: list[int]
+    """Replicas (their final quotas)."""
+    single: list[int]
+    """The part of ``load`` from single-replica topics (each such replica leads its partition)."""
+
+    @classmethod
+    def none(cls, brokers: int) -> Outside:
+        return cls([0] * brokers, [0] * brokers)
+
+    def add(self, quota: Sequence[int], *, single: bool) -> None:
+        for i, q in enumerate(quota):
+            self.load[i] += q
+            self.single[i] += q if single else 0
+
+
 class _Program:
     """The integer program: columns are added as the rows that use them are built."""
 
@@ -181,8 +239,11 @@ class _Program:
         *,
         voluntary: bool = False,
         room_rows: set[tuple[int, int]] | None = None,
+        outside: Outside | None = None,
+        scale: float | None = None,
     ) -> None:
         self.voluntary = voluntary
+        self.outside = outside or Outside.none(len(layout.brokers))
         self.room_rows = room_rows
         """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""
         self.solution: np.ndarray = np.zeros(0)
@@ -204,7 +265,7 @@ class _Program:
         biggest = max((max((*d.shed, *d.sizes), default=0) for d in demands), default=0) or 1
         replicas = sum(sum(d.held) for d in demands) + 1
         # Size terms stay below 0.5 in total, so they only break ties between equally many kept.
-        self.scale = 0.5 / (biggest * replicas)
+        self.scale = scale if scale is not None else 0.5 / (biggest * replicas)
 
     def column(self, upper: float, weight: float) -> int:
         self.upper.append(upper)
@@ -516,7 +577,10 @@ class _Program:
         return needs
 
     def _brokers(self, band: list[tuple[int, int]], slack: int) -> None:
-        base_load = [sum(d.quota.base[i] for d in self.demands) for i in range(len(self.layout.brokers))]
+        base_load = [
+            self.outside.load[i] + sum(d.quota.base[i] for d in self.demands)
+            for i in range(len(self.layout.brokers))
+        ]
         by_broker: dict[int, list[tuple[int, float]]] = {}
         for (_, i), c in self.extra.items():
             by_broker.setdefault(i, []).append((c, 1.0))
@@ -530,7 +594,7 @@ class _Program:
         singles = [t for t, d in enumerate(self.demands) if d.single_replica]
         lifted = []
         for i in range(len(self.layout.brokers)):
-            fixed = sum(self.demands[t].quota.base[i] for t in singles)
+            fixed = self.outside.single[i] + sum(self.demands[t].quota.base[i] for t in singles)
             terms = [(self.extra[t, i], 1.0) for t in singles if (t, i) in self.extra]
             if fixed + len(terms) <= low:
                 continue
