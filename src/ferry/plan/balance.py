@@ -229,6 +229,20 @@ class Outside:
             self.single[i] += q if single else 0
 
 
+def size_scale(layout: RackLayout, demands: Sequence[TopicDemand]) -> float:
+    """Weight per byte of the size terms that break ties among equally many kept replicas.
+
+    Each column carries at most one size term (an extra's shed replica, a pinned replica), so with
+    ``0.5 / (biggest * columns)`` they stay below 0.5 in total and never outweigh one kept replica.
+    Bounded by the columns that carry them, not by every replica: far smaller terms sit below the
+    solver's tolerances (1e-7), and HiGHS then spent three times as long on the same optimum.
+    """
+    biggest = max((max((*d.shed, *d.sizes), default=0) for d in demands), default=0) or 1
+    extras = sum(len(layout.brokers) for d in demands if d.quota.extras > 0)
+    pinned = sum(len(pin.replicas) for d in demands for pin in d.pinned)
+    return 0.5 / (biggest * (extras + pinned + 1))
+
+
 class _Program:
     """The integer program: columns are added as the rows that use them are built."""
 
@@ -262,10 +276,7 @@ class _Program:
         self.extra: dict[tuple[int, int], int] = {}
         self.kept_cols: list[list[int]] = [[] for _ in demands]
         self.constant = [0] * len(demands)
-        biggest = max((max((*d.shed, *d.sizes), default=0) for d in demands), default=0) or 1
-        replicas = sum(sum(d.held) for d in demands) + 1
-        # Size terms stay below 0.5 in total, so they only break ties between equally many kept.
-        self.scale = scale if scale is not None else 0.5 / (biggest * replicas)
+        self.scale = scale if scale is not None else size_scale(layout, demands)
 
     def column(self, upper: float, weight: float) -> int:
         self.upper.append(upper)
