@@ -111,55 +111,72 @@ class Balance:
     keeps: list[dict[int, frozenset[int]]] = field(default_factory=list)
 
 
-def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand]) -> Balance:
-    """Choose every topic's extras and kept replicas; see the module docstring."""
+def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: bool = True) -> Balance:
+    """Choose every topic's extras and kept replicas; see the module docstring.
+
+    Args:
+        lazy: add rack-room rows only where a solution breaks them (:func:`_solve_lazily`); ``False``
+            builds every row up front, which is slower and serves as the reference the lazy path
+            must match.
+    """
     band = broker_band(layout, demands)
     leader_cap = divmod(sum(d.partitions for d in demands), max(1, len(layout.brokers)))
+    solve = _solve_lazily if lazy else _solve_whole
     # Stricter programs first; the last one lets replicas leave brokers that are not over quota,
     # which a rack short of open slots may need (one voluntary move opens a slot in the right rack).
     for voluntary in (False, True):
         for slack in (0, 1, None):
             for cap in (leader_cap, None):
-                solved = _solve_lazily(layout, demands, band, slack, cap, voluntary)
+                solved = solve(layout, demands, _Setting(band, slack, cap, voluntary))
                 if solved is not None:
                     return solved
     raise RuntimeError("balance: the per-topic quotas admit no assignment of extras")
 
 
-def _solve_lazily(
-    layout: RackLayout,
-    demands: Sequence[TopicDemand],
-    band: list[tuple[int, int]],
-    slack: int | None,
-    cap: tuple[int, int] | None,
-    voluntary: bool,
-) -> Balance | None:
+@dataclass(frozen=True, slots=True)
+class _Setting:
+    """One rung of :func:`assign_extras`'s ladder: how strictly the program is posed."""
+
+    band: list[tuple[int, int]]
+    """Per broker, the (min, max) total load (:func:`broker_band`)."""
+    slack: int | None
+    """How far loads may leave the band; ``None``: no band rows."""
+    cap: tuple[int, int] | None
+    """(low, extra) leader counts single-replica partitions must fit; ``None``: no leader rows."""
+    voluntary: bool
+    """Whether a free replica may leave a broker that is not over its quota."""
+
+
+def _solve_whole(layout: RackLayout, demands: Sequence[TopicDemand], setting: _Setting) -> Balance | None:
+    """Solve with every rack-room row from the start."""
+    return _Program(layout, demands, voluntary=setting.voluntary).solve(setting)
+
+
+def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: _Setting) -> Balance | None:
     """Solve with the rack-room rows that bind only (see :meth:`_Program.room_violations`).
 
     Most rack-room rows hold by themselves, and with their per-partition columns they make up most
     of the program. Solving without them is a relaxation: infeasible means infeasible, and an
-    optimum that meets every row is the optimum. Otherwise the violated rows join and it runs again.
+    optimum that meets every row is the optimum. Otherwise the few topics whose rows it breaks are
+    re-solved on their own (:func:`_repair`), and only if that loses kept replicas do their rows join
+    the whole program for another round.
     """
     rows: set[tuple[int, int]] = set()
     while True:
-        program = _Program(layout, demands, voluntary=voluntary, room_rows=rows)
-        solved = program.solve(band, slack, cap)
+        program = _Program(layout, demands, voluntary=setting.voluntary, room_rows=rows)
+        solved = program.solve(setting)
         if solved is None:
             return None
         missing = program.room_violations() - rows
         if not missing:
             return solved
         topics = sorted({t for t, _ in missing})
-        repaired = _repair(layout, demands, solved, topics, (band, slack, cap, voluntary), program.scale)
+        repaired = _repair(layout, demands, solved, topics, setting, program.scale)
         if repaired is not None:
             return repaired
         # Each round adds rows that were not there, and there are finitely many: it ends. A topic
         # short in one rack tends to shift the shortage to the next, so it gets every rack's row.
         rows |= {(t, k) for t in topics for k in range(len(layout.members))}
-
-
-_Setting = tuple[list[tuple[int, int]], int | None, tuple[int, int] | None, bool]
-"""(band, slack, leader cap, voluntary) of one solve."""
 
 
 def _repair(
@@ -177,14 +194,15 @@ def _repair(
     topics alone can meet their rows and keep as many replicas, the whole keeps the relaxation's
     optimum and meets every row: it is the optimum. Otherwise ``None`` (the caller adds the rows).
     """
-    band, slack, cap, voluntary = setting
     outside = Outside.none(len(layout.brokers))
     chosen = set(topics)
     for t, quota in enumerate(solved.quotas):
         if t not in chosen:
             outside.add(quota, single=demands[t].single_replica)
-    sub = _Program(layout, [demands[t] for t in topics], voluntary=voluntary, outside=outside, scale=scale)
-    part = sub.solve(band, slack, cap)
+    sub = _Program(
+        layout, [demands[t] for t in topics], voluntary=setting.voluntary, outside=outside, scale=scale
+    )
+    part = sub.solve(setting)
     if part is None or sum(part.kept) < sum(solved.kept[t] for t in topics):
         return None
     quotas, kept, keeps = list(solved.quotas), list(solved.kept), list(solved.keeps)
@@ -292,15 +310,13 @@ class _Program:
             self.cols.append(col)
             self.vals.append(val)
 
-    def solve(
-        self, band: list[tuple[int, int]], slack: int | None, leader_cap: tuple[int, int] | None
-    ) -> Balance | None:
+    def solve(self, setting: _Setting) -> Balance | None:
         for t, d in enumerate(self.demands):
             self._topic(t, d)
-        if slack is not None:
-            self._brokers(band, slack)
-        if leader_cap is not None:
-            self._leaders(*leader_cap)
+        if setting.slack is not None:
+            self._brokers(setting.band, setting.slack)
+        if setting.cap is not None:
+            self._leaders(*setting.cap)
         n = len(self.upper)
         if n == 0:
             return self._read(np.zeros(0))
