@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ferry.cli.commands.execute import add_journal_option
+from ferry.cli.commands.progress import add_measure_options
 from ferry.cli.commands.snapshot import add_connection_options
 from ferry.cli.render import human_bytes
 from ferry.cli.requests import journal_path, open_existing
@@ -51,14 +52,7 @@ def register(subparsers: Any) -> None:
     )
     add_journal_option(parser)
     add_connection_options(parser, required=False)
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument(
-        "--interval",
-        type=float,
-        default=2.0,
-        metavar="S",
-        help="seconds between the two measurements (%(default)s)",
-    )
+    add_measure_options(parser)
     parser.set_defaults(func=_run)
 
 
