@@ -7,10 +7,12 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from ferry_process import executing
 from kafka_helpers import create_topics, produce, wait_until
 
 from ferry.cli.main import main
@@ -184,3 +186,65 @@ def test_sigterm_restores_throttles_and_marks_the_request_interrupted(
         assert request.state is RequestState.INTERRUPTED
         assert all(t.applied is None for t in journal.throttles(request.id))
     wait_until(lambda: not admin.list_reassignments(["ex-term"]), 30, "the move to be cancelled")
+
+
+def test_a_second_signal_during_cleanup_still_leaves_no_throttle(
+    bootstrap: str, admin: KafkaPythonAdmin, tmp_path: Path
+) -> None:
+    """SIGTERM, then at once SIGINT (the impatient second Ctrl-C): the restore runs to its end."""
+    create_topics(bootstrap, {"ex-twice": {"assignments": {0: [1, 2], 1: [2, 1]}}})
+    produce(bootstrap, "ex-twice", 2 * MB)
+    plan = _write_plan(tmp_path / "plan.json", "ex-twice", {0: [3, 4], 1: [4, 3]})
+    journal_path = tmp_path / "journal.sqlite"
+    keys = _throttle_keys(["ex-twice"])
+    with executing(plan, bootstrap, journal_path, "--throttle", "50000") as process:
+        try:
+            wait_until(lambda: len(admin.describe_throttle_configs(keys)) == 10, 30, "ferry's throttles")
+            wait_until(lambda: len(admin.list_reassignments(["ex-twice"])) == 2, 15, "the moves to start")
+            # Back to back: the second lands while the first unwinds into the executor's cleanup.
+            process.send_signal(signal.SIGTERM)
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=60)
+        finally:
+            admin.alter_reassignments({TopicPartition("ex-twice", p): None for p in (0, 1)})
+    assert process.returncode == 130, err
+    assert "cleaning up (restoring throttle configs), please wait" in err
+    assert admin.describe_throttle_configs(keys) == {}
+    with Journal.open(journal_path) as journal:
+        (request,) = journal.requests()
+        assert request.state is RequestState.INTERRUPTED
+        assert all(t.applied is None for t in journal.throttles(request.id))
+    wait_until(lambda: not admin.list_reassignments(["ex-twice"]), 30, "the moves to be cancelled")
+
+
+def test_additional_says_which_foreign_move_holds_it_back_then_goes_on(
+    bootstrap: str, admin: KafkaPythonAdmin, tmp_path: Path
+) -> None:
+    """A crawling foreign move onto broker 3 holds ferry's move onto 3 back, and ferry says so."""
+    create_topics(
+        bootstrap, {"ex-slow": {"assignments": {0: [1, 2]}}, "ex-held": {"assignments": {0: [1, 2]}}}
+    )
+    produce(bootstrap, "ex-slow", 2 * MB)
+    slow_tp = TopicPartition("ex-slow", 0)
+    slow = {ConfigKey(ResourceType.TOPIC, "ex-slow", REPLICA_KEYS[1]): "0:3"}
+    slow |= {ConfigKey(ResourceType.BROKER, "3", RATES[1]): "10000"}
+    plan = _write_plan(tmp_path / "plan.json", "ex-held", {0: [1, 3]})
+    admin.alter_configs(slow)
+    try:
+        assert admin.alter_reassignments({slow_tp: [1, 2, 3]}) == {slow_tp: None}
+        options = ["--additional", "--max-moves-per-broker", "1", "--wait"]
+        with executing(plan, bootstrap, tmp_path / "journal.sqlite", *options) as process:
+            time.sleep(5)
+            assert process.poll() is None, "ferry cannot have moved onto broker 3 yet"
+            assert _replicas(admin, "ex-held") == {0: [1, 2]}
+            admin.alter_reassignments({slow_tp: None})  # the operator cancels the foreign move
+            _, err = process.communicate(timeout=60)
+    finally:
+        admin.alter_reassignments({slow_tp: None})
+        admin.alter_configs(dict.fromkeys(slow))
+    assert process.returncode == 0, err
+    expected = (
+        "1 move(s) ready to start wait for 1 reassignment(s) ferry did not start: ex-slow-0 on broker 3;"
+    )
+    assert expected in err
+    wait_until(lambda: _replicas(admin, "ex-held") == {0: [1, 3]}, 15, "ferry's move to end")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ferry_process import executing, write_plan
@@ -25,9 +27,9 @@ def _submitted(journal_path: Path) -> bool:
         return bool(journal.tasks(states=[TaskState.SUBMITTED]))
 
 
-def _progress(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
+def _progress(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
     assert main(["progress", *args, "--json"]) == 0, capsys.readouterr().err
-    doc: dict[str, object] = json.loads(capsys.readouterr().out)
+    doc: dict[str, Any] = json.loads(capsys.readouterr().out)
     return doc
 
 
@@ -71,3 +73,47 @@ def test_progress_while_running_and_when_done(
     assert doc["done_bytes"] == doc["total_bytes"] == total
     with Journal.open(journal_path) as journal:
         assert journal.request(int(str(request_id))).state is RequestState.DONE
+
+
+_LINE = re.compile(
+    r"request \d+: (?P<pct>[\d.]+)% \(.*?\), \d+/\d+ moves done, (?P<moving>\d+) in flight(?P<rest>.*)"
+)
+
+
+def test_progress_is_monotone_reaches_100_and_has_an_eta_while_moving(
+    bootstrap: str, admin: KafkaPythonAdmin, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Sampled from outside (``ferry progress --json``) and inside (``--wait``'s plain lines).
+
+    Three moves under one move per broker run in two batches (0 first: 1 and 2 share brokers
+    with it), so the samples span tasks finishing and new ones starting, where the roll-up
+    switches from measured to recorded sizes.
+    """
+    create_topics(bootstrap, {"pm-data": {"assignments": {p: [1, 2] for p in range(3)}}})
+    produce(bootstrap, "pm-data", 9 * MB)  # ~3 MB per partition: ~5 s each at 600 kB/s
+    plan = write_plan(tmp_path / "plan.json", "pm-data", {0: [1, 3], 1: [1, 4], 2: [2, 3]})
+    journal_path = tmp_path / "journal.sqlite"
+    common = ["--bootstrap-server", bootstrap, "--journal", str(journal_path)]
+    limits = ["--throttle", "600000", "--max-moves-per-broker", "1", "--wait"]
+    samples: list[dict[str, Any]] = []
+    with executing(plan, bootstrap, journal_path, *limits) as process:
+        assert process.stdout is not None
+        request_id = process.stdout.readline().strip()
+        while process.poll() is None:
+            samples.append(_progress(capsys, request_id, *common, "--interval", "0.5"))
+        _, err = process.communicate(timeout=30)
+        assert process.returncode == 0, err
+    samples.append(_progress(capsys, request_id, *common))
+    # From outside: bytes copied never go back, the end is 100 %, and moving meant an ETA.
+    done = [s["done_bytes"] for s in samples]
+    assert done == sorted(done), done
+    assert len({s["total_bytes"] for s in samples}) == 1
+    assert (samples[-1]["state"], samples[-1]["fraction"]) == ("done", 1.0)
+    moving = [s for s in samples if s["in_flight"] and s["state"] == "running"]
+    assert len(moving) >= 5, samples
+    assert any(s["eta_s"] is not None and s["eta_s"] > 0 for s in moving), moving
+    # From inside: the executor's own lines, every few seconds while moving and a last one at 100 %.
+    lines = [m for m in map(_LINE.search, err.splitlines()) if m]
+    percents = [float(m["pct"]) for m in lines]
+    assert percents == sorted(percents) and percents[-1] == 100.0, err
+    assert any(int(m["moving"]) and "ETA" in m["rest"] for m in lines), err

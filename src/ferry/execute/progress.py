@@ -127,6 +127,8 @@ class Estimate:
 def estimate(samples: Sequence[Sample], remaining: int, window_s: float = DEFAULT_WINDOW_S) -> Estimate:
     """Rate from the samples of the last ``window_s`` seconds and the ETA for ``remaining`` bytes.
 
+    Samples before the bytes first grew in the window do not count (see :func:`_window`).
+
     Samples must be in time order. With fewer than two samples in the window, or a window of zero
     length, the rate is unknown; with no progress in the window the ETA is unknown (not infinite).
     """
@@ -163,27 +165,41 @@ class History:
     def estimate(self, replicas: Iterable[ReplicaProgress]) -> Estimate:
         """Rate and ETA for what ``replicas`` (the latest measurement) still has to copy.
 
-        The rate is the request's; the ETA the longer of the request's remaining bytes at that
-        rate and each receiving broker's remaining bytes at its own rate. A broker without a rate
-        yet (its moves wait for a slot) counts through the request's figure only.
+        The rate is the request's. The ETA is the longest of the receiving brokers' remaining
+        bytes at their own rates, counted from when their bytes began to grow. While a broker with
+        bytes to take has no rate yet (its moves wait for a slot), the request's remaining bytes
+        at the request's rate stand in for it when they take longer.
         """
         replicas = tuple(replicas)
         overall = estimate(self.total, total(replicas).remaining, self.window_s)
         if not overall.eta_s:
             return overall
-        busiest = overall.eta_s
+        slowest, unrated = 0.0, False
         for broker, progress in by_broker(replicas).items():
+            if progress.remaining <= 0:
+                continue
             rate = _slope(_window(self.brokers.get(broker, ()), self.window_s))
-            if progress.remaining > 0 and rate is not None and rate > 0:
-                busiest = max(busiest, progress.remaining / rate)
-        return Estimate(overall.rate, busiest)
+            if rate is None or rate <= 0:
+                unrated = True
+            else:
+                slowest = max(slowest, progress.remaining / rate)
+        return Estimate(overall.rate, max(slowest, overall.eta_s) if unrated else slowest)
 
 
 def _window(samples: Sequence[Sample], window_s: float) -> Sequence[Sample]:
+    """The samples of the last ``window_s`` seconds, from the last one before the bytes grew.
+
+    The flat start is dropped: time before the first byte arrived (the copy starting up, or a
+    broker whose moves waited for a slot) does not come back, and counted in the slope it drew
+    the rate down and the ETA out (a broker that waited 5 s for its first move showed twice its
+    real ETA in the integration test).
+    """
     if not samples:
         return samples
     start = samples[-1].at - window_s
-    return [s for s in samples if s.at >= start]
+    recent = [s for s in samples if s.at >= start]
+    first_growth = next((i for i in range(len(recent) - 1) if recent[i + 1].done != recent[i].done), 0)
+    return recent[first_growth:]
 
 
 def _slope(samples: Sequence[Sample]) -> float | None:

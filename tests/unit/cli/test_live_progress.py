@@ -15,7 +15,7 @@ from ferry.cli.live_progress import (
     rate_eta_text,
     request_label,
 )
-from ferry.execute.events import BatchSubmitted, ProgressUpdate
+from ferry.execute.events import BatchSubmitted, ProgressUpdate, WaitingForForeign
 from ferry.execute.progress import Estimate, Progress, ReplicaProgress
 from ferry.model import TopicPartition
 
@@ -74,9 +74,11 @@ def test_bars_drawn_and_finished_partitions_dropped() -> None:
     with LiveProgress(console) as live:
         live(_update([a, b], [_tp(0), _tp(1)]))
         live(BatchSubmitted(7, 2, (_tp(1),)))
+        live(WaitingForForeign(7, {TopicPartition("other", 0): (3,)}, 1, 60.0))
         live(_update([a], [_tp(0)]))
     out = buffer.getvalue()
     assert "ferry execute: request 7: batch 2: submitted 1 move(s)" in out
+    assert "did not start (for 60 s): other-0 on broker 3;" in " ".join(out.split())  # rich wraps it
     assert "t-0 → 3" in out and "1.0 MiB / 4.0 MiB" in out and "ETA 0:02:05" in out
     # The last frame (printed when the bars stop) no longer has the bar of t-1.
     assert "t-1 → 4" not in out.split("request 7")[-1]

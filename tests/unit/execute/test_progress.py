@@ -87,6 +87,17 @@ def test_history_broker_without_a_rate_counts_through_the_request_only() -> None
     assert history.add(5.0, done).estimate(done).eta_s == 0.0
 
 
+def test_time_before_the_bytes_grew_does_not_draw_the_rate_down() -> None:
+    """Broker 2's move waited 10 s for a slot, then copied 100 B/s like broker 1's."""
+    totals = {1: 3000, 2: 2000}
+    history = History()
+    for t in range(21):
+        replicas = _replicas({1: 100 * t, 2: 100 * max(0, t - 10)}, totals)
+        history = history.add(float(t), replicas)
+    assert history.estimate(replicas).eta_s == pytest.approx(10)  # both have 1000 B left
+    assert estimate([Sample(0, 0), Sample(5, 0), Sample(6, 100), Sample(7, 200)], 1000).rate == 100
+
+
 def test_history_keeps_only_its_window() -> None:
     history = History(window_s=5)
     for t in range(20):
