@@ -11,12 +11,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Protocol
 
 import pytest
 
 from ferry.errors import KafkaError, PreconditionError
 from ferry.kafka.admin import ClusterAdmin
+from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import TopicPartition
 
@@ -270,3 +272,22 @@ class ClusterAdminContract:
         assert (answers[missing] or "").startswith("UnknownTopicOrPartitionError")
         eventually(lambda: admin.describe_partitions([topic])[0].leader == 2, "broker 2 to lead")
         assert admin.elect_preferred_leaders([tp]) == {tp: None}  # already leading: no error
+
+    # -- the freeze switch -------------------------------------------------------------------------
+
+    def test_the_latest_freeze_record_is_read_back(self, cluster: ContractCluster) -> None:
+        """Each write replaces the last; times come back as the same instant (in UTC)."""
+        admin = cluster.admin
+        at = datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=2)))
+        first = FreezeState(True, "broker 3 disk swap \u2014 hold on", "ops@host-1", at)
+        second = FreezeState(True, "still swapping", "ops@host-2", at + timedelta(minutes=1))
+        thawed = FreezeState(False, "", "ops@host-1", datetime(2025, 1, 2, 2, 0, 0, tzinfo=UTC))
+        try:
+            admin.write_freeze(first)
+            assert admin.read_freeze() == first
+            admin.write_freeze(second)
+            assert admin.read_freeze() == second
+        finally:
+            # The real cluster is shared by the session: never leave it frozen.
+            admin.write_freeze(thawed)
+        assert admin.read_freeze() == thawed

@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 from ferry.errors import KafkaError
 from ferry.kafka.admin import OngoingReassignment, ReplicaSizes
+from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey
 from ferry.model import Broker, PartitionState, TopicPartition
 
@@ -31,6 +32,8 @@ class ExecFakeAdmin:
         self.peak_per_broker: Counter[int] = Counter()
         self.config_writes: list[dict[ConfigKey, str | None]] = []
         self.fail_alter_configs = False
+        self.freeze: FreezeState | None = None
+        self.freeze_reads = 0
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -77,6 +80,10 @@ class ExecFakeAdmin:
     def cluster_id(self) -> str | None:
         return "fake-cluster"
 
+    def read_freeze(self) -> FreezeState | None:
+        self.freeze_reads += 1
+        return self.freeze
+
     def describe_throttle_configs(self, keys: Collection[ConfigKey]) -> Mapping[ConfigKey, str]:
         return {k: self.configs[k] for k in keys if k in self.configs}
 
@@ -111,6 +118,9 @@ class ExecFakeAdmin:
                 self.configs.pop(key, None)
             else:
                 self.configs[key] = value
+
+    def write_freeze(self, state: FreezeState) -> None:
+        self.freeze = state
 
     def elect_preferred_leaders(
         self, partitions: Collection[TopicPartition]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from ferry.errors import KafkaError, PreconditionError
 from ferry.kafka.admin import OngoingReassignment, ReplicaSizes
+from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import Broker, PartitionState, TopicPartition
 
@@ -62,6 +63,7 @@ class FakeAdmin:
     partitions: dict[TopicPartition, _Partition] = field(default_factory=dict)
     min_insync: dict[str, int] = field(default_factory=dict)
     configs: dict[ConfigKey, str] = field(default_factory=dict)
+    freeze: FreezeState | None = None
     closed: bool = False
 
     @classmethod
@@ -209,6 +211,12 @@ class FakeAdmin:
             p.leader = preferred  # already leading is no error either (ElectionNotNeeded)
             answers[tp] = None
         return answers
+
+    def read_freeze(self) -> FreezeState | None:
+        return self.freeze
+
+    def write_freeze(self, state: FreezeState) -> None:
+        self.freeze = state
 
     # -- reassignments and throttles ---------------------------------------------------------------
 

@@ -6,16 +6,21 @@ terminal and in a log file.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from ferry.cli.render import human_bytes
 from ferry.execute.events import (
     BatchSubmitted,
     Event,
     LeadersElected,
     ProgressUpdate,
+    SubmissionPaused,
+    SubmissionResumed,
     TaskFinished,
     WaitingForForeign,
 )
 from ferry.execute.resume import Reconciled
+from ferry.kafka.freeze import FreezeState
 
 
 def event_line(event: Event) -> str | None:
@@ -25,20 +30,26 @@ def event_line(event: Event) -> str | None:
 
 
 def _body(event: Event) -> str | None:
+    if isinstance(event, BatchSubmitted | TaskFinished | LeadersElected):
+        return _outcome_text(event)
+    if isinstance(event, ProgressUpdate):
+        return progress_text(event)
+    if isinstance(event, SubmissionPaused | SubmissionResumed):
+        return freeze_change_text(event)
+    if isinstance(event, WaitingForForeign):
+        return waiting_text(event)
+    return None  # ThrottlesChanged: the throttles' life is in the journal; not worth a line
+
+
+def _outcome_text(event: BatchSubmitted | TaskFinished | LeadersElected) -> str:
     if isinstance(event, BatchSubmitted):
         refused = f", {len(event.refused)} refused" if event.refused else ""
         return f"batch {event.batch}: submitted {len(event.partitions)} move(s){refused}"
     if isinstance(event, TaskFinished):
         why = f" ({event.error})" if event.error else ""
         return f"{event.tp} {event.state}{why}"
-    if isinstance(event, ProgressUpdate):
-        return progress_text(event)
-    if isinstance(event, LeadersElected):
-        failed = f", {len(event.failed)} not elected" if event.failed else ""
-        return f"preferred-leader election for {event.partitions} partition(s){failed}"
-    if isinstance(event, WaitingForForeign):
-        return waiting_text(event)
-    return None  # ThrottlesChanged: the throttles' life is in the journal; not worth a line
+    failed = f", {len(event.failed)} not elected" if event.failed else ""
+    return f"preferred-leader election for {event.partitions} partition(s){failed}"
 
 
 def waiting_text(event: WaitingForForeign, shown: int = 5) -> str:
@@ -55,6 +66,32 @@ def waiting_text(event: WaitingForForeign, shown: int = 5) -> str:
         f" ferry did not start{lasted}:"
         f" {named}{more}; cancel any that is stuck (e.g. adding a replica on a broker that is down)"
     )
+
+
+def freeze_change_text(event: SubmissionPaused | SubmissionResumed) -> str:
+    """``paused: the cluster is frozen by ...`` or ``resumed: the cluster was unfrozen by ...``."""
+    if isinstance(event, SubmissionPaused):
+        return (
+            f"paused: {frozen_text(event.freeze)}; {event.in_flight} move(s) in flight go on,"
+            " no new ones until 'ferry unfreeze'"
+        )
+    by = f" by {event.freeze.by} at {utc_text(event.freeze.at)}" if event.freeze else ""
+    return f"resumed: the cluster was unfrozen{by}"
+
+
+def frozen_text(freeze: FreezeState) -> str:
+    """``the cluster is frozen by ops@host since 2025-01-02 03:04:05 UTC: swapping disks``."""
+    return f"the cluster is frozen {frozen_by_text(freeze)}"
+
+
+def frozen_by_text(freeze: FreezeState) -> str:
+    """``by ops@host since 2025-01-02 03:04:05 UTC: swapping disks``."""
+    return f"by {freeze.by} since {utc_text(freeze.at)}: {freeze.reason}"
+
+
+def utc_text(at: datetime) -> str:
+    """``2025-01-02 03:04:05 UTC``: freezes are read on machines in other time zones."""
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def progress_text(event: ProgressUpdate) -> str:

@@ -14,17 +14,36 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ferry import __version__
+from ferry.cli.commands import cancel as cancel_cmd
 from ferry.cli.commands import execute as execute_cmd
+from ferry.cli.commands import freeze as freeze_cmd
 from ferry.cli.commands import listing as list_cmd
 from ferry.cli.commands import plan as plan_cmd
 from ferry.cli.commands import progress as progress_cmd
+from ferry.cli.commands import requests as requests_cmd
 from ferry.cli.commands import resume as resume_cmd
+from ferry.cli.commands import rollback as rollback_cmd
 from ferry.cli.commands import sandbox as sandbox_cmd
 from ferry.cli.commands import snapshot as snapshot_cmd
+from ferry.cli.commands import status as status_cmd
 from ferry.cli.commands import verify as verify_cmd
 from ferry.errors import FerryError, UsageError
 
-_COMMANDS = (plan_cmd, snapshot_cmd, sandbox_cmd, execute_cmd, list_cmd, progress_cmd, verify_cmd, resume_cmd)
+_COMMANDS = (
+    plan_cmd,
+    snapshot_cmd,
+    sandbox_cmd,
+    execute_cmd,
+    list_cmd,
+    progress_cmd,
+    verify_cmd,
+    resume_cmd,
+    cancel_cmd,
+    rollback_cmd,
+    requests_cmd,
+    freeze_cmd,
+    status_cmd,
+)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ferry.execute.progress import Estimate, Progress, ReplicaProgress
 from ferry.execute.states import TaskState
+from ferry.kafka.freeze import FreezeState
 from ferry.model import TopicPartition
 
 
@@ -86,7 +87,33 @@ class LeadersElected:
     failed: Mapping[TopicPartition, str] = field(default_factory=dict)
 
 
-Event = BatchSubmitted | TaskFinished | ProgressUpdate | ThrottlesChanged | WaitingForForeign | LeadersElected
+@dataclass(frozen=True, slots=True)
+class SubmissionPaused:
+    """The cluster is frozen (``ferry freeze``): no new moves; the ``in_flight`` ones go on."""
+
+    request_id: int
+    freeze: FreezeState
+    in_flight: int
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionResumed:
+    """The freeze was lifted; ``freeze`` is the record that lifted it (None: the record is gone)."""
+
+    request_id: int
+    freeze: FreezeState | None
+
+
+Event = (
+    BatchSubmitted
+    | TaskFinished
+    | ProgressUpdate
+    | ThrottlesChanged
+    | WaitingForForeign
+    | LeadersElected
+    | SubmissionPaused
+    | SubmissionResumed
+)
 Listener = Callable[[Event], None]
 
 

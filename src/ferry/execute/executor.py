@@ -2,12 +2,13 @@
 
 One request runs like this (every step that changes the cluster is journalled first)::
 
-    prepare   refuse foreign reassignments in flight (unless --additional) and plan partitions
-              that are already moving; read the pre-existing throttle configs; record the request,
+    prepare   refuse foreign reassignments in flight (unless --additional); read the pre-existing
+              throttle configs (ferry's own count as theirs' originals); record the request,
               its tasks (originals, targets, sizes) and its throttles (previous and planned values)
     run       every poll: finish the tasks whose reassignment ended; choose the next batch under the
               limits; set the throttles for exactly the moves in flight (+ the batch); submit it;
-              report progress -- until no task is pending or submitted
+              report progress -- until no task is pending or submitted. While the cluster is
+              frozen (:mod:`ferry.kafka.freeze`) no batch is chosen; moves in flight go on
     finally   restore every throttle config to its pre-existing value (or delete it), whatever
               happened: success, error, Ctrl-C or SIGTERM (the CLI turns SIGTERM into an exception,
               and its ``shield`` keeps a second one from cutting the restore short)
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ferry.errors import ExecutionIncomplete, PreconditionError
-from ferry.execute import lock
+from ferry.execute import lock, sharing
 from ferry.execute import throttles as thr
 from ferry.execute.batching import InFlight, Limits, held_by_foreign, in_flight_of, next_batch
 from ferry.execute.events import (
@@ -38,6 +39,8 @@ from ferry.execute.events import (
     LeadersElected,
     Listener,
     ProgressUpdate,
+    SubmissionPaused,
+    SubmissionResumed,
     TaskFinished,
     ThrottlesChanged,
     WaitingForForeign,
@@ -46,18 +49,20 @@ from ferry.execute.events import (
 from ferry.execute.journal import Journal
 from ferry.execute.progress import History
 from ferry.execute.progress import total as total_progress
-from ferry.execute.records import ConfigKey, TaskRecord, ThrottleRecord
+from ferry.execute.records import ConfigKey, RequestKind, TaskRecord, ThrottleRecord
 from ferry.execute.report import measure
 from ferry.execute.resume import Reconciled, reconcile
 from ferry.execute.states import RequestState, TaskState
 from ferry.execute.strategies import Ordering
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
+from ferry.kafka.freeze import FreezeState
 from ferry.model import Plan, TopicPartition
 
 # A reassignment missing from ListPartitionReassignments whose partition does not show the target
 # yet is given this long before it counts as failed: KRaft brokers apply metadata a few ms apart,
 # so the broker answering the metadata request may not have seen the completion.
 _ENDED_GRACE_S = 10.0
+_OPEN = (TaskState.PENDING, TaskState.SUBMITTED)
 
 # How often to repeat that foreign reassignments hold moves back while nothing changes.
 _WAITING_REPORT_EVERY_S = 60.0
@@ -73,6 +78,8 @@ class ExecuteOptions:
     additional: bool = False
     elect: bool = True
     poll_interval_s: float = 1.0
+    force: str | None = None
+    """Why the safety checks were overridden (None: they were not)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,6 +90,7 @@ class ExecuteOptions:
             "additional": self.additional,
             "elect": self.elect,
             "poll_interval_s": self.poll_interval_s,
+            "force": self.force,
         }
 
     @classmethod
@@ -94,6 +102,7 @@ class ExecuteOptions:
             additional=bool(data.get("additional", False)),
             elect=bool(data.get("elect", True)),
             poll_interval_s=float(data.get("poll_interval_s", 1.0)),
+            force=data.get("force"),
         )
 
 
@@ -117,6 +126,7 @@ class _Run:
     batches: int = 0
     history: History = field(default_factory=History)
     ended_at: dict[int, float] = field(default_factory=dict)
+    freeze: FreezeState | None = None  # the freeze holding submission back, while one does
     waiting: _Waiting | None = None
     eta_s: float | None = None
 
@@ -170,20 +180,27 @@ class Executor:
 
     # -- prepare ---------------------------------------------------------------------------------
 
-    def prepare(self, plan: Plan, *, bootstrap: str, options: ExecuteOptions) -> int:
+    def prepare(
+        self, plan: Plan, *, bootstrap: str, options: ExecuteOptions, rollback_of: int | None = None
+    ) -> int:
         """Check preconditions and record the request; nothing is submitted yet.
+
+        ``rollback_of`` records the request as the rollback of that earlier one.
 
         Returns:
             The request id.
 
         Raises:
             PreconditionError: a reassignment ferry did not start is in flight (without
-                ``additional``), or a partition of the plan is moving already.
+                ``additional``). A partition moving under an earlier ferry request is fine: this
+                request re-targets it when its turn comes, and the journal links the two tasks.
         """
         ongoing = self._admin.list_reassignments()
         self._check_in_flight(plan, ongoing, options.additional)
         keys = thr.required(plan.moves, options.throttle).keys
-        previous = self._admin.describe_throttle_configs(keys) if keys else {}
+        on_cluster = self._admin.describe_throttle_configs(keys) if keys else {}
+        # A config another running request has applied holds ferry's value, not the operator's.
+        previous = sharing.previous_values(self._journal, on_cluster, keys)
         planned = thr.desired(thr.required(plan.moves, options.throttle), previous)
         records = [ThrottleRecord(k, previous.get(k), planned.get(k)) for k in sorted(keys)]
         return self._journal.record_request(
@@ -192,6 +209,8 @@ class Executor:
             cluster_id=self._admin.cluster_id(),
             options=options.to_json(),
             throttles=records,
+            kind=RequestKind.EXECUTE if rollback_of is None else RequestKind.ROLLBACK,
+            origin_request=rollback_of,
         )
 
     def _check_in_flight(self, plan: Plan, ongoing: Sequence[OngoingReassignment], additional: bool) -> None:
@@ -202,12 +221,6 @@ class Executor:
             raise PreconditionError(
                 f"{len(foreign)} reassignment(s) not started by ferry are in flight ({shown})",
                 hint="wait for them, or pass --additional to run alongside them",
-            )
-        moving = sorted({r.tp for r in ongoing} & set(plan.targets))
-        if moving:
-            raise PreconditionError(
-                f"{len(moving)} partition(s) of the plan are being reassigned already ({moving[0]} ...)",
-                hint="wait for those moves to finish (re-targeting moving partitions is not supported yet)",
             )
 
     # -- run -------------------------------------------------------------------------------------
@@ -292,7 +305,12 @@ class Executor:
             # A last measurement, so listeners end on the final figures (100 % when all went well).
             self._report_progress(run)
             return True
-        ours = {t.tp for t in submitted}
+        if pending and self._frozen(run, len(submitted)):
+            self._sync_throttles(run, submitted)
+            self._report_progress(run)
+            return False
+        # A pending task of a moving partition re-targets that move: it replaces it, not adds to it.
+        ours = {t.tp for t in submitted} | {t.tp for t in pending}
         foreign = [r for tp, r in ongoing.items() if tp not in ours]
         ordered, own = run.options.ordering.sort(pending), in_flight_of(submitted)
         batch = next_batch(ordered, own, run.options.limits, [_in_flight(r) for r in foreign])
@@ -302,6 +320,21 @@ class Executor:
             self._submit(run, batch)
         self._report_progress(run)
         return False
+
+    def _frozen(self, run: _Run, in_flight: int) -> bool:
+        """Whether the cluster's freeze flag holds new moves back; each change is reported once.
+
+        Read once per poll and only while moves wait to be submitted: nothing else depends on it.
+        """
+        state = self._admin.read_freeze()
+        freeze = state if state is not None and state.frozen else None
+        if freeze != run.freeze:
+            if freeze is not None:
+                self._listener(SubmissionPaused(run.request_id, freeze, in_flight))
+            else:
+                self._listener(SubmissionResumed(run.request_id, state))
+            run.freeze = freeze
+        return freeze is not None
 
     def _finish_ended(self, run: _Run, ongoing: Mapping[TopicPartition, OngoingReassignment]) -> None:
         """Mark submitted tasks whose reassignment is no longer listed as done (or failed)."""
@@ -351,20 +384,45 @@ class Executor:
         self._listener(WaitingForForeign(run.request_id, blockers, len(waiting), now - run.waiting.since))
 
     def _end_task(self, run: _Run, task: TaskRecord, state: TaskState, error: str | None = None) -> None:
-        self._journal.set_task_states([task.id], state, error=error)
-        self._listener(TaskFinished(run.request_id, task.tp, state, error))
+        # A task cancelled or re-targeted by another process meanwhile keeps that outcome.
+        if self._journal.transition_if([task.id], _OPEN, state, error=error):
+            self._listener(TaskFinished(run.request_id, task.tp, state, error))
 
     def _submit(self, run: _Run, batch: Sequence[TaskRecord]) -> None:
         run.batches += 1
         # Intent first: if ferry dies between these two lines, the journal says "submitted" and a
-        # resume checks the cluster rather than trusting memory.
-        self._journal.set_task_states([t.id for t in batch], TaskState.SUBMITTED, batch=run.batches)
+        # resume checks the cluster rather than trusting memory. Only tasks still pending are
+        # claimed: 'ferry cancel' in another process may have cancelled some since this poll read them.
+        claimed = set(
+            self._journal.transition_if(
+                [t.id for t in batch], TaskState.PENDING, TaskState.SUBMITTED, batch=run.batches
+            )
+        )
+        batch = [t for t in batch if t.id in claimed]
+        if not batch:
+            return
+        self._supersede_earlier(batch)
         answers = self._admin.alter_reassignments({t.tp: t.target for t in batch})
+        self._cancel_if_cancelled_meanwhile(batch)
         refused = {t.tp: answers[t.tp] or "" for t in batch if answers.get(t.tp)}
         for task in batch:
             if task.tp in refused:
                 self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {refused[task.tp]}")
         self._listener(BatchSubmitted(run.request_id, run.batches, tuple(t.tp for t in batch), refused))
+
+    def _supersede_earlier(self, batch: Sequence[TaskRecord]) -> None:
+        """Link the tasks of earlier requests whose moving partitions this batch re-targets."""
+        for task in batch:
+            for earlier in self._journal.active_tasks(task.tp):
+                if earlier.id != task.id:
+                    self._journal.supersede(earlier.id, task.id)
+
+    def _cancel_if_cancelled_meanwhile(self, batch: Sequence[TaskRecord]) -> None:
+        """Withdraw moves a concurrent 'ferry cancel' cancelled between our claim and our submit."""
+        states = {t.id: self._journal.task(t.id).state for t in batch}
+        withdrawn = {t.tp: None for t in batch if states[t.id] is TaskState.CANCELLED}
+        if withdrawn:
+            self._admin.alter_reassignments(withdrawn)
 
     def _resend(self, run: _Run, tasks: Sequence[TaskRecord]) -> None:
         """Send tasks the journal calls submitted but the cluster never got, under their throttles."""
@@ -378,11 +436,19 @@ class Executor:
 
     def _sync_throttles(self, run: _Run, moving: Iterable[TaskRecord]) -> None:
         """Make the cluster's throttle configs exactly those ``moving`` needs (merged with theirs)."""
-        wanted = thr.desired(thr.required(moving, run.options.throttle), run.previous)
+        wanted = sharing.wanted(
+            self._journal, run.request_id, moving, run.options.throttle, run.previous, run.previous.keys()
+        )
         self._write_throttles(run, thr.changes(run.applied, wanted, run.previous), wanted)
 
     def _restore_throttles(self, run: _Run) -> None:
-        self._write_throttles(run, thr.restore(run.applied, run.previous), {})
+        # Configs another request's moves still need keep their entries; the rest go back.
+        kept = sharing.wanted(self._journal, run.request_id, (), None, run.previous, run.applied.keys())
+        self._write_throttles(run, thr.changes(run.applied, kept, run.previous), {})
+        if run.applied:
+            # Left at a value another request needs as it is: that request owns it from now on.
+            self._journal.set_throttles_applied(run.request_id, dict.fromkeys(run.applied))
+            run.applied = {}
 
     def _write_throttles(
         self, run: _Run, writes: Mapping[ConfigKey, str | None], wanted: Mapping[ConfigKey, str]
@@ -421,7 +487,15 @@ class Executor:
             answers = self._admin.elect_preferred_leaders(done)
             failed = {tp: why for tp, why in answers.items() if why}
             self._listener(LeadersElected(run.request_id, len(done), failed))
+        if self._journal.request(run.request_id).state.is_final:
+            return  # 'ferry cancel' ended it from another process; it said what happened
         failed_tasks = [t for t in tasks if t.state is TaskState.FAILED]
+        cancelled = [t for t in tasks if t.state is TaskState.CANCELLED and t.superseded_by is None]
+        if cancelled and not failed_tasks:
+            self._journal.set_request_state(
+                run.request_id, RequestState.CANCELLED, note=f"{len(cancelled)} move(s) cancelled"
+            )
+            return
         if failed_tasks:
             self._journal.set_request_state(
                 run.request_id, RequestState.FAILED, note=f"{len(failed_tasks)} move(s) failed"

@@ -327,6 +327,35 @@ class Journal:
             for task_id in task_ids:
                 self._transition(conn, task_id, new, now, batch=batch, error=error)
 
+    def transition_if(
+        self,
+        task_ids: Sequence[int],
+        current: TaskState | Iterable[TaskState],
+        new: TaskState,
+        *,
+        batch: int | None = None,
+        error: str | None = None,
+    ) -> tuple[int, ...]:
+        """Move the tasks of ``task_ids`` that are still in ``current`` to ``new``; skip the others.
+
+        For changes another process may race: an executor claiming pending tasks while ``ferry
+        cancel`` cancels them, or two cancels at once. Whoever commits first wins, the other sees
+        the task's new state and leaves it alone.
+
+        Returns:
+            The ids that changed, in ``task_ids`` order.
+        """
+        allowed = {current} if isinstance(current, TaskState) else set(current)
+        now = self._clock()
+        changed: list[int] = []
+        with self.transaction() as conn:
+            for task_id in task_ids:
+                row = conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
+                if row is not None and TaskState(row[0]) in allowed:
+                    self._transition(conn, task_id, new, now, batch=batch, error=error)
+                    changed.append(task_id)
+        return tuple(changed)
+
     def supersede(self, old_task_id: int, new_task_id: int) -> None:
         """Cancel ``old_task_id`` because ``new_task_id`` (a later request) re-targets its partition.
 

@@ -11,6 +11,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey
 from ferry.model import Broker, PartitionState, TopicPartition
 
@@ -101,5 +102,22 @@ class ClusterAdmin(Protocol):
         Returns:
             Per partition, None when the preferred replica leads (elected now or already), or a
             one-line reason (e.g. the preferred replica is not in the ISR).
+        """
+        ...
+
+    # -- the freeze switch (ferry.kafka.freeze) --------------------------------------------------
+
+    def read_freeze(self) -> FreezeState | None:
+        """The latest freeze record in the control topic; None when there is none (or no topic).
+
+        Bounded by the client's timeout: the executor reads it every poll.
+        """
+        ...
+
+    def write_freeze(self, state: FreezeState) -> None:
+        """Write ``state`` as the latest freeze record, creating the control topic when missing.
+
+        Returns once the record is acknowledged by every in-sync replica, so any reader after
+        that sees it.
         """
         ...

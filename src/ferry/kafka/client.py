@@ -19,11 +19,14 @@ from typing import Any, TypeVar
 
 import kafka.errors as kerrors
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
+from kafka.consumer import KafkaConsumer
+from kafka.producer import KafkaProducer
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.errors import InputError, KafkaError, PreconditionError
 from ferry.kafka.admin import OngoingReassignment, ReplicaSizes
 from ferry.kafka.config import ClientSettings, client_settings, parse_properties
+from ferry.kafka.freeze import CONTROL_TOPIC, FREEZE_KEY, FreezeState, decode_freeze, encode_freeze
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import Broker, PartitionState, TopicPartition
 
@@ -62,6 +65,7 @@ class KafkaPythonAdmin:
         bootstrap: ``host:port[,host:port...]``, as Kafka's ``--bootstrap-server``.
         settings: mapped ``--command-config`` options.
         timeout_s: bound for connecting and for each call.
+        control_topic: where the freeze flag lives (tests give each run its own).
 
     Raises:
         KafkaError: the bootstrap servers cannot be reached or authentication fails.
@@ -69,14 +73,23 @@ class KafkaPythonAdmin:
     """
 
     def __init__(
-        self, bootstrap: str, settings: ClientSettings | None = None, *, timeout_s: float = 30.0
+        self,
+        bootstrap: str,
+        settings: ClientSettings | None = None,
+        *,
+        timeout_s: float = 30.0,
+        control_topic: str = CONTROL_TOPIC,
     ) -> None:
         self._bootstrap = bootstrap
         self._timeout_s = timeout_s
+        self._control_topic = control_topic
+        self._consumer: Any = None
         options = dict(settings.options) if settings else {}
         timeout_ms = int(timeout_s * 1000)
         options.setdefault("request_timeout_ms", timeout_ms)
         options.setdefault("client_id", "kafka-ferry")
+        # The freeze flag's consumer and producer connect as the admin client does.
+        self._options = {"bootstrap_servers": bootstrap.split(","), **options}
         self._client: Any = self._call(
             f"connecting to {bootstrap}",
             lambda: _new_admin_client(
@@ -93,6 +106,9 @@ class KafkaPythonAdmin:
     def close(self) -> None:
         """Close the client's connections and I/O thread; safe to call twice."""
         client, self._client = self._client, None
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            consumer.close()
         if client is not None:
             client.close()
 
@@ -282,6 +298,99 @@ class KafkaPythonAdmin:
                 ok = error is kerrors.NoError or error is kerrors.ElectionNotNeededError
                 answers[TopicPartition(result.topic, part.partition_id)] = None if ok else _error_text(error)
         return answers
+
+    # -- the freeze switch (ferry.kafka.freeze) --------------------------------------------------
+
+    def read_freeze(self) -> FreezeState | None:
+        """The latest freeze record: the control topic read from its start up to its end offset."""
+        if not self._control_topic_exists():
+            return None
+        return self._freeze_call("reading the freeze flag", self._read_latest_freeze)
+
+    def write_freeze(self, state: FreezeState) -> None:
+        """Create the control topic when missing, then produce ``state`` with acks=all."""
+        if not self._control_topic_exists():
+            self._freeze_call("creating the control topic", self._create_control_topic)
+        value = encode_freeze(state)
+        self._freeze_call("writing the freeze flag", lambda: self._produce_freeze(value))
+
+    def _freeze_call(self, action: str, call: Callable[[], T]) -> T:
+        try:
+            return self._call(f"{action} ({self._control_topic})", call)
+        except KafkaError as exc:
+            if not exc.message.startswith("not authorized"):
+                raise
+            # The generic hint names cluster Describe; here the topic's own ACLs are missing.
+            hint = (
+                f"the principal needs Describe, Read and Write (Create, once) on topic {self._control_topic}"
+            )
+            raise KafkaError(exc.message, hint=hint) from exc
+
+    def _control_topic_exists(self) -> bool:
+        def describe() -> bool:
+            (topic,) = self._client.describe_topics([self._control_topic])
+            error = kerrors.for_code(topic["error_code"])
+            if error is kerrors.UnknownTopicOrPartitionError:
+                return False
+            if error is not kerrors.NoError:
+                raise error()
+            return True
+
+        return self._freeze_call("describing the control topic", describe)
+
+    def _create_control_topic(self) -> None:
+        alive = [b for b in self._client.describe_cluster()["brokers"] if not b.get("is_fenced", False)]
+        spec = {
+            "num_partitions": 1,
+            "replication_factor": max(1, min(3, len(alive))),
+            "configs": {"cleanup.policy": "compact"},
+        }
+        timeout_ms = int(self._timeout_s * 1000)
+        with suppress(kerrors.TopicAlreadyExistsError):  # another ferry was first: same topic
+            self._client.create_topics({self._control_topic: spec}, timeout_ms=timeout_ms)
+        self._client.wait_for_topics([self._control_topic], timeout_ms=timeout_ms)
+
+    def _produce_freeze(self, value: bytes) -> None:
+        timeout_ms = int(self._timeout_s * 1000)
+        producer = KafkaProducer(
+            **self._options,
+            acks="all",
+            # One record, rarely: a duplicate on retry says the same thing, so no producer id.
+            enable_idempotence=False,
+            allow_auto_create_topics=False,
+            max_block_ms=timeout_ms,
+            delivery_timeout_ms=self._options["request_timeout_ms"] + timeout_ms,
+        )
+        try:
+            producer.send(self._control_topic, key=FREEZE_KEY, value=value, partition=0).get(
+                timeout=self._timeout_s
+            )
+            producer.flush(timeout=self._timeout_s)
+        finally:
+            producer.close(timeout=self._timeout_s)
+
+    def _read_latest_freeze(self) -> FreezeState | None:
+        tp = KafkaTopicPartition(self._control_topic, 0)
+        if self._consumer is None:
+            # No group: nothing to join or commit, and no group ACLs; kept for the next poll.
+            self._consumer = KafkaConsumer(
+                **self._options, group_id=None, enable_auto_commit=False, allow_auto_create_topics=False
+            )
+            self._consumer.assign([tp])
+        consumer, timeout_ms = self._consumer, int(self._timeout_s * 1000)
+        end = consumer.end_offsets([tp], timeout_ms=timeout_ms)[tp]
+        consumer.seek_to_beginning(tp)
+        deadline = time.monotonic() + self._timeout_s
+        latest: Any = None
+        while consumer.position(tp, timeout_ms=timeout_ms) < end:
+            if time.monotonic() > deadline:
+                raise kerrors.KafkaTimeoutError(
+                    f"read the freeze flag only up to offset {consumer.position(tp)}"
+                )
+            for record in consumer.poll(timeout_ms=200).get(tp, ()):
+                if record.key == FREEZE_KEY:
+                    latest = record
+        return None if latest is None else decode_freeze(latest.value, latest.timestamp)
 
 
 def _new_admin_client(**config: Any) -> Any:

@@ -111,47 +111,104 @@ class Balance:
     keeps: list[dict[int, frozenset[int]]] = field(default_factory=list)
 
 
-def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand]) -> Balance:
-    """Choose every topic's extras and kept replicas; see the module docstring."""
+def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: bool = True) -> Balance:
+    """Choose every topic's extras and kept replicas; see the module docstring.
+
+    Args:
+        lazy: add rack-room rows only where a solution breaks them (:func:`_solve_lazily`); ``False``
+            builds every row up front, which is slower and serves as the reference the lazy path
+            must match.
+    """
     band = broker_band(layout, demands)
     leader_cap = divmod(sum(d.partitions for d in demands), max(1, len(layout.brokers)))
+    solve = _solve_lazily if lazy else _solve_whole
     # Stricter programs first; the last one lets replicas leave brokers that are not over quota,
     # which a rack short of open slots may need (one voluntary move opens a slot in the right rack).
     for voluntary in (False, True):
         for slack in (0, 1, None):
             for cap in (leader_cap, None):
-                solved = _solve_lazily(layout, demands, band, slack, cap, voluntary)
+                solved = solve(layout, demands, _Setting(band, slack, cap, voluntary))
                 if solved is not None:
                     return solved
     raise RuntimeError("balance: the per-topic quotas admit no assignment of extras")
 
 
-def _solve_lazily(
-    layout: RackLayout,
-    demands: Sequence[TopicDemand],
-    band: list[tuple[int, int]],
-    slack: int | None,
-    cap: tuple[int, int] | None,
-    voluntary: bool,
-) -> Balance | None:
+@dataclass(frozen=True, slots=True)
+class _Setting:
+    """One rung of :func:`assign_extras`'s ladder: how strictly the program is posed."""
+
+    band: list[tuple[int, int]]
+    """Per broker, the (min, max) total load (:func:`broker_band`)."""
+    slack: int | None
+    """How far loads may leave the band; ``None``: no band rows."""
+    cap: tuple[int, int] | None
+    """(low, extra) leader counts single-replica partitions must fit; ``None``: no leader rows."""
+    voluntary: bool
+    """Whether a free replica may leave a broker that is not over its quota."""
+
+
+def _solve_whole(layout: RackLayout, demands: Sequence[TopicDemand], setting: _Setting) -> Balance | None:
+    """Solve with every rack-room row from the start."""
+    return _Program(layout, demands, voluntary=setting.voluntary).solve(setting)
+
+
+def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: _Setting) -> Balance | None:
     """Solve with the rack-room rows that bind only (see :meth:`_Program.room_violations`).
 
     Most rack-room rows hold by themselves, and with their per-partition columns they make up most
     of the program. Solving without them is a relaxation: infeasible means infeasible, and an
-    optimum that meets every row is the optimum. Otherwise the violated rows join and it runs again.
+    optimum that meets every row is the optimum. Otherwise the few topics whose rows it breaks are
+    re-solved on their own (:func:`_repair`), and only if that loses kept replicas do their rows join
+    the whole program for another round.
     """
     rows: set[tuple[int, int]] = set()
     while True:
-        program = _Program(layout, demands, voluntary=voluntary, room_rows=rows)
-        solved = program.solve(band, slack, cap)
+        program = _Program(layout, demands, voluntary=setting.voluntary, room_rows=rows)
+        solved = program.solve(setting)
         if solved is None:
             return None
         missing = program.room_violations() - rows
         if not missing:
             return solved
+        topics = sorted({t for t, _ in missing})
+        repaired = _repair(layout, demands, solved, topics, setting, program.scale)
+        if repaired is not None:
+            return repaired
         # Each round adds rows that were not there, and there are finitely many: it ends. A topic
         # short in one rack tends to shift the shortage to the next, so it gets every rack's row.
-        rows |= {(t, k) for t in {t for t, _ in missing} for k in range(len(layout.members))}
+        rows |= {(t, k) for t in topics for k in range(len(layout.members))}
+
+
+def _repair(
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    solved: Balance,
+    topics: Sequence[int],
+    setting: _Setting,
+    scale: float,
+) -> Balance | None:
+    """Re-solve only ``topics``, with all their rack-room rows, every other topic held as solved.
+
+    The relaxed optimum has many equal alternatives (which brokers take a topic's extras rarely
+    changes how many replicas stay), and the solver picks one that breaks a few topics' rows. If those
+    topics alone can meet their rows and keep as many replicas, the whole keeps the relaxation's
+    optimum and meets every row: it is the optimum. Otherwise ``None`` (the caller adds the rows).
+    """
+    outside = Outside.none(len(layout.brokers))
+    chosen = set(topics)
+    for t, quota in enumerate(solved.quotas):
+        if t not in chosen:
+            outside.add(quota, single=demands[t].single_replica)
+    sub = _Program(
+        layout, [demands[t] for t in topics], voluntary=setting.voluntary, outside=outside, scale=scale
+    )
+    part = sub.solve(setting)
+    if part is None or sum(part.kept) < sum(solved.kept[t] for t in topics):
+        return None
+    quotas, kept, keeps = list(solved.quotas), list(solved.kept), list(solved.keeps)
+    for j, t in enumerate(topics):
+        quotas[t], kept[t], keeps[t] = part.quotas[j], part.kept[j], part.keeps[j]
+    return Balance(quotas, kept, keeps)
 
 
 def broker_band(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tuple[int, int]]:
@@ -171,6 +228,39 @@ def broker_band(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tupl
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class Outside:
+    """Per broker, what topics held fixed outside a program take of its balance rows."""
+
+    load: list[int]
+    """Replicas (their final quotas)."""
+    single: list[int]
+    """The part of ``load`` from single-replica topics (each such replica leads its partition)."""
+
+    @classmethod
+    def none(cls, brokers: int) -> Outside:
+        return cls([0] * brokers, [0] * brokers)
+
+    def add(self, quota: Sequence[int], *, single: bool) -> None:
+        for i, q in enumerate(quota):
+            self.load[i] += q
+            self.single[i] += q if single else 0
+
+
+def size_scale(layout: RackLayout, demands: Sequence[TopicDemand]) -> float:
+    """Weight per byte of the size terms that break ties among equally many kept replicas.
+
+    Each column carries at most one size term (an extra's shed replica, a pinned replica), so with
+    ``0.5 / (biggest * columns)`` they stay below 0.5 in total and never outweigh one kept replica.
+    Bounded by the columns that carry them, not by every replica: far smaller terms sit below the
+    solver's tolerances (1e-7), and HiGHS then spent three times as long on the same optimum.
+    """
+    biggest = max((max((*d.shed, *d.sizes), default=0) for d in demands), default=0) or 1
+    extras = sum(len(layout.brokers) for d in demands if d.quota.extras > 0)
+    pinned = sum(len(pin.replicas) for d in demands for pin in d.pinned)
+    return 0.5 / (biggest * (extras + pinned + 1))
+
+
 class _Program:
     """The integer program: columns are added as the rows that use them are built."""
 
@@ -181,8 +271,11 @@ class _Program:
         *,
         voluntary: bool = False,
         room_rows: set[tuple[int, int]] | None = None,
+        outside: Outside | None = None,
+        scale: float | None = None,
     ) -> None:
         self.voluntary = voluntary
+        self.outside = outside or Outside.none(len(layout.brokers))
         self.room_rows = room_rows
         """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""
         self.solution: np.ndarray = np.zeros(0)
@@ -201,10 +294,7 @@ class _Program:
         self.extra: dict[tuple[int, int], int] = {}
         self.kept_cols: list[list[int]] = [[] for _ in demands]
         self.constant = [0] * len(demands)
-        biggest = max((max((*d.shed, *d.sizes), default=0) for d in demands), default=0) or 1
-        replicas = sum(sum(d.held) for d in demands) + 1
-        # Size terms stay below 0.5 in total, so they only break ties between equally many kept.
-        self.scale = 0.5 / (biggest * replicas)
+        self.scale = scale if scale is not None else size_scale(layout, demands)
 
     def column(self, upper: float, weight: float) -> int:
         self.upper.append(upper)
@@ -220,15 +310,13 @@ class _Program:
             self.cols.append(col)
             self.vals.append(val)
 
-    def solve(
-        self, band: list[tuple[int, int]], slack: int | None, leader_cap: tuple[int, int] | None
-    ) -> Balance | None:
+    def solve(self, setting: _Setting) -> Balance | None:
         for t, d in enumerate(self.demands):
             self._topic(t, d)
-        if slack is not None:
-            self._brokers(band, slack)
-        if leader_cap is not None:
-            self._leaders(*leader_cap)
+        if setting.slack is not None:
+            self._brokers(setting.band, setting.slack)
+        if setting.cap is not None:
+            self._leaders(*setting.cap)
         n = len(self.upper)
         if n == 0:
             return self._read(np.zeros(0))
@@ -516,7 +604,10 @@ class _Program:
         return needs
 
     def _brokers(self, band: list[tuple[int, int]], slack: int) -> None:
-        base_load = [sum(d.quota.base[i] for d in self.demands) for i in range(len(self.layout.brokers))]
+        base_load = [
+            self.outside.load[i] + sum(d.quota.base[i] for d in self.demands)
+            for i in range(len(self.layout.brokers))
+        ]
         by_broker: dict[int, list[tuple[int, float]]] = {}
         for (_, i), c in self.extra.items():
             by_broker.setdefault(i, []).append((c, 1.0))
@@ -530,7 +621,7 @@ class _Program:
         singles = [t for t, d in enumerate(self.demands) if d.single_replica]
         lifted = []
         for i in range(len(self.layout.brokers)):
-            fixed = sum(self.demands[t].quota.base[i] for t in singles)
+            fixed = self.outside.single[i] + sum(self.demands[t].quota.base[i] for t in singles)
             terms = [(self.extra[t, i], 1.0) for t in singles if (t, i) in self.extra]
             if fixed + len(terms) <= low:
                 continue

@@ -171,15 +171,36 @@ def test_a_failing_throttle_write_still_ends_interrupted(journal: Journal) -> No
     assert journal.request(rid).state is RequestState.INTERRUPTED
 
 
-def test_a_moving_partition_of_the_plan_is_refused(journal: Journal) -> None:
+def test_a_partition_moving_under_an_earlier_request_is_re_targeted(journal: Journal) -> None:
     admin, events = _admin(), []
     tp = TopicPartition("t", 0)
-    admin.moving[tp] = ((5, 6), 3)
-    admin.stuck.add(tp)
-    with pytest.raises(PreconditionError, match="being reassigned already"):
-        _executor(admin, journal, events).prepare(
-            _plan(), bootstrap="b", options=ExecuteOptions(additional=True)
-        )
+    earlier = journal.record_request(Plan.of([Move(tp, ORIGINAL[tp], (5, 6))]), bootstrap="b")
+    (old,) = journal.tasks(earlier)
+    journal.set_task_states([old.id], TaskState.SUBMITTED, batch=1)
+    admin.moving[tp] = ((5, 6), 100)  # still copying when the second request comes
+    executor = _executor(admin, journal, events)
+    later = executor.prepare(
+        Plan.of([Move(tp, ORIGINAL[tp], (1, 4))]), bootstrap="b", options=ExecuteOptions()
+    )
+    executor.run(later)
+    assert admin.replicas[tp] == (1, 4)
+    (new,) = journal.tasks(later)
+    assert new.state is TaskState.DONE
+    assert journal.task(old.id).state is TaskState.CANCELLED
+    assert journal.task(old.id).superseded_by == new.id
+
+
+def test_tasks_cancelled_by_another_process_are_not_submitted(journal: Journal) -> None:
+    admin, events = _admin(), []
+    executor = _executor(admin, journal, events)
+    rid = executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(limits=Limits(1)))
+    first = journal.tasks(rid)[0]
+    journal.set_task_states([t.id for t in journal.tasks(rid)[1:]], TaskState.CANCELLED)
+    executor.run(rid)
+    assert journal.request(rid).state is RequestState.CANCELLED
+    assert journal.task(first.id).state is TaskState.DONE
+    moved = {tp for tp, r in admin.replicas.items() if r != ORIGINAL[tp]}
+    assert moved == {first.tp}
 
 
 def test_options_round_trip_through_json() -> None:

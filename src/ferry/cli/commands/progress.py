@@ -35,6 +35,12 @@ def register(subparsers: Any) -> None:
     )
     add_connection_options(parser)
     add_journal_option(parser)
+    add_measure_options(parser)
+    parser.set_defaults(func=_run)
+
+
+def add_measure_options(parser: argparse.ArgumentParser) -> None:
+    """``--json`` and ``--interval``: how a one-shot progress measurement is taken and shown."""
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument(
         "--interval",
@@ -43,7 +49,6 @@ def register(subparsers: Any) -> None:
         metavar="S",
         help="seconds between the two measurements the rate comes from (%(default)s; 0: no rate)",
     )
-    parser.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -1,0 +1,136 @@
+"""``ferry requests``: every request in the journal with its state; progress and ETA of running ones.
+
+The journal alone gives states and task counts. With ``--bootstrap-server`` the requests that a
+live ferry process runs are measured too (bytes of their adding replicas, twice ``--interval``
+apart for the rate and ETA, as ``ferry progress`` does), so queued work shows how far along it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from ferry.cli.commands.execute import add_journal_option
+from ferry.cli.commands.progress import add_measure_options
+from ferry.cli.commands.snapshot import add_connection_options
+from ferry.cli.render import human_bytes
+from ferry.cli.requests import journal_path, open_existing
+from ferry.errors import UsageError
+from ferry.execute.journal import Journal
+from ferry.execute.lock import is_live
+from ferry.execute.progress import Progress, Sample, estimate, total
+from ferry.execute.records import RequestRecord
+from ferry.execute.report import measure
+from ferry.formats import dumps_json
+from ferry.kafka.admin import ClusterAdmin
+from ferry.kafka.client import KafkaPythonAdmin, load_command_config
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One request as listed."""
+
+    request: RequestRecord
+    tasks: Counter[str]
+    live: bool
+    progress: Progress | None = None
+    eta_s: float | None = None
+
+
+def register(subparsers: Any) -> None:
+    """Add ``requests`` to the ``ferry`` parser."""
+    parser = subparsers.add_parser(
+        "requests",
+        help="list the journal's requests: state, tasks, progress and ETA of running ones",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_journal_option(parser)
+    add_connection_options(parser, required=False)
+    add_measure_options(parser)
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.interval < 0 or (args.timeout is not None and args.timeout <= 0):
+        raise UsageError("--interval must not be negative and --timeout must be positive")
+    with open_existing(journal_path(args)) as journal:
+        rows = [_row(journal, r) for r in journal.requests()]
+        if args.bootstrap_server:
+            settings = load_command_config(args.command_config)
+            with KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=args.timeout or 30.0) as admin:
+                rows = _measured(admin, journal, rows, args.interval)
+    print(dumps_json([_json(r) for r in rows]) if args.json else _table(rows), end="")
+    return 0
+
+
+def _row(journal: Journal, request: RequestRecord) -> Row:
+    counts = Counter(t.state.value for t in journal.tasks(request.id))
+    return Row(request, counts, is_live(journal.path, request.id))
+
+
+def _measured(admin: ClusterAdmin, journal: Journal, rows: Sequence[Row], interval: float) -> list[Row]:
+    running = [r for r in rows if r.live]
+    first = {r.request.id: total(measure(admin, journal.tasks(r.request.id))) for r in running}
+    started = time.monotonic()
+    if running and interval > 0:
+        time.sleep(interval)
+    out = []
+    for row in rows:
+        if row.request.id not in first:
+            out.append(row)
+            continue
+        now = total(measure(admin, journal.tasks(row.request.id)))
+        samples = [Sample(started, first[row.request.id].done), Sample(time.monotonic(), now.done)]
+        eta = estimate(samples, now.remaining).eta_s if interval > 0 else None
+        out.append(Row(row.request, row.tasks, row.live, now, eta))
+    return out
+
+
+def _table(rows: Sequence[Row]) -> str:
+    if not rows:
+        return "no requests in the journal\n"
+    lines = [f"{'ID':>4}  {'KIND':<8}  {'STATE':<11}  {'CREATED':<19}  TASKS"]
+    for row in rows:
+        r = row.request
+        kind = r.kind.value if r.origin_request is None else f"{r.kind.value}<{r.origin_request}"
+        created = datetime.fromtimestamp(r.created_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
+        tasks = ", ".join(f"{n} {state}" for state, n in sorted(row.tasks.items()))
+        line = (
+            f"{r.id:>4}  {kind:<8}  {r.state.value + ('*' if row.live else ''):<11}  {created:<19}  {tasks}"
+        )
+        if row.progress is not None:
+            p = row.progress
+            line += f"; {human_bytes(p.done)} of {human_bytes(p.total)}"
+            if row.eta_s is not None:
+                line += f", ETA {row.eta_s:.0f} s"
+        if r.options.get("force"):
+            line += f"; forced: {r.options['force']}"
+        lines.append(line)
+    lines.append("(* a live ferry process is running it)")
+    return "\n".join(lines) + "\n"
+
+
+def _json(row: Row) -> dict[str, Any]:
+    r = row.request
+    data: dict[str, Any] = {
+        "id": r.id,
+        "kind": r.kind.value,
+        "origin_request": r.origin_request,
+        "state": r.state.value,
+        "live": row.live,
+        "created_at": r.created_at,
+        "finished_at": r.finished_at,
+        "tasks": dict(sorted(row.tasks.items())),
+        "note": r.note,
+        "force": r.options.get("force"),
+    }
+    if row.progress is not None:
+        data["progress"] = {"done_bytes": row.progress.done, "total_bytes": row.progress.total}
+        data["eta_s"] = row.eta_s
+    return data

@@ -1,0 +1,152 @@
+"""Cancel in-flight moves (KIP-455): stop them at once and drop their throttles; not a rollback.
+
+Every move in scope gets AlterPartitionReassignments with no target. Cancel is not a revert of
+the whole history: the controller drops the replicas the move was *adding* and keeps the rest, so
+a partition keeps any replica an earlier, re-targeted move had already brought in (it is a
+removing replica of the move being cancelled) and may end with more replicas than its task began
+with -- the outcome names those partitions. ``ferry rollback`` restores the original replicas.
+
+On KRaft clusters the controller drops every adding replica, even one that has already joined the
+ISR (``PartitionReassignmentRevert``); ferry cannot keep such a replica while stopping the others:
+re-targeting to "originals + the joined replica" leaves KRaft's adding set unchanged (it ignores
+an empty one), so the move would go on until the replicas still copying caught up.
+
+Tasks of the cancelled moves (and pending tasks in scope, never submitted) become ``cancelled`` in
+the journal, requests left with nothing open become ``cancelled``, and the throttle configs of the
+touched requests are settled to what their remaining moves need (:func:`ferry.execute.sharing.settle`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ferry.errors import PreconditionError
+from ferry.execute import sharing
+from ferry.execute.journal import Journal
+from ferry.execute.records import TaskRecord
+from ferry.execute.states import RequestState, TaskState
+from ferry.kafka.admin import ClusterAdmin
+from ferry.model import TopicPartition
+
+_OPEN = (TaskState.PENDING, TaskState.SUBMITTED)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which moves to cancel: one request, a topic, a partition, or everything (``everything``).
+
+    ``foreign`` (only with ``everything``) also cancels reassignments ferry did not start.
+    """
+
+    request: int | None = None
+    topic: str | None = None
+    partition: TopicPartition | None = None
+    everything: bool = False
+    foreign: bool = False
+
+    def covers(self, task: TaskRecord) -> bool:
+        if self.request is not None:
+            return task.request_id == self.request
+        if self.topic is not None:
+            return task.tp.topic == self.topic
+        if self.partition is not None:
+            return task.tp == self.partition
+        return self.everything
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a cancel did.
+
+    Attributes:
+        stopped: partitions whose in-flight move was stopped.
+        kept: partitions left with more replicas than before the move (joined replicas kept),
+            with their replicas now.
+        pending: tasks in scope that were never submitted, now cancelled.
+        foreign: reassignments ferry did not start that were cancelled (``--all --yes``).
+        refused: partitions the controller would not cancel, with its reason.
+        requests: requests the cancel ended (nothing of them left open).
+        throttles: throttle configs written to drop the cancelled moves' entries.
+    """
+
+    stopped: tuple[TopicPartition, ...]
+    kept: Mapping[TopicPartition, tuple[int, ...]]
+    pending: int
+    foreign: tuple[TopicPartition, ...]
+    refused: Mapping[TopicPartition, str]
+    requests: tuple[int, ...]
+    throttles: int
+
+
+def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
+    """Cancel the moves in ``scope``.
+
+    Raises:
+        PreconditionError: nothing ferry knows of is in scope (unknown request, no open task).
+        KafkaError: the cluster could not be reached.
+    """
+    if scope.request is not None:
+        journal.request(scope.request)  # raises for an unknown id
+    tasks = [t for t in journal.tasks(states=_OPEN) if scope.covers(t)]
+    ongoing = {r.tp: r for r in admin.list_reassignments()}
+    ours = {t.tp for t in tasks if t.state is TaskState.SUBMITTED}
+    foreign = sorted(tp for tp in ongoing if scope.foreign and tp not in _all_submitted(journal))
+    if not tasks and not foreign:
+        raise PreconditionError(f"nothing to cancel: no open ferry move {_describe(scope)}")
+    moving = sorted(tp for tp in ours | set(foreign) if tp in ongoing)
+    answers = admin.alter_reassignments(dict.fromkeys(moving)) if moving else {}
+    refused = {tp: why for tp, why in answers.items() if why}
+    # Cancelled in the journal even when the controller says there was nothing to cancel: the
+    # move ended meanwhile; the executor (or resume) no longer tracks it either way.
+    cancelled = set(journal.transition_if([t.id for t in tasks], _OPEN, TaskState.CANCELLED))
+    touched = sorted({t.request_id for t in tasks if t.id in cancelled})
+    ended = _end_requests(journal, touched)
+    written = sum(sharing.settle(admin, journal, rid) for rid in touched)
+    stopped = tuple(tp for tp in moving if tp not in refused)
+    kept = _grown(admin, stopped, {t.tp: len(t.original) for t in tasks})
+    return Outcome(
+        stopped=stopped,
+        kept=kept,
+        pending=sum(1 for t in tasks if t.state is TaskState.PENDING and t.id in cancelled),
+        foreign=tuple(tp for tp in foreign if tp in stopped),
+        refused=refused,
+        requests=ended,
+        throttles=written,
+    )
+
+
+def _grown(
+    admin: ClusterAdmin, stopped: Sequence[TopicPartition], before: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, tuple[int, ...]]:
+    """Stopped partitions of ferry's tasks now holding more replicas than their task started with."""
+    mine = [tp for tp in stopped if tp in before]
+    if not mine:
+        return {}
+    current = {p.tp: p.replicas for p in admin.describe_partitions({tp.topic for tp in mine})}
+    return {tp: current[tp] for tp in mine if tp in current and len(current[tp]) > before[tp]}
+
+
+def _end_requests(journal: Journal, request_ids: Sequence[int]) -> tuple[int, ...]:
+    """Mark ``cancelled`` every request in ``request_ids`` with no open task left."""
+    ended = []
+    for rid in request_ids:
+        if journal.tasks(rid, _OPEN) or journal.request(rid).state.is_final:
+            continue
+        journal.set_request_state(rid, RequestState.CANCELLED, note="cancelled by 'ferry cancel'")
+        ended.append(rid)
+    return tuple(ended)
+
+
+def _all_submitted(journal: Journal) -> set[TopicPartition]:
+    return {t.tp for t in journal.tasks(states=[TaskState.SUBMITTED])}
+
+
+def _describe(scope: Scope) -> str:
+    if scope.request is not None:
+        return f"in request {scope.request}"
+    if scope.topic is not None:
+        return f"of topic {scope.topic}"
+    if scope.partition is not None:
+        return f"of partition {scope.partition}"
+    return "in the journal and no reassignment in flight"

@@ -1,0 +1,100 @@
+"""Safety checks before every submission (execute, rollback, re-target): refuse what would hurt (pure).
+
+Three ways a correct-looking move hurts a cluster:
+
+* **below min.insync.replicas**: Kafka removes the old replicas only once every target replica
+  is in the ISR, so after the removal step a partition has exactly ``len(target)`` in-sync
+  replicas at best. A target shorter than the topic's ``min.insync.replicas`` makes every
+  ``acks=all`` producer fail from then on.
+* **onto a broker that is not alive**: an adding replica on a fenced or stopped broker can never
+  catch up, so the reassignment never ends and holds its throttle and a move slot forever.
+* **stale plan**: the partition's replicas changed since the plan was made (someone else moved it,
+  or a broker was replaced), so the plan's target was computed from a layout that no longer exists.
+
+Each check yields one :class:`Refusal` per partition; the caller refuses the whole submission
+(nothing is sent) unless the operator forces it with a reason, which the journal keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from ferry.errors import PreconditionError
+from ferry.execute.strategies import MoveLike
+from ferry.model import ClusterSnapshot, TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One partition a submission must not touch, and why."""
+
+    tp: TopicPartition
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.tp}: {self.reason}"
+
+
+def check(
+    moves: Iterable[MoveLike],
+    snapshot: ClusterSnapshot,
+    min_insync: Mapping[str, int],
+    originals: Mapping[TopicPartition, Sequence[int]] | None = None,
+) -> tuple[Refusal, ...]:
+    """Every refusal for ``moves`` on the cluster ``snapshot`` describes, in partition order.
+
+    Args:
+        moves: what would be submitted (``original`` is the partition's current replicas).
+        snapshot: the live cluster: brokers (with ``alive``) and partitions.
+        min_insync: effective ``min.insync.replicas`` per topic (1 when absent).
+        originals: the replicas the plan was made from, when known (stale-plan check).
+    """
+    alive = {b.id for b in snapshot.brokers if b.alive}
+    refusals: list[Refusal] = []
+    for move in sorted(moves, key=lambda m: m.tp):
+        refusals.extend(_refusals(move, alive, min_insync.get(move.tp.topic, 1), originals))
+    return tuple(refusals)
+
+
+def _refusals(
+    move: MoveLike,
+    alive: set[int],
+    min_isr: int,
+    originals: Mapping[TopicPartition, Sequence[int]] | None,
+) -> Iterator[Refusal]:
+    dead = [b for b in move.target if b not in move.original and b not in alive]
+    if dead:
+        yield Refusal(move.tp, f"target broker(s) {_ids(dead)} not alive: the move could never finish")
+    if len(move.target) < min_isr:
+        yield Refusal(
+            move.tp,
+            f"{len(move.target)} replica(s) after the move, below min.insync.replicas={min_isr}",
+        )
+    if originals is not None and move.tp in originals:
+        planned_from = tuple(originals[move.tp])
+        if planned_from != tuple(move.original):
+            yield Refusal(
+                move.tp,
+                f"stale plan: replicas are {list(move.original)} now, the plan was made from "
+                f"{list(planned_from)}",
+            )
+
+
+def _ids(brokers: Sequence[int]) -> str:
+    return ",".join(str(b) for b in brokers)
+
+
+def enforce(refusals: Sequence[Refusal], force: str | None) -> None:
+    """Raise unless there is nothing to refuse or the operator forced it with a reason.
+
+    Raises:
+        PreconditionError: one line naming the first refusal and how many there are.
+    """
+    if not refusals or force:
+        return
+    more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
+    raise PreconditionError(
+        f"refusing to submit: {refusals[0]}{more}; nothing was submitted",
+        hint="fix the plan, or pass --force REASON to submit anyway (the reason is journalled)",
+    )

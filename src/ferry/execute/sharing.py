@@ -1,0 +1,96 @@
+"""Throttle configs shared by several requests, and settling one request's throttles from outside.
+
+Requests can run side by side (a second ``ferry execute`` queues more work, a rollback runs while
+another request moves): two of them may need the same config, e.g. the leader-throttled replicas of
+one topic or the rate of one broker. Each request writes only the configs it recorded up front, but
+the value it writes is what *every* ferry move in flight needs there (its own and the other
+requests' submitted tasks), so one request finishing never strips another's throttle. A request that
+prepares while another has a config applied records the *other's* pre-existing value, not ferry's,
+so whichever ends last puts back what was there before ferry.
+
+:func:`settle` makes one request's configs match its submitted tasks again from another process:
+``ferry cancel`` uses it so the throttles of cancelled moves go at once, whether or not the
+request's executor is alive (a live one converges to the same values on its next poll).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+
+from ferry.execute import throttles as thr
+from ferry.execute.journal import Journal
+from ferry.execute.records import ConfigKey, TaskRecord
+from ferry.execute.states import TaskState
+from ferry.kafka.admin import ClusterAdmin
+
+
+def merge(first: thr.Throttles, second: thr.Throttles) -> thr.Throttles:
+    """Both sets of entries; where both set a rate, ``first``'s wins (it is the caller's own)."""
+    replicas = dict(second.replicas)
+    for key, entries in first.replicas.items():
+        replicas[key] = entries | replicas.get(key, frozenset())
+    return thr.Throttles(replicas, {**second.rates, **first.rates})
+
+
+def others_need(journal: Journal, request_id: int) -> thr.Throttles:
+    """What the submitted tasks of every *other* request need, each at its own request's rate."""
+    by_request: dict[int, list[TaskRecord]] = {}
+    for task in journal.tasks(states=[TaskState.SUBMITTED]):
+        if task.request_id != request_id:
+            by_request.setdefault(task.request_id, []).append(task)
+    needed = thr.Throttles({}, {})
+    for other, tasks in sorted(by_request.items()):
+        rate = journal.request(other).options.get("throttle")
+        needed = merge(needed, thr.required(tasks, rate))
+    return needed
+
+
+def wanted(
+    journal: Journal,
+    request_id: int,
+    moving: Iterable[TaskRecord],
+    rate: int | None,
+    previous: Mapping[ConfigKey, str | None],
+    keys: Collection[ConfigKey],
+) -> dict[ConfigKey, str]:
+    """The values request ``request_id`` should have on its ``keys``: its needs, the others', theirs."""
+    needed = merge(thr.required(moving, rate), others_need(journal, request_id))
+    return {k: v for k, v in thr.desired(needed, previous).items() if k in keys}
+
+
+def previous_values(
+    journal: Journal, cluster: Mapping[ConfigKey, str | None], keys: Collection[ConfigKey]
+) -> dict[ConfigKey, str | None]:
+    """The pre-ferry value of each key: from a request that has it applied now, else the cluster's."""
+    values = {k: cluster.get(k) for k in keys}
+    for request in journal.requests():
+        if request.state.is_final:
+            continue
+        for record in journal.throttles(request.id):
+            if record.config in values and record.applied is not None:
+                values[record.config] = record.previous
+    return values
+
+
+def settle(admin: ClusterAdmin, journal: Journal, request_id: int) -> int:
+    """Write request ``request_id``'s throttle configs as its submitted tasks (and others') need now.
+
+    Returns:
+        How many configs were written.
+    """
+    records = journal.throttles(request_id)
+    applied = {r.config: r.applied for r in records if r.applied is not None}
+    if not applied:
+        return 0
+    previous = {r.config: r.previous for r in records}
+    moving = journal.tasks(request_id, [TaskState.SUBMITTED])
+    rate = journal.request(request_id).options.get("throttle")
+    target = wanted(journal, request_id, moving, rate, previous, previous.keys())
+    writes = thr.changes(applied, target, previous)
+    if not writes:
+        return 0
+    ours = {k: target[k] for k in writes if k in target}
+    journal.set_throttles_applied(request_id, ours)
+    admin.alter_configs(writes)
+    journal.set_throttles_applied(request_id, {k: None for k in writes if k not in target})
+    return len(writes)

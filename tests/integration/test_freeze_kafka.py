@@ -1,0 +1,175 @@
+"""The freeze switch on the real cluster: one process freezes, another executor obeys it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from ferry_process import write_plan
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+from kafka_helpers import create_topics, produce, wait_until
+
+from ferry.cli.main import main
+from ferry.execute.journal import Journal
+from ferry.execute.states import RequestState, TaskState
+from ferry.kafka.client import KafkaPythonAdmin
+from ferry.kafka.freeze import FreezeState
+from ferry.kafka.resources import ConfigKey, ResourceType
+
+MB = 1024 * 1024
+RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+REPLICA_KEYS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+REASON = "disk swap on broker 3"
+
+
+def _ferry(*args: str) -> subprocess.CompletedProcess[str]:
+    """A ``ferry`` command in a process of its own, as an operator on another machine runs it."""
+    command = [sys.executable, "-m", "ferry", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+
+
+class _Executor:
+    """``ferry execute`` in a subprocess whose stderr lines are collected as they come."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line.rstrip("\n"))
+
+    def said(self, text: str) -> bool:
+        return any(text in line for line in self.lines)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+        self._reader.join(timeout=10)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+@contextmanager
+def _executing(plan: Path, bootstrap: str, journal: Path, *options: str) -> Iterator[_Executor]:
+    command = [sys.executable, "-m", "ferry", "execute", "--plan", str(plan), "--bootstrap-server", bootstrap]
+    command += ["--journal", str(journal), "--poll-interval", "0.5", *options]
+    executor = _Executor(command)
+    try:
+        yield executor
+    finally:
+        executor.stop()
+
+
+def _tasks(journal_path: Path) -> dict[TaskState, int]:
+    if not journal_path.exists():
+        return {}
+    with Journal.open(journal_path) as journal:
+        states = [t.state for t in journal.tasks()]
+    return {s: states.count(s) for s in set(states)}
+
+
+def _thaw(admin: KafkaPythonAdmin) -> None:
+    """Never leave the session's cluster frozen: every later executor would wait forever."""
+    state = admin.read_freeze()
+    if state is not None and state.frozen:
+        admin.write_freeze(FreezeState(False, "", "integration-test@localhost", datetime.now(UTC)))
+
+
+def _assert_held(admin: KafkaPythonAdmin, journal_path: Path) -> None:
+    """The move in flight at the pause goes on to its end; then nothing new starts for a while."""
+    wait_until(
+        lambda: not admin.list_reassignments(["fz-data"]) and TaskState.SUBMITTED not in _tasks(journal_path),
+        60,
+        "the move in flight to end",
+    )
+    held = _tasks(journal_path)
+    assert held.get(TaskState.PENDING, 0) >= 1, held
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        assert not admin.list_reassignments(["fz-data"]), "a move started while frozen"
+        assert _tasks(journal_path) == held
+        time.sleep(0.25)
+
+
+def test_freeze_is_seen_by_a_second_executor_process(
+    bootstrap: str, admin: KafkaPythonAdmin, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Four 2 MB partitions on brokers 1,2 going to 3,4, one move per broker at a time: each move
+    # takes seconds at 500 kB/s, so the freeze lands while moves remain to be submitted.
+    create_topics(bootstrap, {"fz-data": {"assignments": {p: [1, 2] for p in range(4)}}})
+    for partition in range(4):
+        produce(bootstrap, "fz-data", 2 * MB, partition=partition)
+    targets = {p: [3, 4] for p in range(4)}
+    plan = write_plan(tmp_path / "plan.json", "fz-data", targets)
+    journal_path = tmp_path / "journal.sqlite"
+    connection = ["--bootstrap-server", bootstrap]
+    keys = [ConfigKey(ResourceType.BROKER, str(b), k) for b in (1, 2, 3, 4) for k in RATES]
+    keys += [ConfigKey(ResourceType.TOPIC, "fz-data", k) for k in REPLICA_KEYS]
+    limits = ["--throttle", "500000", "--max-moves-per-broker", "1"]
+    try:
+        with _executing(plan, bootstrap, journal_path, *limits) as executor:
+            wait_until(lambda: bool(admin.list_reassignments(["fz-data"])), 60, "the first move to start")
+            frozen = _ferry("freeze", "--reason", REASON, *connection)
+            assert frozen.returncode == 0, frozen.stderr
+
+            # The executor notices at its next poll and says so, without --wait.
+            wait_until(lambda: executor.said("paused: the cluster is frozen by"), 30, "the executor to pause")
+            (line,) = [x for x in executor.lines if "paused:" in x]
+            assert REASON in line and "no new ones until 'ferry unfreeze'" in line
+            _assert_held(admin, journal_path)
+            assert executor.process.poll() is None  # paused, not gone
+
+            assert main(["status", *connection, "--journal", str(journal_path)]) == 0
+            status = capsys.readouterr().out.splitlines()
+            assert status[0].startswith("frozen by ") and status[0].endswith(f": {REASON}")
+            assert status[2].startswith("  request 1: running, ") and "moves done" in status[2]
+
+            thawed = _ferry("unfreeze", *connection)
+            assert thawed.returncode == 0, thawed.stderr
+            assert executor.process.wait(timeout=120) == 0, executor.lines
+        assert executor.said("resumed: the cluster was unfrozen by ")
+        assert executor.said("request 1: done")
+    finally:
+        _thaw(admin)
+        admin.alter_reassignments({r.tp: None for r in admin.list_reassignments(["fz-data"])})
+    replicas = {p.tp.partition: list(p.replicas) for p in admin.describe_partitions(["fz-data"])}
+    assert replicas == targets
+    wait_until(lambda: admin.describe_throttle_configs(keys) == {}, 15, "no throttle left")
+    with Journal.open(journal_path) as journal:
+        assert journal.request(1).state is RequestState.DONE
+        assert {t.state for t in journal.tasks(1)} == {TaskState.DONE}
+        assert all(t.applied is None for t in journal.throttles(1))
+
+
+def test_control_topic_is_made_on_first_write_compacted_single_partition(bootstrap: str) -> None:
+    topic = f"fz-control-{uuid.uuid4().hex[:8]}"
+    state = FreezeState(True, "r", "me@here", datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC))
+    with KafkaPythonAdmin(bootstrap, timeout_s=15, control_topic=topic) as admin:
+        assert admin.read_freeze() is None  # no topic yet: not frozen, and nothing created
+        assert topic not in {p.tp.topic for p in admin.describe_partitions()}
+        admin.write_freeze(state)
+        (partition,) = admin.describe_partitions([topic])
+        assert len(partition.replicas) == 3  # min(3, brokers) of the session's 4
+    with KafkaPythonAdmin(bootstrap, timeout_s=15, control_topic=topic) as other:
+        assert other.read_freeze() == state  # another client, from the start of the topic
+    client = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
+    try:
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic, ["cleanup.policy"])
+        described = client.describe_configs([resource])
+        assert described["topic"][topic]["cleanup.policy"]["value"] == "compact"
+    finally:
+        client.close()

@@ -1,0 +1,112 @@
+"""``ferry cancel``'s core against the KRaft-like FakeAdmin: what stops, what stays, what is cleaned."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.fake_admin import FakeAdmin
+
+from ferry.errors import PreconditionError
+from ferry.execute import throttles as thr
+from ferry.execute.cancel import Scope, cancel
+from ferry.execute.journal import Journal
+from ferry.execute.records import ThrottleRecord
+from ferry.execute.states import RequestState, TaskState
+from ferry.model import Broker, Move, Plan, TopicPartition
+
+T0 = TopicPartition("t", 0)
+T1 = TopicPartition("t", 1)
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Iterator[Journal]:
+    with Journal.open(tmp_path / "j.sqlite") as j:
+        yield j
+
+
+@pytest.fixture
+def admin() -> FakeAdmin:
+    fake = FakeAdmin.of(Broker(b) for b in range(1, 7))
+    fake.create_topic("t", {0: [1, 2, 3], 1: [2, 3, 4]})
+    fake.produce("t", 10_000_000)
+    return fake
+
+
+def _start(admin: FakeAdmin, journal: Journal, moves: list[Move], *, submit: int | None = None) -> int:
+    """Record a throttled request and submit its first ``submit`` moves, as the executor would."""
+    plan = Plan.of(moves)
+    needed = thr.desired(thr.required(plan.moves, 1000), {})
+    rid = journal.record_request(
+        plan,
+        bootstrap="b",
+        options={"throttle": 1000},
+        throttles=[ThrottleRecord(k, None, v) for k, v in needed.items()],
+    )
+    tasks = journal.tasks(rid)[: len(moves) if submit is None else submit]
+    journal.set_task_states([t.id for t in tasks], TaskState.SUBMITTED, batch=1)
+    values = thr.desired(thr.required(tasks, 1000), {})
+    journal.set_throttles_applied(rid, values)
+    admin.alter_configs(values)
+    assert admin.alter_reassignments({t.tp: t.target for t in tasks}) == {t.tp: None for t in tasks}
+    return rid
+
+
+def test_cancel_keeps_what_an_earlier_re_targeted_move_brought_in(admin: FakeAdmin, journal: Journal) -> None:
+    rid = _start(admin, journal, [Move(T0, (1, 2, 3), (1, 2, 5))])
+    admin.start_reassignment(T0, (1, 2, 4))  # re-targeted: 5 becomes a removing replica
+    outcome = cancel(admin, journal, Scope(request=rid))
+    assert outcome.stopped == (T0,)
+    assert admin.list_reassignments() == ()
+    (state,) = [p for p in admin.describe_partitions(["t"]) if p.tp == T0]
+    assert sorted(state.replicas) == [1, 2, 3, 5]
+    assert outcome.kept == {T0: state.replicas}
+    assert admin.configs == {}
+    assert [t.state for t in journal.tasks(rid)] == [TaskState.CANCELLED]
+    assert journal.request(rid).state is RequestState.CANCELLED
+    assert outcome.requests == (rid,)
+
+
+def test_cancel_with_nothing_joined_reverts_the_move(admin: FakeAdmin, journal: Journal) -> None:
+    rid = _start(admin, journal, [Move(T0, (1, 2, 3), (3, 4, 5))])
+    outcome = cancel(admin, journal, Scope(partition=T0))
+    assert outcome.kept == {}
+    # KRaft keeps the merged order (target first), so only the set is the original one.
+    assert sorted({p.tp: p.replicas for p in admin.describe_partitions(["t"])}[T0]) == [1, 2, 3]
+    assert admin.configs == {}
+    assert journal.request(rid).state is RequestState.CANCELLED
+
+
+def test_cancelling_one_partition_leaves_the_rest_of_the_request_and_its_throttles(
+    admin: FakeAdmin, journal: Journal
+) -> None:
+    rid = _start(admin, journal, [Move(T0, (1, 2, 3), (1, 2, 5)), Move(T1, (2, 3, 4), (2, 3, 6))])
+    cancel(admin, journal, Scope(partition=T0))
+    assert [t.state for t in journal.tasks(rid)] == [TaskState.CANCELLED, TaskState.SUBMITTED]
+    assert journal.request(rid).state is RequestState.RECORDED  # its executor goes on with t-1
+    follower = [v for k, v in admin.configs.items() if k.key == thr.FOLLOWER_REPLICAS]
+    assert follower == ["1:6"]  # t-0's entry went with its move
+    assert [r.tp for r in admin.list_reassignments()] == [T1]
+
+
+def test_pending_moves_of_the_scope_are_never_submitted(admin: FakeAdmin, journal: Journal) -> None:
+    rid = _start(admin, journal, [Move(T0, (1, 2, 3), (1, 2, 5)), Move(T1, (2, 3, 4), (2, 3, 6))], submit=1)
+    outcome = cancel(admin, journal, Scope(request=rid))
+    assert (outcome.stopped, outcome.pending) == ((T0,), 1)
+    assert all(t.state is TaskState.CANCELLED for t in journal.tasks(rid))
+
+
+def test_all_cancels_foreign_moves_only_when_allowed(admin: FakeAdmin, journal: Journal) -> None:
+    admin.alter_configs(thr.desired(thr.required([Move(T1, (2, 3, 4), (2, 3, 6))], 1000), {}))
+    admin.start_reassignment(T1, (2, 3, 6))
+    with pytest.raises(PreconditionError, match="nothing to cancel"):
+        cancel(admin, journal, Scope(everything=True))
+    outcome = cancel(admin, journal, Scope(everything=True, foreign=True))
+    assert outcome.foreign == (T1,)
+    assert admin.list_reassignments() == ()
+
+
+def test_an_unknown_request_is_an_error(journal: Journal, admin: FakeAdmin) -> None:
+    with pytest.raises(PreconditionError, match="no request 42"):
+        cancel(admin, journal, Scope(request=42))

@@ -1,0 +1,138 @@
+"""The executor under a cluster freeze: no new moves while frozen, in-flight ones and throttles go on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from support.exec_fake import ExecFakeAdmin
+
+from ferry.execute.batching import Limits
+from ferry.execute.events import BatchSubmitted, Event, SubmissionPaused, SubmissionResumed
+from ferry.execute.executor import ExecuteOptions, Executor
+from ferry.execute.journal import Journal
+from ferry.execute.states import RequestState, TaskState
+from ferry.kafka.freeze import FreezeState
+from ferry.model import Move, Plan, TopicPartition
+
+# Three partitions on brokers 1,2 going to 3,4: with one move per broker they go one at a time.
+ORIGINAL = {TopicPartition("t", p): (1, 2) for p in range(3)}
+TARGETS = {tp: (3, 4) for tp in ORIGINAL}
+AT = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
+FROZEN = FreezeState(True, "disk swap on broker 3", "ops@db-1", AT)
+THAWED = FreezeState(False, "", "ops@db-2", AT)
+OPTIONS = ExecuteOptions(throttle=1000, limits=Limits(max_moves_per_broker=1))
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Journal:
+    with Journal.open(tmp_path / "j.sqlite") as j:
+        yield j  # type: ignore[misc]
+
+
+def _plan() -> Plan:
+    return Plan.of(Move(tp, ORIGINAL[tp], TARGETS[tp], 100) for tp in ORIGINAL)
+
+
+def _executor(
+    admin: ExecFakeAdmin, journal: Journal, events: list[Event], on_sleep: Callable[[int], None]
+) -> Executor:
+    """An executor whose n-th sleep calls ``on_sleep(n)``: the test's hand on the freeze switch."""
+    sleeps = [0]
+
+    def sleep(seconds: float) -> None:
+        sleeps[0] += 1
+        on_sleep(sleeps[0])
+
+    ticks = iter(range(10**6))
+    return Executor(admin, journal, listener=events.append, clock=lambda: float(next(ticks)), sleep=sleep)
+
+
+def _submissions(events: list[Event]) -> list[int]:
+    """Indexes of the BatchSubmitted events in ``events``."""
+    return [i for i, e in enumerate(events) if isinstance(e, BatchSubmitted)]
+
+
+def test_started_frozen_it_waits_paused_then_runs_after_unfreeze(journal: Journal) -> None:
+    admin, events = ExecFakeAdmin(ORIGINAL), []
+    admin.freeze = FROZEN
+    writes_while_frozen: list[int] = []
+
+    def hand(n: int) -> None:
+        if n == 5:
+            writes_while_frozen.append(len(admin.config_writes))
+            admin.freeze = THAWED
+
+    executor = _executor(admin, journal, events, hand)
+    rid = executor.prepare(_plan(), bootstrap="b", options=OPTIONS)
+    executor.run(rid)
+    paused = [e for e in events if isinstance(e, SubmissionPaused)]
+    resumed = [e for e in events if isinstance(e, SubmissionResumed)]
+    assert paused == [SubmissionPaused(rid, FROZEN, 0)]
+    assert resumed == [SubmissionResumed(rid, THAWED)]
+    assert events.index(resumed[0]) < _submissions(events)[0]  # nothing went out while frozen
+    assert writes_while_frozen == [0]  # not even a throttle: nothing was moving
+    assert admin.replicas == TARGETS
+    assert admin.configs == {}
+    assert journal.request(rid).state is RequestState.DONE
+
+
+def test_frozen_mid_run_lets_moves_in_flight_finish_and_drops_their_throttles(journal: Journal) -> None:
+    admin, events = ExecFakeAdmin(ORIGINAL, polls_to_finish=2), []
+    seen: dict[str, object] = {}
+
+    def hand(n: int) -> None:
+        if n == 1:  # the first batch (one move) is in flight
+            admin.freeze = FROZEN
+        if n == 6:  # long after that move ended
+            seen["states"] = sorted(t.state for t in journal.tasks())
+            seen["configs"] = dict(admin.configs)
+            seen["moving"] = dict(admin.moving)
+            admin.freeze = None  # the record vanished (topic deleted): not frozen either
+
+    executor = _executor(admin, journal, events, hand)
+    rid = executor.prepare(_plan(), bootstrap="b", options=OPTIONS)
+    executor.run(rid)
+    assert seen["states"] == [TaskState.DONE, TaskState.PENDING, TaskState.PENDING]
+    assert seen["moving"] == {}
+    assert seen["configs"] == {}  # the finished move's throttles went with it
+    (paused,) = [e for e in events if isinstance(e, SubmissionPaused)]
+    assert paused == SubmissionPaused(rid, FROZEN, 1)
+    (resumed,) = [e for e in events if isinstance(e, SubmissionResumed)]
+    assert resumed.freeze is None
+    between = [i for i in _submissions(events) if events.index(paused) < i < events.index(resumed)]
+    assert between == []
+    assert admin.replicas == TARGETS
+    assert journal.request(rid).state is RequestState.DONE
+
+
+def test_the_flag_is_read_at_most_once_a_poll_and_not_once_all_is_submitted(journal: Journal) -> None:
+    admin, events = ExecFakeAdmin(ORIGINAL, polls_to_finish=3), []
+    admin.freeze = THAWED  # an unfreeze record: not frozen, nothing to report
+    sleeps: list[int] = []
+    executor = _executor(admin, journal, events, sleeps.append)
+    executor.run(executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions()))
+    assert not [e for e in events if isinstance(e, SubmissionPaused | SubmissionResumed)]
+    assert len(sleeps) >= 2
+    assert admin.freeze_reads == 1  # all three went in the first batch: nothing left to hold back
+
+
+def test_a_new_freeze_while_paused_is_reported_again(journal: Journal) -> None:
+    admin, events = ExecFakeAdmin(ORIGINAL), []
+    admin.freeze = FROZEN
+    again = FreezeState(True, "and broker 4 too", "ops@db-3", AT)
+
+    def hand(n: int) -> None:
+        admin.freeze = {2: again, 4: THAWED}.get(n, admin.freeze)
+
+    executor = _executor(admin, journal, events, hand)
+    rid = executor.prepare(_plan(), bootstrap="b", options=OPTIONS)
+    executor.run(rid)
+    changes = [e for e in events if isinstance(e, SubmissionPaused | SubmissionResumed)]
+    assert changes == [
+        SubmissionPaused(rid, FROZEN, 0),
+        SubmissionPaused(rid, again, 0),
+        SubmissionResumed(rid, THAWED),
+    ]

@@ -1,0 +1,60 @@
+"""Safety checks: what each one refuses, and that forcing needs a reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from ferry.errors import PreconditionError
+from ferry.execute import safety
+from ferry.model import Broker, ClusterSnapshot, Move, PartitionState, TopicPartition
+
+T0 = TopicPartition("t", 0)
+T1 = TopicPartition("t", 1)
+
+
+def _cluster(dead: tuple[int, ...] = ()) -> ClusterSnapshot:
+    brokers = [Broker(b, alive=b not in dead) for b in range(1, 6)]
+    parts = [PartitionState(T0, (1, 2, 3)), PartitionState(T1, (2, 3, 4))]
+    return ClusterSnapshot.of(brokers, parts)
+
+
+def test_a_safe_move_passes() -> None:
+    move = Move(T0, (1, 2, 3), (1, 2, 4))
+    assert safety.check([move], _cluster(), {"t": 2}) == ()
+
+
+def test_a_move_onto_a_dead_broker_is_refused() -> None:
+    refusals = safety.check([Move(T0, (1, 2, 3), (1, 2, 5))], _cluster(dead=(5,)), {})
+    assert [str(r) for r in refusals] == ["t-0: target broker(s) 5 not alive: the move could never finish"]
+
+
+def test_a_dead_broker_already_holding_the_replica_is_not_a_new_risk() -> None:
+    # Moving other replicas of a partition that keeps a replica on a dead broker is allowed.
+    assert safety.check([Move(T0, (1, 2, 5), (1, 3, 5))], _cluster(dead=(5,)), {}) == ()
+
+
+def test_shrinking_below_min_insync_is_refused() -> None:
+    refusals = safety.check([Move(T0, (1, 2, 3), (1,))], _cluster(), {"t": 2})
+    assert len(refusals) == 1
+    assert "below min.insync.replicas=2" in refusals[0].reason
+
+
+def test_a_partition_that_changed_since_the_plan_is_stale() -> None:
+    moves = [Move(T0, (1, 2, 4), (1, 2, 5)), Move(T1, (2, 3, 4), (2, 3, 5))]
+    refusals = safety.check(moves, _cluster(), {}, originals={T0: (1, 2, 3), T1: (2, 3, 4)})
+    assert [r.tp for r in refusals] == [T0]
+    assert "stale plan" in refusals[0].reason
+
+
+def test_enforce_raises_one_line_naming_the_first_refusal_and_the_count() -> None:
+    refusals = safety.check([Move(T0, (1, 2, 3), (1,)), Move(T1, (2, 3, 4), (2,))], _cluster(), {"t": 2})
+    with pytest.raises(PreconditionError) as caught:
+        safety.enforce(refusals, None)
+    assert caught.value.exit_code == 4
+    assert "t-0" in caught.value.message and "(and 1 more)" in caught.value.message
+    assert "\n" not in caught.value.message
+
+
+def test_enforce_lets_a_forced_submission_through() -> None:
+    refusals = safety.check([Move(T0, (1, 2, 3), (1,))], _cluster(), {"t": 2})
+    safety.enforce(refusals, "decommissioning the topic")
