@@ -160,7 +160,7 @@ def test_rollback_after_completion_restores_originals_and_leaders(
             1,
             RequestState.DONE,
         )
-    assert admin.describe_throttle_configs(_keys(topic)) == {}
+    wait_until(lambda: admin.describe_throttle_configs(_keys(topic)) == {}, 30, "no throttle left")
 
 
 def test_a_second_request_re_targets_a_moving_partition(
@@ -266,7 +266,7 @@ def test_rollback_skips_a_partition_whose_originals_are_offline(
     finally:
         for broker in (1, 2):
             sandbox.restart(broker, ready_brokers)
-    assert admin.describe_throttle_configs(_keys(topic)) == {}
+    wait_until(lambda: admin.describe_throttle_configs(_keys(topic)) == {}, 30, "no throttle left")
 
 
 def test_freeze_with_cancel_stops_ferrys_moves_in_flight(
