@@ -193,7 +193,29 @@ def _repair(
     changes how many replicas stay), and the solver picks one that breaks a few topics' rows. If those
     topics alone can meet their rows and keep as many replicas, the whole keeps the relaxation's
     optimum and meets every row: it is the optimum. Otherwise ``None`` (the caller adds the rows).
+
+    One topic at a time first: with room rows the program branches, and 26 topics at once took 8 s
+    where one at a time takes a fraction of one; all together only if one alone cannot keep as many.
     """
+    current: Balance | None = solved
+    for t in topics:
+        if current is None:
+            break
+        current = _resolve(layout, demands, current, [t], setting, scale)
+    if current is not None or len(topics) == 1:
+        return current
+    return _resolve(layout, demands, solved, topics, setting, scale)
+
+
+def _resolve(
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    solved: Balance,
+    topics: Sequence[int],
+    setting: _Setting,
+    scale: float,
+) -> Balance | None:
+    """``solved`` with ``topics`` solved again under all their rows, if they keep as many replicas."""
     outside = Outside.none(len(layout.brokers))
     chosen = set(topics)
     for t, quota in enumerate(solved.quotas):
