@@ -11,8 +11,9 @@ from support.clusters import generated
 
 from ferry.model import ClusterSnapshot, Goal
 from ferry.plan import balance
-from ferry.plan.balance import Balance, TopicDemand, assign_extras
+from ferry.plan.balance import assign_extras
 from ferry.plan.planner import in_scope, plan, prepare_topic, target_brokers
+from ferry.plan.program import Balance, TopicDemand
 from ferry.plan.racks import RackLayout
 
 
