@@ -125,19 +125,31 @@ class Setting:
 class Outside:
     """Per broker, what topics held fixed outside a program take of its balance rows."""
 
-    load: list[int]
+    load: tuple[int, ...]
     """Replicas (their final quotas)."""
-    single: list[int]
+    single: tuple[int, ...]
     """The part of ``load`` from single-replica topics (each such replica leads its partition)."""
 
     @classmethod
     def none(cls, brokers: int) -> Outside:
-        return cls([0] * brokers, [0] * brokers)
+        return cls((0,) * brokers, (0,) * brokers)
 
-    def add(self, quota: Sequence[int], *, single: bool) -> None:
-        for i, q in enumerate(quota):
-            self.load[i] += q
-            self.single[i] += q if single else 0
+    @classmethod
+    def of(cls, brokers: int, demands: Sequence[TopicDemand], quotas: Sequence[Sequence[int]]) -> Outside:
+        """What every topic takes with the given per-topic quotas (layout order)."""
+        load, single = [0] * brokers, [0] * brokers
+        for d, quota in zip(demands, quotas, strict=True):
+            for i, q in enumerate(quota):
+                load[i] += q
+                single[i] += q if d.single_replica else 0
+        return cls(tuple(load), tuple(single))
+
+    def shifted(self, quota: Sequence[int], *, single: bool, sign: int) -> Outside:
+        """With one topic's ``quota`` added (``sign`` 1) or taken out (``sign`` -1)."""
+        load = tuple(n + sign * q for n, q in zip(self.load, quota, strict=True))
+        if not single:
+            return Outside(load, self.single)
+        return Outside(load, tuple(n + sign * q for n, q in zip(self.single, quota, strict=True)))
 
 
 def size_scale(layout: RackLayout, demands: Sequence[TopicDemand]) -> float:
