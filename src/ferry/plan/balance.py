@@ -99,15 +99,15 @@ def _repair(
     One topic at a time first: with room rows the program branches, and 26 topics at once took 8 s
     where one at a time takes a fraction of one; all together only if one alone cannot keep as many.
     """
-    held = Outside.of(len(layout.brokers), demands, solved.quotas)
+    everyone = Outside.of(len(layout.brokers), demands, solved.quotas)
     current = solved
     for t in topics:
         # Every topic but t as solved so far: O(brokers) per topic, not O(topics * brokers).
-        outside = held.shifted(current.quotas[t], single=demands[t].single_replica, sign=-1)
+        outside = everyone.shifted(current.quotas[t], single=demands[t].single_replica, sign=-1)
         repaired = _resolve(layout, demands, current, [t], setting, scale, outside)
         if repaired is None:
             break
-        held = outside.shifted(repaired.quotas[t], single=demands[t].single_replica, sign=1)
+        everyone = outside.shifted(repaired.quotas[t], single=demands[t].single_replica, sign=1)
         current = repaired
     else:
         return current
