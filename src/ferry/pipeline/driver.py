@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ferry.model import ClusterSnapshot, Goal, Plan, TopicPartition
 from ferry.pipeline.kernel import Balanced, ClusterContext, solve
-from ferry.plan.balance import TopicDemand
 from ferry.plan.planner import assemble, in_scope, plan, target_brokers
+from ferry.plan.program import TopicDemand
 
 
 @dataclass

@@ -21,8 +21,9 @@ from itertools import groupby
 import pyarrow as pa
 
 from ferry.model import Goal, PartitionState, TopicPartition
-from ferry.plan.balance import TopicDemand, assign_extras
+from ferry.plan.balance import assign_extras
 from ferry.plan.planner import lower_bound, place_topic, planned_replicas, prepare_topic
+from ferry.plan.program import TopicDemand
 from ferry.plan.racks import RackLayout
 
 DEMAND_ARROW = pa.schema(

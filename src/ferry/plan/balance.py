@@ -2,113 +2,29 @@
 
 Per-topic quotas (:mod:`ferry.plan.quotas`) leave open which brokers carry one replica above their
 base. Chosen topic by topic, those extras pile up on the same brokers and the cluster drifts out of
-balance although every topic is balanced. This pass decides for all topics at once, as an integer
-program solved by HiGHS (scipy's ``milp``):
+balance although every topic is balanced. This pass decides for all topics at once, as one integer
+program (:mod:`ferry.plan.program`).
 
-* ``x[t, b]`` in {0, 1}: broker ``b`` takes one extra replica of topic ``t``. Each topic hands out
-  exactly its extras, within each rack's (min, max); each broker's total load stays in the band that
-  global water-filling allows, so the cluster-wide spread is at most one wherever racks permit.
-* ``f[t, b]``: replicas of ``t`` that stay on ``b``, of partitions free to keep any of their replicas.
-* ``k[p, b]`` in {0, 1}: partition ``p`` keeps its replica on ``b``, for the few *pinned* partitions
-  that cannot keep them all (a lowered replication factor, two replicas in one rack, or a rack
-  below its lower bound: ``z[p, rack]`` counts the replicas that rack still needs).
-* per broker: ``f[t, b] + sum_p k[p, b] <= base[t, b] + x[t, b]``.
-* per rack: the replicas a rack must receive (its quota minus what stays in it) fit into the open
-  slots of partitions with room under the rack's upper bound. A replica dropped from broker ``b``
-  opens a slot that may go to rack ``k`` only if its partition has room there, so at most
-  ``y[t, b, k] = min(drops at b, partitions at b with room in k)`` of them count; pinned partitions
-  count ``w[p, k] = min(open slots, room in k)``. Without these rows the program could hand an extra
-  to a rack that the partitions losing replicas are already full in, and no placement could realise
-  it with the moves the optimum promises.
-* leaders: a single-replica partition is led by its only replica, so per broker the single-replica
-  partitions fit the leader counts (``low`` each, ``low + 1`` on at most ``extra`` brokers, for
-  ``P = low * B + extra`` partitions). Dropped again if no assignment meets it.
-* maximise the replicas kept; a tiny size term makes the smaller replicas move among equals.
-
-When no assignment meets these rows, the program is solved again with the broker band widened, and
+When no assignment meets the program's rows, it is solved again with the broker band widened, and
 last with *voluntary* drops: a free replica may then leave a broker that is not over its quota, which
 a rack short of open slots needs (each such drop is one more move, and counted as one).
 
 The optimum is the planner's lower bound on replica moves: every plan that meets the balance rules
 keeps at most this many replicas in place.
+
+Solving: the rack-room rows are most of the program and seldom bind, so it is solved without them
+first (a relaxation) and then only the topics whose rows the solution breaks are solved again, one
+at a time, everything else held (:func:`_repair`); only when that loses kept replicas do their rows
+join the whole program for another round (:func:`_solve_lazily`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
-import numpy as np
-
-from ferry.plan.quotas import TopicQuota, water_level
-from ferry.plan.racks import RackBounds, RackLayout
-from ferry.plan.shrink import Group, realise
-
-
-@dataclass(frozen=True, slots=True)
-class Pinned:
-    """A partition that cannot keep every replica it has on target brokers.
-
-    Attributes:
-        index: position of the partition within its topic.
-        replicas: its current replicas on target brokers.
-        rf: the replication factor it must end with.
-        bounds: per rack (lower, upper) replicas; ``None`` when racks do not constrain it.
-    """
-
-    index: int
-    replicas: tuple[int, ...]
-    rf: int
-    bounds: RackBounds | None
-    in_sync: tuple[int, ...] = ()
-    """When the replication factor goes down: the in-sync replicas (an out-of-sync one may stay only
-    beside one of them)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TopicDemand:
-    """What the balance pass needs to know of one topic.
-
-    Attributes:
-        quota: the topic's quota.
-        held: per broker (layout order), replicas of the topic it holds now.
-        free: per broker, the part of ``held`` that belongs to partitions that are not pinned.
-        shed: per broker, size of the replica it would shed without an extra (0 if none).
-        pinned: the pinned partitions.
-    """
-
-    quota: TopicQuota
-    held: tuple[int, ...]
-    free: tuple[int, ...]
-    shed: tuple[int, ...]
-    pinned: tuple[Pinned, ...]
-    sizes: tuple[int, ...] = ()
-    """Size of each pinned partition (same order as ``pinned``), to keep big replicas in place."""
-    rack_floor: tuple[int, ...] = ()
-    """Per rack, replicas the partitions that are not pinned must keep there (their lower bounds)."""
-    rack_open: tuple[int, ...] = ()
-    """Per rack, new replicas the partitions that are not pinned could take there without dropping
-    anything: ``min(open slots, room under the rack's upper bound)`` summed over them. Empty: racks do
-    not cap where new replicas go."""
-    rack_room: tuple[tuple[int, ...], ...] = ()
-    """Per broker (layout order), per rack: how many of the partitions that are not pinned and hold a
-    replica there would have room in that rack once they drop it."""
-    partitions: int = 0
-    """How many partitions the topic has (each needs a preferred leader)."""
-    single_replica: bool = False
-    """Every partition has one replica: its only replica must lead it."""
-    shrink_groups: tuple[Group, ...] = ()
-    """Partitions that only have too many replicas, by replica set (neither free nor pinned)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Balance:
-    """Per topic: every broker's final quota (layout order), the replicas kept, and per pinned
-    partition the replicas it keeps."""
-
-    quotas: list[tuple[int, ...]]
-    kept: list[int]
-    keeps: list[dict[int, frozenset[int]]] = field(default_factory=list)
+from ferry.plan.program import Balance, Outside, Program, Setting, TopicDemand
+from ferry.plan.quotas import water_level
+from ferry.plan.racks import RackLayout
 
 
 def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: bool = True) -> Balance:
@@ -127,33 +43,19 @@ def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: b
     for voluntary in (False, True):
         for slack in (0, 1, None):
             for cap in (leader_cap, None):
-                solved = solve(layout, demands, _Setting(band, slack, cap, voluntary))
+                solved = solve(layout, demands, Setting(band, slack, cap, voluntary))
                 if solved is not None:
                     return solved
     raise RuntimeError("balance: the per-topic quotas admit no assignment of extras")
 
 
-@dataclass(frozen=True, slots=True)
-class _Setting:
-    """One rung of :func:`assign_extras`'s ladder: how strictly the program is posed."""
-
-    band: list[tuple[int, int]]
-    """Per broker, the (min, max) total load (:func:`broker_band`)."""
-    slack: int | None
-    """How far loads may leave the band; ``None``: no band rows."""
-    cap: tuple[int, int] | None
-    """(low, extra) leader counts single-replica partitions must fit; ``None``: no leader rows."""
-    voluntary: bool
-    """Whether a free replica may leave a broker that is not over its quota."""
-
-
-def _solve_whole(layout: RackLayout, demands: Sequence[TopicDemand], setting: _Setting) -> Balance | None:
+def _solve_whole(layout: RackLayout, demands: Sequence[TopicDemand], setting: Setting) -> Balance | None:
     """Solve with every rack-room row from the start."""
-    return _Program(layout, demands, voluntary=setting.voluntary).solve(setting)
+    return Program(layout, demands, voluntary=setting.voluntary).solve(setting)
 
 
-def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: _Setting) -> Balance | None:
-    """Solve with the rack-room rows that bind only (see :meth:`_Program.room_violations`).
+def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: Setting) -> Balance | None:
+    """Solve with the rack-room rows that bind only (see :meth:`ferry.plan.program.Program.room_violations`).
 
     Most rack-room rows hold by themselves, and with their per-partition columns they make up most
     of the program. Solving without them is a relaxation: infeasible means infeasible, and an
@@ -163,7 +65,7 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: _
     """
     rows: set[tuple[int, int]] = set()
     while True:
-        program = _Program(layout, demands, voluntary=setting.voluntary, room_rows=rows)
+        program = Program(layout, demands, voluntary=setting.voluntary, room_rows=rows)
         solved = program.solve(setting)
         if solved is None:
             return None
@@ -184,7 +86,7 @@ def _repair(
     demands: Sequence[TopicDemand],
     solved: Balance,
     topics: Sequence[int],
-    setting: _Setting,
+    setting: Setting,
     scale: float,
 ) -> Balance | None:
     """Re-solve only ``topics``, with all their rack-room rows, every other topic held as solved.
@@ -193,13 +95,42 @@ def _repair(
     changes how many replicas stay), and the solver picks one that breaks a few topics' rows. If those
     topics alone can meet their rows and keep as many replicas, the whole keeps the relaxation's
     optimum and meets every row: it is the optimum. Otherwise ``None`` (the caller adds the rows).
+
+    One topic at a time first: with room rows the program branches, and 26 topics at once took 8 s
+    where one at a time takes a fraction of one; all together only if one alone cannot keep as many.
     """
-    outside = Outside.none(len(layout.brokers))
-    chosen = set(topics)
-    for t, quota in enumerate(solved.quotas):
-        if t not in chosen:
-            outside.add(quota, single=demands[t].single_replica)
-    sub = _Program(
+    everyone = Outside.of(len(layout.brokers), demands, solved.quotas)
+    current = solved
+    for t in topics:
+        # Every topic but t as solved so far: O(brokers) per topic, not O(topics * brokers).
+        outside = everyone.shifted(current.quotas[t], single=demands[t].single_replica, sign=-1)
+        repaired = _resolve(layout, demands, current, [t], setting, scale, outside)
+        if repaired is None:
+            break
+        everyone = outside.shifted(repaired.quotas[t], single=demands[t].single_replica, sign=1)
+        current = repaired
+    else:
+        return current
+    if len(topics) == 1:
+        return None
+    outside = Outside.of(len(layout.brokers), demands, solved.quotas)
+    for t in topics:
+        outside = outside.shifted(solved.quotas[t], single=demands[t].single_replica, sign=-1)
+    return _resolve(layout, demands, solved, topics, setting, scale, outside)
+
+
+def _resolve(
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    solved: Balance,
+    topics: Sequence[int],
+    setting: Setting,
+    scale: float,
+    outside: Outside,
+) -> Balance | None:
+    """``solved`` with ``topics`` solved again under all their rows, every other topic held as
+    ``outside`` says; ``None`` if they keep fewer replicas than in ``solved``."""
+    sub = Program(
         layout, [demands[t] for t in topics], voluntary=setting.voluntary, outside=outside, scale=scale
     )
     part = sub.solve(setting)
@@ -226,429 +157,6 @@ def broker_band(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tupl
     return [
         (max(lo, min(hi, level)), max(lo, min(hi, level + 1))) for lo, hi in zip(base, highs, strict=True)
     ]
-
-
-@dataclass(frozen=True, slots=True)
-class Outside:
-    """Per broker, what topics held fixed outside a program take of its balance rows."""
-
-    load: list[int]
-    """Replicas (their final quotas)."""
-    single: list[int]
-    """The part of ``load`` from single-replica topics (each such replica leads its partition)."""
-
-    @classmethod
-    def none(cls, brokers: int) -> Outside:
-        return cls([0] * brokers, [0] * brokers)
-
-    def add(self, quota: Sequence[int], *, single: bool) -> None:
-        for i, q in enumerate(quota):
-            self.load[i] += q
-            self.single[i] += q if single else 0
-
-
-def size_scale(layout: RackLayout, demands: Sequence[TopicDemand]) -> float:
-    """Weight per byte of the size terms that break ties among equally many kept replicas.
-
-    Each column carries at most one size term (an extra's shed replica, a pinned replica), so with
-    ``0.5 / (biggest * columns)`` they stay below 0.5 in total and never outweigh one kept replica.
-    Bounded by the columns that carry them, not by every replica: far smaller terms sit below the
-    solver's tolerances (1e-7), and HiGHS then spent three times as long on the same optimum.
-    """
-    biggest = max((max((*d.shed, *d.sizes), default=0) for d in demands), default=0) or 1
-    extras = sum(len(layout.brokers) for d in demands if d.quota.extras > 0)
-    pinned = sum(len(pin.replicas) for d in demands for pin in d.pinned)
-    return 0.5 / (biggest * (extras + pinned + 1))
-
-
-class _Program:
-    """The integer program: columns are added as the rows that use them are built."""
-
-    def __init__(
-        self,
-        layout: RackLayout,
-        demands: Sequence[TopicDemand],
-        *,
-        voluntary: bool = False,
-        room_rows: set[tuple[int, int]] | None = None,
-        outside: Outside | None = None,
-        scale: float | None = None,
-    ) -> None:
-        self.voluntary = voluntary
-        self.outside = outside or Outside.none(len(layout.brokers))
-        self.room_rows = room_rows
-        """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""
-        self.solution: np.ndarray = np.zeros(0)
-        self.free_col: dict[tuple[int, int], int] = {}
-        self.shrink_col: dict[tuple[int, int, int], int] = {}
-        self.pinned_cols: list[list[tuple[Pinned, dict[int, int]]]] = [[] for _ in demands]
-        self.layout = layout
-        self.demands = demands
-        self.rows: list[int] = []
-        self.cols: list[int] = []
-        self.vals: list[float] = []
-        self.lows: list[float] = []
-        self.highs: list[float] = []
-        self.upper: list[float] = []
-        self.weight: list[float] = []
-        self.extra: dict[tuple[int, int], int] = {}
-        self.kept_cols: list[list[int]] = [[] for _ in demands]
-        self.constant = [0] * len(demands)
-        self.scale = scale if scale is not None else size_scale(layout, demands)
-
-    def column(self, upper: float, weight: float) -> int:
-        self.upper.append(upper)
-        self.weight.append(weight)
-        return len(self.upper) - 1
-
-    def row(self, terms: list[tuple[int, float]], lo: float, hi: float) -> None:
-        r = len(self.lows)
-        self.lows.append(lo)
-        self.highs.append(hi)
-        for col, val in terms:
-            self.rows.append(r)
-            self.cols.append(col)
-            self.vals.append(val)
-
-    def solve(self, setting: _Setting) -> Balance | None:
-        for t, d in enumerate(self.demands):
-            self._topic(t, d)
-        if setting.slack is not None:
-            self._brokers(setting.band, setting.slack)
-        if setting.cap is not None:
-            self._leaders(*setting.cap)
-        n = len(self.upper)
-        if n == 0:
-            return self._read(np.zeros(0))
-        # scipy loads in about a second; only the driver solves, so the Spark workers running the
-        # per-topic passes (which import this module for its types) never pay for it.
-        from scipy.optimize import Bounds, LinearConstraint, milp
-        from scipy.sparse import coo_array
-
-        matrix = coo_array(
-            (np.array(self.vals), (np.array(self.rows, dtype=np.int64), np.array(self.cols, dtype=np.int64))),
-            shape=(len(self.lows), n),
-        ).tocsr()
-        result = milp(
-            c=-np.array(self.weight),
-            constraints=LinearConstraint(matrix, np.array(self.lows), np.array(self.highs)),
-            integrality=np.ones(n),
-            bounds=Bounds(np.zeros(n), np.array(self.upper)),
-            options={"mip_rel_gap": 0.0, "presolve": True},
-        )
-        if result.status != 0 or result.x is None:
-            return None
-        self.solution = np.rint(result.x)
-        return self._read(self.solution)
-
-    def _extras(self, t: int, d: TopicDemand) -> dict[int, int]:
-        """Columns ``x[t, b]`` per broker position, with the topic's and each rack's extras rows."""
-        layout = self.layout
-        mine: dict[int, int] = {}
-        if d.quota.extras > 0:
-            for i, b in enumerate(layout.brokers):
-                if d.quota.rack_extras[layout.rack_of[b]][1] > 0:
-                    mine[i] = self.column(1, d.shed[i] * self.scale)
-                    self.extra[t, i] = mine[i]
-            self.row([(c, 1.0) for c in mine.values()], d.quota.extras, d.quota.extras)
-            for k, members in enumerate(layout.members):
-                cols = [mine[layout.position[b]] for b in members if layout.position[b] in mine]
-                lo_k, hi_k = d.quota.rack_extras[k]
-                if cols and (lo_k > 0 or hi_k < len(cols)):
-                    self.row([(c, 1.0) for c in cols], lo_k, hi_k)
-        return mine
-
-    def _topic(self, t: int, d: TopicDemand) -> None:
-        layout = self.layout
-        mine = self._extras(t, d)
-        on_broker, in_rack, kept_in_rack, room_cols = self._pinned(t, d)
-        self._shrinking(t, d, on_broker, in_rack, kept_in_rack, room_cols)
-        free_cols: dict[int, int] = {}
-        for i, base in enumerate(d.quota.base):
-            if d.held[i] <= base and not (self.voluntary and d.rack_room and d.free[i]):
-                # Cannot exceed its quota: everything it holds of free partitions stays.
-                self.constant[t] += d.free[i]
-                continue
-            f = free_cols[i] = self.free_col[t, i] = self.column(d.free[i], 1.0)
-            self.kept_cols[t].append(f)
-            terms = [(f, 1.0), *((c, 1.0) for c in on_broker.get(i, []))]
-            if i in mine:
-                terms.append((mine[i], -1.0))
-            self.row(terms, -np.inf, base)
-        for k, cols in in_rack.items():
-            self._rack_capacity(d, k, cols, mine, free_cols)
-        if d.rack_room:
-            for k in range(len(layout.members)):
-                if self._wants_room(t, k):
-                    self._rack_room(d, k, mine, free_cols, kept_in_rack.get(k, []), room_cols.get(k, []))
-
-    def _shrinking(
-        self,
-        t: int,
-        d: TopicDemand,
-        on_broker: dict[int, list[int]],
-        in_rack: dict[int, list[int]],
-        kept_in_rack: dict[int, list[int]],
-        room_cols: dict[int, list[int]],
-    ) -> None:
-        """Columns ``g[t, group, b]``: partitions of a group (:mod:`ferry.plan.shrink`) keeping ``b``."""
-        layout = self.layout
-        for g, group in enumerate(d.shrink_groups):
-            m = len(group.members)
-            cols = {}
-            for b in group.replicas:
-                i = layout.position[b]
-                k = layout.rack_of[b]
-                c = cols[b] = self.shrink_col[t, g, b] = self.column(m, 1.0)
-                self.kept_cols[t].append(c)
-                on_broker.setdefault(i, []).append(c)
-                kept_in_rack.setdefault(k, []).append(c)
-                if k in in_rack:
-                    in_rack[k].append(c)
-            most = group.rf * m
-            self.row([(c, 1.0) for c in cols.values()], -np.inf, most)
-            if not d.rack_room:
-                continue
-            for k, (_, hi) in enumerate(layout.bounds(group.rf)):
-                if not self._wants_room(t, k):
-                    continue
-                # Open slots the group leaves, within room under rack k's upper bound.
-                w = self.column(min(most, hi * m), 0.0)
-                room_cols.setdefault(k, []).append(w)
-                self.row([(w, 1.0), *((c, 1.0) for c in cols.values())], -np.inf, most)
-                here = [(c, 1.0) for b, c in cols.items() if layout.rack_of[b] == k]
-                if here:
-                    self.row([(w, 1.0), *here], -np.inf, hi * m)
-
-    def _rack_capacity(
-        self,
-        d: TopicDemand,
-        k: int,
-        pinned_cols: list[int],
-        mine: Mapping[int, int],
-        free_cols: Mapping[int, int],
-    ) -> None:
-        """A rack's quota must hold what stays in it plus what its lower bounds still ask for."""
-        floor = d.rack_floor[k] if d.rack_floor else 0
-        terms = [(c, 1.0) for c in pinned_cols]
-        room = -floor
-        for b in self.layout.members[k]:
-            i = self.layout.position[b]
-            room += d.quota.base[i]
-            if i in mine:
-                terms.append((mine[i], -1.0))
-            if floor == 0:
-                # Free partitions have no lower bound here: what they keep in the rack counts.
-                if i in free_cols:
-                    terms.append((free_cols[i], 1.0))
-                else:
-                    room -= d.free[i]
-        self.row(terms, -np.inf, room)
-
-    def _pinned(
-        self, t: int, d: TopicDemand
-    ) -> tuple[dict[int, list[int]], dict[int, list[int]], dict[int, list[int]], dict[int, list[int]]]:
-        """Columns k[p, b] of the pinned partitions, per broker position; per rack with a lower
-        bound, the columns of what stays in or is still owed to it; per rack, the k columns of what
-        stays in it; and per rack the w[p, k] columns (new replicas the rack may take)."""
-        layout = self.layout
-        on_broker: dict[int, list[int]] = {}
-        in_rack: dict[int, list[int]] = {k: [] for k, f in enumerate(d.rack_floor) if f > 0}
-        kept_in_rack: dict[int, list[int]] = {}
-        room_cols: dict[int, list[int]] = {}
-        for pin, size in zip(d.pinned, d.sizes or [0] * len(d.pinned), strict=True):
-            cols = {}
-            for b in pin.replicas:
-                i = layout.position[b]
-                cols[b] = self.column(1, 1.0 + size * self.scale)
-                self.kept_cols[t].append(cols[b])
-                on_broker.setdefault(i, []).append(cols[b])
-            if pin.in_sync:
-                # Never keep an out-of-sync replica while dropping every in-sync one.
-                synced = [(cols[b], -1.0) for b in pin.in_sync]
-                for b in pin.replicas:
-                    if b not in pin.in_sync:
-                        self.row([(cols[b], 1.0), *synced], -np.inf, 0)
-            needs = self._rack_rows(pin, cols)
-            self.row([*((c, 1.0) for c in cols.values()), *((z, 1.0) for _, z in needs)], -np.inf, pin.rf)
-            for k, z in needs:
-                in_rack.setdefault(k, []).extend(
-                    [z, *(cols[b] for b in pin.replicas if layout.rack_of[b] == k)]
-                )
-            for b in pin.replicas:
-                kept_in_rack.setdefault(layout.rack_of[b], []).append(cols[b])
-            self.pinned_cols[t].append((pin, cols))
-            if d.rack_room and pin.bounds is not None:
-                for k, (_, hi) in enumerate(pin.bounds):
-                    if not self._wants_room(t, k):
-                        continue
-                    here = [(cols[b], 1.0) for b in pin.replicas if layout.rack_of[b] == k]
-                    w = self.column(min(hi, pin.rf), 0.0)
-                    room_cols.setdefault(k, []).append(w)
-                    # w <= rf - kept (open slots) and w <= hi - kept in the rack (room)
-                    self.row([(w, 1.0), *((c, 1.0) for c in cols.values())], -np.inf, pin.rf)
-                    if here:
-                        self.row([(w, 1.0), *here], -np.inf, hi)
-        return on_broker, in_rack, kept_in_rack, room_cols
-
-    def _group_counts(self, t: int, g: int, group: Group) -> dict[int, int]:
-        x = self.solution
-        return {b: int(x[self.shrink_col[t, g, b]]) for b in group.replicas}
-
-    def _wants_room(self, t: int, k: int) -> bool:
-        return self.room_rows is None or (t, k) in self.room_rows
-
-    def room_violations(self) -> set[tuple[int, int]]:
-        """The (topic, rack) pairs whose rack-room row the solution breaks even with the best
-        ``y`` and ``w`` for it (the row's own columns, absent while the row is)."""
-        out = set()
-        for t, d in enumerate(self.demands):
-            if d.rack_room:
-                need, avail = self._free_room(t, d)
-                self._group_room(t, d, need, avail)
-                self._pinned_room(t, need, avail)
-                out |= {(t, k) for k in range(len(need)) if need[k] > avail[k] + 0.5}
-        return out
-
-    def _free_room(self, t: int, d: TopicDemand) -> tuple[list[float], list[float]]:
-        """Per rack: replicas it must receive, and open slots with room in it, from free partitions."""
-        x = self.solution
-        need = [0.0] * len(self.layout.members)
-        avail = [float(n) for n in d.rack_open]
-        for i, b in enumerate(self.layout.brokers):
-            col = self.free_col.get((t, i))
-            kept = float(d.free[i]) if col is None else x[col]
-            extra = x[self.extra[t, i]] if (t, i) in self.extra else 0.0
-            need[self.layout.rack_of[b]] += d.quota.base[i] + extra - kept
-            for r, room in enumerate(d.rack_room[i]):
-                avail[r] += min(room, d.free[i] - kept)
-        return need, avail
-
-    def _group_room(self, t: int, d: TopicDemand, need: list[float], avail: list[float]) -> None:
-        for g, group in enumerate(d.shrink_groups):
-            counts = self._group_counts(t, g, group)
-            opened = group.rf * len(group.members) - sum(counts.values())
-            for r, (_, hi) in enumerate(self.layout.bounds(group.rf)):
-                here = sum(n for b, n in counts.items() if self.layout.rack_of[b] == r)
-                need[r] -= here
-                avail[r] += max(0, min(opened, hi * len(group.members) - here))
-
-    def _pinned_room(self, t: int, need: list[float], avail: list[float]) -> None:
-        x = self.solution
-        for pin, cols in self.pinned_cols[t]:
-            kept_here = {b: x[c] for b, c in cols.items()}
-            for b, v in kept_here.items():
-                need[self.layout.rack_of[b]] -= v
-            if pin.bounds is None:
-                continue
-            open_slots = pin.rf - sum(kept_here.values())
-            for r, (_, hi) in enumerate(pin.bounds):
-                in_r = sum(v for b, v in kept_here.items() if self.layout.rack_of[b] == r)
-                avail[r] += max(0.0, min(open_slots, hi - in_r))
-
-    def _rack_room(
-        self,
-        d: TopicDemand,
-        k: int,
-        mine: Mapping[int, int],
-        free_cols: Mapping[int, int],
-        pinned_kept: list[int],
-        pinned_room: list[int],
-    ) -> None:
-        """What rack ``k`` must receive fits into open slots with room in it (module docstring).
-
-        ``sum_{b in k} (base + x - kept) - sum_b y[b, k] - sum_p w[p, k] <= rack_open[k]``, where the
-        kept replicas of free partitions on ``b`` are ``f[b]`` (or all of them without a column).
-        """
-        layout = self.layout
-        terms: list[tuple[int, float]] = [(c, -1.0) for c in pinned_kept]
-        terms += [(w, -1.0) for w in pinned_room]
-        bound = float(d.rack_open[k])
-        for b in layout.members[k]:
-            i = layout.position[b]
-            bound -= d.quota.base[i]
-            if i in mine:
-                terms.append((mine[i], 1.0))
-            if i in free_cols:
-                terms.append((free_cols[i], -1.0))
-            else:
-                bound += d.free[i]
-        for i, f in free_cols.items():
-            room = d.rack_room[i][k]
-            drops = d.free[i]  # at most this many free replicas leave broker i
-            if room <= 0:
-                continue
-            if room >= drops:
-                # y = drops = free - f
-                terms.append((f, 1.0))
-                bound += drops
-            else:
-                y = self.column(room, 0.0)
-                self.row([(y, 1.0), (f, 1.0)], -np.inf, drops)
-                terms.append((y, -1.0))
-        self.row(terms, -np.inf, bound)
-
-    def _rack_rows(self, pin: Pinned, cols: Mapping[int, int]) -> list[tuple[int, int]]:
-        """Per-rack caps of a pinned partition; returns (rack, z column) for racks with a lower bound."""
-        needs: list[tuple[int, int]] = []
-        if pin.bounds is None:
-            return needs
-        for k, (lo, hi) in enumerate(pin.bounds):
-            mine = [(cols[b], 1.0) for b in pin.replicas if self.layout.rack_of[b] == k]
-            if len(mine) > hi:
-                self.row(mine, -np.inf, hi)
-            if lo > 0:
-                z = self.column(lo, 0.0)
-                needs.append((k, z))
-                self.row([*mine, (z, 1.0)], lo, np.inf)
-        return needs
-
-    def _brokers(self, band: list[tuple[int, int]], slack: int) -> None:
-        base_load = [
-            self.outside.load[i] + sum(d.quota.base[i] for d in self.demands)
-            for i in range(len(self.layout.brokers))
-        ]
-        by_broker: dict[int, list[tuple[int, float]]] = {}
-        for (_, i), c in self.extra.items():
-            by_broker.setdefault(i, []).append((c, 1.0))
-        for i, terms in sorted(by_broker.items()):
-            lo_b, hi_b = band[i]
-            self.row(terms, lo_b - base_load[i] - slack, hi_b - base_load[i] + slack)
-
-    def _leaders(self, low: int, extra: int) -> None:
-        """A single-replica partition is led by its replica, so single-replica partitions must fit
-        the leader counts: at most ``low`` per broker, ``low + 1`` on at most ``extra`` brokers."""
-        singles = [t for t, d in enumerate(self.demands) if d.single_replica]
-        lifted = []
-        for i in range(len(self.layout.brokers)):
-            fixed = self.outside.single[i] + sum(self.demands[t].quota.base[i] for t in singles)
-            terms = [(self.extra[t, i], 1.0) for t in singles if (t, i) in self.extra]
-            if fixed + len(terms) <= low:
-                continue
-            u = self.column(1 if extra else 0, 0.0)
-            lifted.append((u, 1.0))
-            self.row([*terms, (u, -1.0)], -np.inf, low - fixed)
-        if lifted:
-            self.row(lifted, -np.inf, extra)
-
-    def _read(self, x: np.ndarray) -> Balance:
-        quotas = []
-        for t, d in enumerate(self.demands):
-            quotas.append(
-                tuple(
-                    base + int((t, i) in self.extra and x[self.extra[t, i]] > 0.5)
-                    for i, base in enumerate(d.quota.base)
-                )
-            )
-        kept = [self.constant[t] + int(sum(x[c] for c in cols)) for t, cols in enumerate(self.kept_cols)]
-        decided = [
-            {pin.index: frozenset(b for b, c in cols.items() if x[c] > 0.5) for pin, cols in pinned}
-            for pinned in self.pinned_cols
-        ]
-        for t, d in enumerate(self.demands):
-            for g, group in enumerate(d.shrink_groups):
-                decided[t].update(realise(group, self._group_counts(t, g, group)))
-        return Balance(quotas, kept, decided)
 
 
 def final_quota(layout: RackLayout, quotas: Sequence[int]) -> Mapping[int, int]:

@@ -29,9 +29,10 @@ from typing import Any
 from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move, Plan
-from ferry.plan.balance import Balance, Pinned, TopicDemand, assign_extras, final_quota
+from ferry.plan.balance import assign_extras, final_quota
 from ferry.plan.drops import apply_keeps, is_pinned, is_plain_shrink, over_quota_drops, rack_counts
 from ferry.plan.placement import place
+from ferry.plan.program import Balance, Pinned, TopicDemand
 from ferry.plan.quotas import TopicQuota, topic_quota
 from ferry.plan.racks import RackBounds, RackLayout
 from ferry.plan.replace import plan_replace

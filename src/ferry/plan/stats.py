@@ -26,12 +26,18 @@ def balance(placement: Placement, targets: Sequence[int], racks: RackLayout) -> 
     leaders: Counter[int] = Counter()
     per_topic: dict[str, Counter[int]] = {}
     violations = 0
+    # Partitions share few distinct replica sets (racks follow brokers), so each is checked once.
+    breaks: dict[tuple[int, ...], bool] = {}
     for tp, reps in placement:
         replicas.update(reps)
         per_topic.setdefault(tp.topic, Counter()).update(reps)
         if reps:
             leaders[reps[0]] += 1
-        violations += 1 if racks.violations(reps) else 0
+        key = tuple(reps)
+        broken = breaks.get(key)
+        if broken is None:
+            broken = breaks[key] = racks.violations(key) > 0
+        violations += broken
     target_set = set(targets)
     return {
         "replica_spread": _spread(replicas, targets),
