@@ -109,7 +109,11 @@ def next_batch(
 
 
 def held_by_foreign(
-    pending: Sequence[M], in_flight: Sequence[InFlight], limits: Limits, foreign: Sequence[InFlight]
+    pending: Sequence[M],
+    in_flight: Sequence[InFlight],
+    limits: Limits,
+    foreign: Sequence[InFlight],
+    chosen: Sequence[M],
 ) -> tuple[list[M], frozenset[int]]:
     """The pending moves that wait only for ``foreign`` reassignments, and the brokers they wait on.
 
@@ -117,12 +121,14 @@ def held_by_foreign(
     would go in without them; it waits on those of its brokers that foreign reassignments keep
     busy.
 
+    ``chosen`` is :func:`next_batch` of the same arguments: the poll has it already.
+
     Returns:
         The waiting moves (in ``pending``'s order) and the brokers where they wait.
     """
     if not foreign:
         return [], frozenset()
-    chosen = {id(m) for m in next_batch(pending, in_flight, limits, foreign)}
-    waiting = [m for m in next_batch(pending, in_flight, limits) if id(m) not in chosen]
+    taken = {id(m) for m in chosen}
+    waiting = [m for m in next_batch(pending, in_flight, limits) if id(m) not in taken]
     busy = broker_load(foreign)
     return waiting, frozenset(b for m in waiting for b in busy_brokers(m) if busy[b])

@@ -25,11 +25,9 @@ from ferry.errors import PreconditionError
 from ferry.execute import sharing
 from ferry.execute.journal import Journal
 from ferry.execute.records import TaskRecord
-from ferry.execute.states import RequestState, TaskState
+from ferry.execute.states import OPEN_TASK_STATES, RequestState, TaskState
 from ferry.kafka.admin import ClusterAdmin
 from ferry.model import TopicPartition
-
-_OPEN = (TaskState.PENDING, TaskState.SUBMITTED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,10 +86,11 @@ def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
     """
     if scope.request is not None:
         journal.request(scope.request)  # raises for an unknown id
-    tasks = [t for t in journal.tasks(states=_OPEN) if scope.covers(t)]
+    tasks = [t for t in journal.tasks(states=OPEN_TASK_STATES) if scope.covers(t)]
     ongoing = {r.tp: r for r in admin.list_reassignments()}
     ours = {t.tp for t in tasks if t.state is TaskState.SUBMITTED}
-    foreign = sorted(tp for tp in ongoing if scope.foreign and tp not in _all_submitted(journal))
+    ferrys = journal.moving_partitions()
+    foreign = sorted(tp for tp in ongoing if tp not in ferrys) if scope.foreign else []
     if not tasks and not foreign:
         raise PreconditionError(f"nothing to cancel: no open ferry move {_describe(scope)}")
     moving = sorted(tp for tp in ours | set(foreign) if tp in ongoing)
@@ -99,7 +98,7 @@ def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
     refused = {tp: why for tp, why in answers.items() if why}
     # Cancelled in the journal even when the controller says there was nothing to cancel: the
     # move ended meanwhile; the executor (or resume) no longer tracks it either way.
-    cancelled = set(journal.transition_if([t.id for t in tasks], _OPEN, TaskState.CANCELLED))
+    cancelled = set(journal.transition_if([t.id for t in tasks], OPEN_TASK_STATES, TaskState.CANCELLED))
     touched = sorted({t.request_id for t in tasks if t.id in cancelled})
     ended = _end_requests(journal, touched)
     written = sum(sharing.settle(admin, journal, rid) for rid in touched)
@@ -131,15 +130,11 @@ def _end_requests(journal: Journal, request_ids: Sequence[int]) -> tuple[int, ..
     """Mark ``cancelled`` every request in ``request_ids`` with no open task left."""
     ended = []
     for rid in request_ids:
-        if journal.tasks(rid, _OPEN) or journal.request(rid).state.is_final:
+        if journal.tasks(rid, OPEN_TASK_STATES) or journal.request(rid).state.is_final:
             continue
         journal.set_request_state(rid, RequestState.CANCELLED, note="cancelled by 'ferry cancel'")
         ended.append(rid)
     return tuple(ended)
-
-
-def _all_submitted(journal: Journal) -> set[TopicPartition]:
-    return {t.tp for t in journal.tasks(states=[TaskState.SUBMITTED])}
 
 
 def _describe(scope: Scope) -> str:

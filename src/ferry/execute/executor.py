@@ -52,7 +52,7 @@ from ferry.execute.progress import total as total_progress
 from ferry.execute.records import ConfigKey, RequestKind, TaskRecord, ThrottleRecord
 from ferry.execute.report import measure
 from ferry.execute.resume import Reconciled, reconcile
-from ferry.execute.states import RequestState, TaskState
+from ferry.execute.states import OPEN_TASK_STATES, RequestState, TaskState
 from ferry.execute.strategies import Ordering
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
 from ferry.kafka.freeze import FreezeState
@@ -62,7 +62,6 @@ from ferry.model import Plan, TopicPartition
 # yet is given this long before it counts as failed: KRaft brokers apply metadata a few ms apart,
 # so the broker answering the metadata request may not have seen the completion.
 _ENDED_GRACE_S = 10.0
-_OPEN = (TaskState.PENDING, TaskState.SUBMITTED)
 
 # How often to repeat that foreign reassignments hold moves back while nothing changes.
 _WAITING_REPORT_EVERY_S = 60.0
@@ -214,7 +213,7 @@ class Executor:
         )
 
     def _check_in_flight(self, plan: Plan, ongoing: Sequence[OngoingReassignment], additional: bool) -> None:
-        ours = {t.tp for t in self._journal.tasks(states=[TaskState.SUBMITTED])}
+        ours = self._journal.moving_partitions()
         foreign = sorted(r.tp for r in ongoing if r.tp not in ours)
         if foreign and not additional:
             shown = ", ".join(str(tp) for tp in foreign[:3]) + (" ..." if len(foreign) > 3 else "")
@@ -313,8 +312,10 @@ class Executor:
         ours = {t.tp for t in submitted} | {t.tp for t in pending}
         foreign = [r for tp, r in ongoing.items() if tp not in ours]
         ordered, own = run.options.ordering.sort(pending), in_flight_of(submitted)
-        batch = next_batch(ordered, own, run.options.limits, [_in_flight(r) for r in foreign])
-        self._report_waiting(run, ordered, own, foreign)
+        foreign_load = [_in_flight(r) for r in foreign]
+        batch = next_batch(ordered, own, run.options.limits, foreign_load)
+        held, brokers = held_by_foreign(ordered, own, run.options.limits, foreign_load, batch)
+        self._report_waiting(run, held, brokers, foreign)
         self._sync_throttles(run, [*submitted, *batch])
         if batch:
             self._submit(run, batch)
@@ -356,8 +357,8 @@ class Executor:
     def _report_waiting(
         self,
         run: _Run,
-        pending: Sequence[TaskRecord],
-        own: Sequence[InFlight],
+        waiting: Sequence[TaskRecord],
+        brokers: frozenset[int],
         foreign: Sequence[OngoingReassignment],
     ) -> None:
         """Say which foreign reassignments hold pending moves back on which brokers, every minute.
@@ -365,7 +366,6 @@ class Executor:
         ferry keeps waiting (a foreign move may be slow, not stuck, and submitting onto its
         brokers would break the limits), but says why, so a stuck one can be cancelled.
         """
-        waiting, brokers = held_by_foreign(pending, own, run.options.limits, [_in_flight(r) for r in foreign])
         blockers = {
             r.tp: held
             for r in foreign
@@ -385,7 +385,7 @@ class Executor:
 
     def _end_task(self, run: _Run, task: TaskRecord, state: TaskState, error: str | None = None) -> None:
         # A task cancelled or re-targeted by another process meanwhile keeps that outcome.
-        if self._journal.transition_if([task.id], _OPEN, state, error=error):
+        if self._journal.transition_if([task.id], OPEN_TASK_STATES, state, error=error):
             self._listener(TaskFinished(run.request_id, task.tp, state, error))
 
     def _submit(self, run: _Run, batch: Sequence[TaskRecord]) -> None:

@@ -307,6 +307,13 @@ class Journal:
         )
         return tuple(task_from_row(r) for r in rows)
 
+    def moving_partitions(self) -> frozenset[TopicPartition]:
+        """Partitions with a submitted task in any request: what ferry has in flight."""
+        rows = self._conn.execute(
+            "SELECT DISTINCT topic, partition FROM tasks WHERE state = ?", (TaskState.SUBMITTED.value,)
+        )
+        return frozenset(TopicPartition(topic, partition) for topic, partition in rows)
+
     def set_task_states(
         self,
         task_ids: Sequence[int],

@@ -70,6 +70,9 @@ TASK_TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
     TaskState.FAILED: frozenset(),
 }
 
+OPEN_TASK_STATES = (TaskState.PENDING, TaskState.SUBMITTED)
+"""Tasks not yet final: still to be submitted, or in flight."""
+
 REQUEST_TRANSITIONS: dict[RequestState, frozenset[RequestState]] = {
     # A request recorded but never started (its executor died first) can still be cancelled/failed.
     RequestState.RECORDED: frozenset(

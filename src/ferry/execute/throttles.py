@@ -138,10 +138,3 @@ def changes(
         if key not in wanted:
             writes[key] = previous.get(key)
     return writes
-
-
-def restore(
-    applied: Iterable[ConfigKey], previous: Mapping[ConfigKey, str | None]
-) -> dict[ConfigKey, str | None]:
-    """The writes that put every ``applied`` config back to its pre-existing value."""
-    return {key: previous.get(key) for key in applied}

@@ -52,10 +52,12 @@ def test_held_by_foreign_names_the_moves_and_the_brokers_they_wait_on() -> None:
     pending = [_move(0, (1,), (2,)), _move(1, (3,), (4,)), _move(2, (5,), (6,))]
     own = in_flight_of([_move(9, (5,), (10,))])  # ferry's own move keeps 5 busy: not foreign's doing
     foreign = [InFlight(adding=(2,), removing=(7,)), InFlight(adding=(6,), removing=(8,))]
-    waiting, brokers = held_by_foreign(pending, own, Limits(max_moves_per_broker=1), foreign)
+    limits = Limits(max_moves_per_broker=1)
+    chosen = next_batch(pending, own, limits, foreign)
+    waiting, brokers = held_by_foreign(pending, own, limits, foreign, chosen)
     assert waiting == [pending[0]]
     assert brokers == {2}
-    assert held_by_foreign(pending, own, Limits(max_moves_per_broker=1), []) == ([], frozenset())
+    assert held_by_foreign(pending, own, limits, [], next_batch(pending, own, limits)) == ([], frozenset())
 
 
 def test_cluster_wide_limit() -> None:

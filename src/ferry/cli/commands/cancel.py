@@ -12,7 +12,6 @@ from ferry.cli.requests import journal_path, open_existing
 from ferry.errors import UsageError
 from ferry.execute.cancel import Outcome, Scope, cancel
 from ferry.execute.journal import Journal
-from ferry.execute.states import TaskState
 from ferry.formats import dumps_json
 from ferry.kafka.admin import ClusterAdmin
 from ferry.kafka.client import KafkaPythonAdmin, load_command_config
@@ -81,7 +80,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _confirm_foreign(admin: ClusterAdmin, journal: Journal, yes: bool) -> bool:
     """Whether ``--all`` may cancel the reassignments ferry did not start (asks on a terminal)."""
-    ours = {t.tp for t in journal.tasks(states=[TaskState.SUBMITTED])}
+    ours = journal.moving_partitions()
     others = [r.tp for r in admin.list_reassignments() if r.tp not in ours]
     if not others or yes:
         return True

@@ -24,7 +24,7 @@ from ferry.cli.requests import journal_path
 from ferry.errors import UsageError
 from ferry.execute.cancel import Outcome, Scope, cancel
 from ferry.execute.journal import Journal
-from ferry.execute.states import TaskState
+from ferry.execute.states import OPEN_TASK_STATES
 from ferry.kafka.admin import ClusterAdmin
 from ferry.kafka.freeze import CONTROL_TOPIC, FreezeState
 
@@ -86,7 +86,7 @@ def _cancel_ours(admin: ClusterAdmin, path: Path) -> Outcome | None:
     if not path.exists():
         return None
     with Journal.open(path) as journal:
-        if not journal.tasks(states=[TaskState.PENDING, TaskState.SUBMITTED]):
+        if not journal.tasks(states=OPEN_TASK_STATES):
             return None
         return cancel(admin, journal, Scope(everything=True))
 
