@@ -455,13 +455,7 @@ class Executor:
     ) -> None:
         if not writes:
             return
-        ours = {k: wanted[k] for k in writes if k in wanted}
-        restored = [k for k in writes if k not in wanted]
-        # Journal our values before writing them (a crash leaves a record to clean up), and the
-        # restores only after they are done (a crash keeps the record until they are).
-        self._journal.set_throttles_applied(run.request_id, ours)
-        self._admin.alter_configs(writes)
-        self._journal.set_throttles_applied(run.request_id, dict.fromkeys(restored))
+        ours, restored = sharing.write(self._admin, self._journal, run.request_id, writes, wanted)
         run.applied = {k: v for k, v in {**run.applied, **ours}.items() if k not in restored}
         self._listener(ThrottlesChanged(run.request_id, len(ours), len(restored)))
 

@@ -87,10 +87,29 @@ def settle(admin: ClusterAdmin, journal: Journal, request_id: int) -> int:
     rate = journal.request(request_id).options.get("throttle")
     target = wanted(journal, request_id, moving, rate, previous, previous.keys())
     writes = thr.changes(applied, target, previous)
-    if not writes:
-        return 0
-    ours = {k: target[k] for k in writes if k in target}
-    journal.set_throttles_applied(request_id, ours)
-    admin.alter_configs(writes)
-    journal.set_throttles_applied(request_id, {k: None for k in writes if k not in target})
+    write(admin, journal, request_id, writes, target)
     return len(writes)
+
+
+def write(
+    admin: ClusterAdmin,
+    journal: Journal,
+    request_id: int,
+    writes: Mapping[ConfigKey, str | None],
+    owned: Mapping[ConfigKey, str],
+) -> tuple[dict[ConfigKey, str], list[ConfigKey]]:
+    """Apply ``writes`` for request ``request_id``, journalled so a crash leaves a record to clean up.
+
+    Keys in ``owned`` stay the request's (journalled *before* the write); the others are released
+    (journalled *after* it, so a crash keeps the record until the write is done).
+
+    Returns:
+        The values the request now owns and the keys it released.
+    """
+    ours = {k: owned[k] for k in writes if k in owned}
+    released = [k for k in writes if k not in owned]
+    if writes:
+        journal.set_throttles_applied(request_id, ours)
+        admin.alter_configs(writes)
+        journal.set_throttles_applied(request_id, dict.fromkeys(released))
+    return ours, released
