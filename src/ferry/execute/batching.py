@@ -62,13 +62,7 @@ def busy_brokers(move: MoveLike) -> frozenset[int]:
 
 def in_flight_of(moves: Iterable[MoveLike]) -> tuple[InFlight, ...]:
     """Ferry's own submitted moves as :class:`InFlight` entries."""
-    return tuple(
-        InFlight(
-            tuple(b for b in m.target if b not in m.original),
-            tuple(b for b in m.original if b not in m.target),
-        )
-        for m in moves
-    )
+    return tuple(InFlight(m.adding, m.removing) for m in moves)
 
 
 def broker_load(in_flight: Iterable[InFlight]) -> Counter[int]:

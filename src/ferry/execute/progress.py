@@ -74,7 +74,7 @@ def replica_progress(
     """
     total = _denominator(move, sizes, leader)
     result = []
-    for broker in (b for b in move.target if b not in move.original):
+    for broker in move.adding:
         done = total if finished else min(sizes.get(broker, 0), total)
         result.append(ReplicaProgress(move.tp, broker, Progress(done, total)))
     return tuple(result)

@@ -17,6 +17,7 @@ from typing import Any
 from ferry.execute.states import RequestState, TaskState
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import TopicPartition
+from ferry.model.plan import replicas_added
 
 __all__ = [
     "ConfigKey",
@@ -75,11 +76,11 @@ class TaskRecord:
 
     @property
     def adding(self) -> tuple[int, ...]:
-        return tuple(b for b in self.target if b not in self.original)
+        return replicas_added(self.original, self.target)
 
     @property
     def removing(self) -> tuple[int, ...]:
-        return tuple(b for b in self.original if b not in self.target)
+        return replicas_added(self.target, self.original)
 
 
 @dataclass(frozen=True, slots=True)

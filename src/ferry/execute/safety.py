@@ -63,7 +63,7 @@ def _refusals(
     min_isr: int,
     originals: Mapping[TopicPartition, Sequence[int]] | None,
 ) -> Iterator[Refusal]:
-    dead = [b for b in move.target if b not in move.original and b not in alive]
+    dead = [b for b in move.adding if b not in alive]
     if dead:
         yield Refusal(move.tp, f"target broker(s) {_ids(dead)} not alive: the move could never finish")
     if len(move.target) < min_isr:

@@ -35,6 +35,12 @@ class MoveLike(Protocol):
     def target(self) -> tuple[int, ...]: ...
 
     @property
+    def adding(self) -> tuple[int, ...]: ...
+
+    @property
+    def removing(self) -> tuple[int, ...]: ...
+
+    @property
     def size_bytes(self) -> int: ...
 
 
@@ -43,7 +49,7 @@ SortKey = Callable[[MoveLike], tuple[object, ...]]
 
 
 def _adding(move: MoveLike) -> int:
-    return sum(1 for b in move.target if b not in move.original)
+    return len(move.adding)
 
 
 STRATEGIES: dict[str, SortKey] = {

@@ -54,7 +54,7 @@ def required(moves: Iterable[MoveLike], rate: int | None) -> Throttles:
     replicas: dict[ConfigKey, set[tuple[int, int]]] = {}
     brokers: set[int] = set()
     for move in moves:
-        adding = [b for b in move.target if b not in move.original]
+        adding = move.adding
         if not adding:
             continue  # a pure reorder copies nothing
         topic, p = move.tp.topic, move.tp.partition

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from ferry.model.cluster import TopicPartition
+
+
+def replicas_added(original: Sequence[int], target: Sequence[int]) -> tuple[int, ...]:
+    """The replicas of ``target`` that ``original`` lacks, in ``target``'s order."""
+    return tuple(b for b in target if b not in original)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,12 +34,12 @@ class Move:
     @property
     def adding(self) -> tuple[int, ...]:
         """Replicas that must copy the partition's data (KIP-455's AR)."""
-        return tuple(b for b in self.target if b not in self.original)
+        return replicas_added(self.original, self.target)
 
     @property
     def removing(self) -> tuple[int, ...]:
         """Replicas dropped once the adding ones are in sync (KIP-455's RR)."""
-        return tuple(b for b in self.original if b not in self.target)
+        return replicas_added(self.target, self.original)
 
     @property
     def leader_changes(self) -> bool:
