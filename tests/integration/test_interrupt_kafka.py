@@ -17,7 +17,6 @@ from ferry_process import executing, write_plan
 from kafka_helpers import create_topics, produce, wait_until
 
 from ferry.cli.main import main
-from ferry.errors import KafkaError
 from ferry.execute.journal import Journal
 from ferry.execute.records import RequestKind
 from ferry.execute.states import RequestState, TaskState
@@ -65,12 +64,7 @@ def _topic_with_data(bootstrap: str, topic: str, assignments: dict[int, list[int
 
 
 def _no_throttle(admin: KafkaPythonAdmin, topic: str) -> bool:
-    """No throttle config on the topic or any broker (False while a restarted broker is unknown)."""
-    try:
-        return admin.describe_throttle_configs(_keys(topic)) == {}
-    except KafkaError:
-        # Right after a restart the client's metadata may not list the broker yet.
-        return False
+    return admin.describe_throttle_configs(_keys(topic)) == {}
 
 
 def _state(admin: KafkaPythonAdmin, tp: TopicPartition) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -277,9 +271,7 @@ def test_rollback_skips_a_partition_whose_originals_are_offline(
     finally:
         for broker in (1, 2):
             sandbox.restart(broker, ready_brokers)
-    # A new client: the test's own one may still be backing off from the brokers that were down.
-    with KafkaPythonAdmin(bootstrap, timeout_s=15) as fresh:
-        wait_until(lambda: _no_throttle(fresh, topic), 30, "no throttle left")
+    wait_until(lambda: _no_throttle(admin, topic), 30, "no throttle left")
 
 
 def test_freeze_with_cancel_stops_ferrys_moves_in_flight(

@@ -36,6 +36,8 @@ T = TypeVar("T")
 
 _READ_ATTEMPTS = 4
 _RETRY_BACKOFF_S = 0.25
+# A broker down, not yet reachable, or not yet back in the client's metadata after a restart.
+_RETRIED = (kerrors.KafkaConnectionError, kerrors.NodeNotReadyError, kerrors.UnknownBrokerIdError)
 _CHECK_HINT = "check --bootstrap-server, that the brokers run, and security.protocol"
 
 
@@ -188,13 +190,29 @@ class KafkaPythonAdmin:
             for attempt in range(_READ_ATTEMPTS):
                 try:
                     return _bounded(call, self._timeout_s * 2 + 5, action)
-                except (kerrors.KafkaConnectionError, kerrors.NodeNotReadyError):
+                except (
+                    kerrors.KafkaConnectionError,
+                    kerrors.NodeNotReadyError,
+                    kerrors.UnknownBrokerIdError,
+                ):
                     # kafka-python sends to one broker and does not fail over when it is down;
-                    # every call here is a read, so trying again (on another broker) is safe.
+                    # every call here is idempotent, so trying again (on another broker) is safe.
                     if attempt == _READ_ATTEMPTS - 1:
                         raise
+                    self._refresh_metadata()
                     time.sleep(_RETRY_BACKOFF_S * (attempt + 1))
             raise AssertionError("unreachable")
+
+    def _refresh_metadata(self) -> None:
+        """Ask kafka-python for fresh cluster metadata before a retry.
+
+        A broker that was down when the client last refreshed (a restart, a rolling upgrade) is
+        missing from its metadata until the next periodic refresh, minutes later; a request that
+        must go to that broker (its DescribeConfigs) fails with UnknownBrokerIdError until then.
+        """
+        client = getattr(self, "_client", None)  # None while the client itself is being created
+        if client is not None:
+            client._manager.cluster.request_update()
 
     # -- writes used by the executor (ferry.execute) ---------------------------------------------
     # Each is idempotent (the same target, SET or DELETE sent twice ends the same), so _call's
