@@ -5,7 +5,8 @@ Columns and rows, solved by HiGHS (scipy's ``milp``):
 * ``x[t, b]`` in {0, 1}: broker ``b`` takes one extra replica of topic ``t``. Each topic hands out
   exactly its extras, within each rack's (min, max); each broker's total load stays in the band that
   global water-filling allows, so the cluster-wide spread is at most one wherever racks permit.
-* ``f[t, b]``: replicas of ``t`` that stay on ``b``, of partitions free to keep any of their replicas.
+* ``f[t, b]``: replicas of ``t`` that stay on ``b``, of partitions free to keep any of their replicas;
+  left out where it follows from ``x[t, b]`` (:meth:`Program._implied`).
 * ``k[p, b]`` in {0, 1}: partition ``p`` keeps its replica on ``b``, for the few *pinned* partitions
   that cannot keep them all (a lowered replication factor, two replicas in one rack, or a rack
   below its lower bound: ``z[p, rack]`` counts the replicas that rack still needs).
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ferry.plan.flow import BROKER, OTHER, RACK, TOPIC, Transport, Unsolved
 from ferry.plan.quotas import TopicQuota
 from ferry.plan.racks import RackBounds, RackLayout
 from ferry.plan.shrink import Group, realise
@@ -194,6 +196,8 @@ class Program:
         """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""
         self.solution: np.ndarray = np.zeros(0)
         self.free_col: dict[tuple[int, int], int] = {}
+        self.implied: set[tuple[int, int]] = set()
+        """(topic, broker position) pairs whose kept free replicas follow from ``x`` (:meth:`_implied`)."""
         self.shrink_col: dict[tuple[int, int, int], int] = {}
         self.pinned_cols: list[list[tuple[Pinned, dict[int, int]]]] = [[] for _ in demands]
         self.layout = layout
@@ -204,21 +208,27 @@ class Program:
         self.lows: list[float] = []
         self.highs: list[float] = []
         self.upper: list[float] = []
-        self.weight: list[float] = []
+        self.gain: list[int] = []
+        self.size: list[int] = []
+        self.kinds: list[str] = []
+        """Per row: :data:`TOPIC`, :data:`RACK` or :data:`BROKER` (rows on extras alone), or :data:`OTHER`."""
         self.extra: dict[tuple[int, int], int] = {}
         self.kept_cols: list[list[int]] = [[] for _ in demands]
         self.constant = [0] * len(demands)
         self.scale = scale if scale is not None else size_scale(layout, demands)
 
-    def column(self, upper: float, weight: float) -> int:
+    def column(self, upper: float, gain: int, size: int = 0) -> int:
+        """A column worth ``gain`` kept replicas, plus ``size`` bytes for the tie-break."""
         self.upper.append(upper)
-        self.weight.append(weight)
+        self.gain.append(gain)
+        self.size.append(size)
         return len(self.upper) - 1
 
-    def row(self, terms: list[tuple[int, float]], lo: float, hi: float) -> None:
+    def row(self, terms: list[tuple[int, float]], lo: float, hi: float, kind: str = OTHER) -> None:
         r = len(self.lows)
         self.lows.append(lo)
         self.highs.append(hi)
+        self.kinds.append(kind)
         for col, val in terms:
             self.rows.append(r)
             self.cols.append(col)
@@ -243,10 +253,11 @@ class Program:
     def _optimum(self) -> np.ndarray | None:
         """An optimal integer solution, or ``None`` when there is none.
 
-        Without rack-room rows the program is close to a network flow, and its linear relaxation
-        mostly has an integer optimum already (the 100k-partition cases do): that vertex is then an
-        optimum of the integer program too, found in 3/4 of the time. Otherwise (or with room rows,
-        whose relaxations are fractional) the integer program is solved.
+        A program of extras alone (a plain rebalance) is a network: min-cost flow solves it
+        (:mod:`ferry.plan.flow`). Otherwise, without rack-room rows, its linear relaxation mostly
+        has an integer optimum already: that vertex is then an optimum of the integer program too,
+        found in 3/4 of the time. Failing that (or with room rows, whose relaxations are
+        fractional) the integer program is solved.
         """
         # scipy loads in about a second; only the driver solves, so the Spark workers running the
         # per-topic passes (which import this module for its types) never pay for it.
@@ -258,9 +269,16 @@ class Program:
             (np.array(self.vals), (np.array(self.rows, dtype=np.int64), np.array(self.cols, dtype=np.int64))),
             shape=(len(self.lows), n),
         ).tocsr()
+        gain, size = np.array(self.gain, dtype=np.int64), np.array(self.size, dtype=np.int64)
+        lows, highs = np.array(self.lows), np.array(self.highs)
+        network = Transport.of(matrix, self.kinds, lows, highs, np.array(self.upper))
+        if network is not None:
+            flows = network.solve(gain, size)
+            if not isinstance(flows, Unsolved):
+                return flows
         problem = {
-            "c": -np.array(self.weight),
-            "constraints": LinearConstraint(matrix, np.array(self.lows), np.array(self.highs)),
+            "c": -(gain + size * self.scale),
+            "constraints": LinearConstraint(matrix, lows, highs),
             "bounds": Bounds(np.zeros(n), np.array(self.upper)),
             "options": {"mip_rel_gap": 0.0, "presolve": True},
         }
@@ -285,14 +303,14 @@ class Program:
         if d.quota.extras > 0:
             for i, b in enumerate(layout.brokers):
                 if d.quota.rack_extras[layout.rack_of[b]][1] > 0:
-                    mine[i] = self.column(1, d.shed[i] * self.scale)
+                    mine[i] = self.column(1, 0, d.shed[i])
                     self.extra[t, i] = mine[i]
-            self.row([(c, 1.0) for c in mine.values()], d.quota.extras, d.quota.extras)
+            self.row([(c, 1.0) for c in mine.values()], d.quota.extras, d.quota.extras, TOPIC)
             for k, members in enumerate(layout.members):
                 cols = [mine[layout.position[b]] for b in members if layout.position[b] in mine]
                 lo_k, hi_k = d.quota.rack_extras[k]
                 if cols and (lo_k > 0 or hi_k < len(cols)):
-                    self.row([(c, 1.0) for c in cols], lo_k, hi_k)
+                    self.row([(c, 1.0) for c in cols], lo_k, hi_k, RACK)
         return mine
 
     def _topic(self, t: int, d: TopicDemand) -> None:
@@ -301,12 +319,16 @@ class Program:
         on_broker, in_rack, kept_in_rack, room_cols = self._pinned(t, d)
         self._shrinking(t, d, on_broker, in_rack, kept_in_rack, room_cols)
         free_cols: dict[int, int] = {}
+        implied = self._implied(t, d)
         for i, base in enumerate(d.quota.base):
             if d.held[i] <= base and not (self.voluntary and d.rack_room and d.free[i]):
                 # Cannot exceed its quota: everything it holds of free partitions stays.
                 self.constant[t] += d.free[i]
                 continue
-            f = free_cols[i] = self.free_col[t, i] = self.column(d.free[i], 1.0)
+            if implied:
+                self._imply_kept(t, i, d, mine)
+                continue
+            f = free_cols[i] = self.free_col[t, i] = self.column(d.free[i], 1)
             self.kept_cols[t].append(f)
             terms = [(f, 1.0), *((c, 1.0) for c in on_broker.get(i, []))]
             if i in mine:
@@ -318,6 +340,26 @@ class Program:
             for k in range(len(layout.members)):
                 if self._wants_room(t, k):
                     self._rack_room(d, k, mine, free_cols, kept_in_rack.get(k, []), room_cols.get(k, []))
+
+    def _implied(self, t: int, d: TopicDemand) -> bool:
+        """Whether topic ``t``'s kept free replicas follow from its extras alone.
+
+        With no pinned partitions, no shrinking groups and no rack-room rows, ``f[t, b]`` appears in
+        its broker row only, so ``f = min(free, base + x)`` at every optimum: the column and its row
+        are left out and ``x`` carries the kept replica. What is left of a plain rebalance is then a
+        transportation problem (:mod:`ferry.plan.flow`).
+        """
+        if d.pinned or d.shrink_groups:
+            return False
+        return not (d.rack_room and any(self._wants_room(t, k) for k in range(len(self.layout.members))))
+
+    def _imply_kept(self, t: int, i: int, d: TopicDemand, mine: Mapping[int, int]) -> None:
+        """Keep ``min(free, base + x)`` replicas on broker ``i`` without an ``f`` column."""
+        self.implied.add((t, i))
+        self.constant[t] += min(d.free[i], d.quota.base[i])
+        if i in mine and d.free[i] > d.quota.base[i]:
+            self.gain[mine[i]] += 1
+            self.kept_cols[t].append(mine[i])
 
     def _shrinking(
         self,
@@ -336,7 +378,7 @@ class Program:
             for b in group.replicas:
                 i = layout.position[b]
                 k = layout.rack_of[b]
-                c = cols[b] = self.shrink_col[t, g, b] = self.column(m, 1.0)
+                c = cols[b] = self.shrink_col[t, g, b] = self.column(m, 1)
                 self.kept_cols[t].append(c)
                 on_broker.setdefault(i, []).append(c)
                 kept_in_rack.setdefault(k, []).append(c)
@@ -350,7 +392,7 @@ class Program:
                 if not self._wants_room(t, k):
                     continue
                 # Open slots the group leaves, within room under rack k's upper bound.
-                w = self.column(min(most, hi * m), 0.0)
+                w = self.column(min(most, hi * m), 0)
                 room_cols.setdefault(k, []).append(w)
                 self.row([(w, 1.0), *((c, 1.0) for c in cols.values())], -np.inf, most)
                 here = [(c, 1.0) for b, c in cols.items() if layout.rack_of[b] == k]
@@ -380,7 +422,11 @@ class Program:
                     terms.append((free_cols[i], 1.0))
                 else:
                     room -= d.free[i]
-        self.row(terms, -np.inf, room)
+        if all(v == -1.0 for _, v in terms):
+            # Extras alone: at least ``-room`` of them in rack k, a bound the flow can take.
+            self.row([(c, 1.0) for c, _ in terms], -room, np.inf, RACK)
+        else:
+            self.row(terms, -np.inf, room)
 
     def _pinned(
         self, t: int, d: TopicDemand
@@ -397,7 +443,7 @@ class Program:
             cols = {}
             for b in pin.replicas:
                 i = layout.position[b]
-                cols[b] = self.column(1, 1.0 + size * self.scale)
+                cols[b] = self.column(1, 1, size)
                 self.kept_cols[t].append(cols[b])
                 on_broker.setdefault(i, []).append(cols[b])
             if pin.in_sync:
@@ -420,7 +466,7 @@ class Program:
                     if not self._wants_room(t, k):
                         continue
                     here = [(cols[b], 1.0) for b in pin.replicas if layout.rack_of[b] == k]
-                    w = self.column(min(hi, pin.rf), 0.0)
+                    w = self.column(min(hi, pin.rf), 0)
                     room_cols.setdefault(k, []).append(w)
                     # w <= rf - kept (open slots) and w <= hi - kept in the rack (room)
                     self.row([(w, 1.0), *((c, 1.0) for c in cols.values())], -np.inf, pin.rf)
@@ -454,8 +500,11 @@ class Program:
         avail = [float(n) for n in d.rack_open]
         for i, b in enumerate(self.layout.brokers):
             col = self.free_col.get((t, i))
-            kept = float(d.free[i]) if col is None else x[col]
             extra = x[self.extra[t, i]] if (t, i) in self.extra else 0.0
+            if (t, i) in self.implied:
+                kept = min(d.free[i], d.quota.base[i] + extra)
+            else:
+                kept = float(d.free[i]) if col is None else x[col]
             need[self.layout.rack_of[b]] += d.quota.base[i] + extra - kept
             for r, room in enumerate(d.rack_room[i]):
                 avail[r] += min(room, d.free[i] - kept)
@@ -520,7 +569,7 @@ class Program:
                 terms.append((f, 1.0))
                 bound += drops
             else:
-                y = self.column(room, 0.0)
+                y = self.column(room, 0)
                 self.row([(y, 1.0), (f, 1.0)], -np.inf, drops)
                 terms.append((y, -1.0))
         self.row(terms, -np.inf, bound)
@@ -535,7 +584,7 @@ class Program:
             if len(mine) > hi:
                 self.row(mine, -np.inf, hi)
             if lo > 0:
-                z = self.column(lo, 0.0)
+                z = self.column(lo, 0)
                 needs.append((k, z))
                 self.row([*mine, (z, 1.0)], lo, np.inf)
         return needs
@@ -550,7 +599,7 @@ class Program:
             by_broker.setdefault(i, []).append((c, 1.0))
         for i, terms in sorted(by_broker.items()):
             lo_b, hi_b = band[i]
-            self.row(terms, lo_b - base_load[i] - slack, hi_b - base_load[i] + slack)
+            self.row(terms, lo_b - base_load[i] - slack, hi_b - base_load[i] + slack, BROKER)
 
     def _leaders(self, low: int, extra: int) -> None:
         """A single-replica partition is led by its replica, so single-replica partitions must fit
@@ -562,7 +611,7 @@ class Program:
             terms = [(self.extra[t, i], 1.0) for t in singles if (t, i) in self.extra]
             if fixed + len(terms) <= low:
                 continue
-            u = self.column(1 if extra else 0, 0.0)
+            u = self.column(1 if extra else 0, 0)
             lifted.append((u, 1.0))
             self.row([*terms, (u, -1.0)], -np.inf, low - fixed)
         if lifted:

@@ -1,0 +1,223 @@
+"""The balance program as a min-cost flow, when it is one (:mod:`ferry.plan.program`).
+
+In a plain rebalance every column of the program is an extra ``x[t, b]``, and every row bounds a
+sum of extras: a topic's (exactly its extras), a rack's share of one topic's, a broker's. That is
+a transportation problem with a nested (topic, rack) side, and it is a network:
+
+    topic t --[rack's bounds]--> (t, rack) --[x[t, b]: capacity 1]--> broker b --[band]--> sink
+
+with each topic supplying its extras. Network simplex solves it in a fraction of a second where
+HiGHS's LP took 6 s on the 100k-partition benchmark (1,000 topics x 200 brokers) and did not come
+back on 10,000 topics; the optimum is integral, as every network's is.
+
+Costs must be integers: a kept replica is worth ``M``, more than all size terms together, and a
+column's size term is its bytes on a scale of ``QUANTA`` per biggest replica, so among equally many
+kept replicas the bigger ones stay (sizes closer than one quantum tie).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse import csr_array
+
+TOPIC, RACK, BROKER, OTHER = "topic", "rack", "broker", "other"
+"""Kinds of the program's rows: a topic's extras, the part of them in one rack, a broker's extras,
+anything else."""
+
+QUANTA = 1 << 20
+"""Size resolution of the tie-break: steps per biggest replica."""
+_COST_LIMIT = 1 << 62
+"""The solver scales costs by the node count in 64 bits; stay inside."""
+
+
+class Unsolved:
+    """The flow solver could not answer (cost range); the caller solves the program otherwise."""
+
+
+UNSOLVED = Unsolved()
+
+
+@dataclass(frozen=True, slots=True)
+class Arcs:
+    """Arcs with lower bounds, before the bounds are folded into the node supplies."""
+
+    tails: np.ndarray
+    heads: np.ndarray
+    lows: np.ndarray
+    highs: np.ndarray
+
+
+@dataclass(slots=True)
+class Transport:
+    """A program whose rows are all topic, rack and broker rows over extras (:meth:`of`)."""
+
+    columns: int
+    column_tail: np.ndarray
+    """Per column: its topic's node, or its (topic, rack) node."""
+    column_head: np.ndarray
+    """Per column: its broker's node, or the sink."""
+    column_cap: np.ndarray
+    supply: np.ndarray
+    """Per node; the sink, last, takes what the others supply."""
+    inner: Arcs
+    """Topic to (topic, rack) and broker to sink arcs."""
+    feasible: bool = True
+
+    @classmethod
+    def of(
+        cls, matrix: csr_array, kinds: list[str], lows: np.ndarray, highs: np.ndarray, upper: np.ndarray
+    ) -> Transport | None:
+        """The network of the program, or ``None`` if it is not a transportation problem."""
+        if matrix.shape[1] == 0 or any(k not in (TOPIC, RACK, BROKER) for k in kinds):
+            return None
+        if not np.all(matrix.data == 1.0) or not np.all(upper == np.rint(upper)):
+            return None
+        kind = np.array(kinds)
+        topic_of = _owner(matrix, kind == TOPIC, required=True)
+        broker_of = _owner(matrix, kind == BROKER, required=False)
+        if topic_of is None or broker_of is None:
+            return None
+        topic_rows = np.flatnonzero(kind == TOPIC)
+        if not np.all(lows[topic_rows] == highs[topic_rows]):
+            return None
+        racks = _racks(matrix, np.flatnonzero(kind == RACK), (lows, highs, upper), topic_of)
+        if racks is None:
+            return None
+        brokers = np.flatnonzero(kind == BROKER)
+        return cls._build(matrix, topic_rows, brokers, racks, topic_of, broker_of, lows, highs, upper)
+
+    @classmethod
+    def _build(
+        cls,
+        matrix: csr_array,
+        topic_rows: np.ndarray,
+        broker_rows: np.ndarray,
+        racks: _Racks,
+        topic_of: np.ndarray,
+        broker_of: np.ndarray,
+        lows: np.ndarray,
+        highs: np.ndarray,
+        upper: np.ndarray,
+    ) -> Transport:
+        n_rows = matrix.shape[0]
+        # Node ids: every row keeps its own index (topic, broker and merged rack rows), the sink last.
+        sink = n_rows
+        tail = np.where(racks.rack_of >= 0, racks.rack_of, topic_of)
+        head = np.where(broker_of >= 0, broker_of, sink)
+        cap = upper.astype(np.int64)
+        supply = np.zeros(n_rows + 1, dtype=np.int64)
+        supply[topic_rows] = np.rint(highs[topic_rows]).astype(np.int64)
+        room = np.bincount(head, weights=cap, minlength=n_rows + 1)
+        b_lo = np.maximum(np.ceil(lows[broker_rows]), 0)
+        b_hi = np.minimum(np.floor(highs[broker_rows]), room[broker_rows])
+        arcs = Arcs(
+            np.concatenate([racks.topics, broker_rows]),
+            np.concatenate([racks.rows, np.full(len(broker_rows), sink)]),
+            np.concatenate([racks.lows, b_lo]).astype(np.int64),
+            np.concatenate([racks.highs, b_hi]).astype(np.int64),
+        )
+        feasible = racks.feasible and bool(np.all(arcs.lows <= arcs.highs))
+        return cls(matrix.shape[1], tail, head, cap, supply, arcs, feasible)
+
+    def solve(self, gain: np.ndarray, size: np.ndarray) -> np.ndarray | Unsolved | None:
+        """Per column its value at an optimum; ``None`` if no flow meets the bounds."""
+        from ortools.graph.python import min_cost_flow
+
+        if not self.feasible:
+            return None
+        costs = _costs(gain, size, int(self.supply.sum()), len(self.supply))
+        if costs is None:
+            return UNSOLVED
+        supply = self.supply.copy()
+        # A lower bound is flow that must pass: it leaves the tail's supply and joins the head's.
+        np.subtract.at(supply, self.inner.tails, self.inner.lows)
+        np.add.at(supply, self.inner.heads, self.inner.lows)
+        supply[-1] -= supply.sum()
+        flow = min_cost_flow.SimpleMinCostFlow()
+        flow.add_arcs_with_capacity_and_unit_cost(
+            np.concatenate([self.column_tail, self.inner.tails]),
+            np.concatenate([self.column_head, self.inner.heads]),
+            np.concatenate([self.column_cap, self.inner.highs - self.inner.lows]),
+            np.concatenate([costs, np.zeros(len(self.inner.tails), dtype=np.int64)]),
+        )
+        flow.set_nodes_supplies(np.arange(len(supply)), supply)
+        status = flow.solve()
+        if status == flow.INFEASIBLE:
+            return None
+        if status != flow.OPTIMAL:
+            return UNSOLVED
+        values: np.ndarray = flow.flows(np.arange(self.columns)).astype(np.float64)
+        return values
+
+
+@dataclass(frozen=True, slots=True)
+class _Racks:
+    """Rack rows merged by column set: per column its rack node (-1: none), per rack node its row,
+    topic node and bounds."""
+
+    rack_of: np.ndarray
+    rows: np.ndarray
+    topics: np.ndarray
+    lows: np.ndarray
+    highs: np.ndarray
+    feasible: bool
+
+
+def _owner(matrix: csr_array, chosen: np.ndarray, *, required: bool) -> np.ndarray | None:
+    """Per column, the one chosen row it appears in (-1: none); ``None`` if one appears in two, or
+    ``required`` and in none."""
+    rows = np.flatnonzero(chosen)
+    part = matrix[rows].tocsc()
+    counts = np.diff(part.indptr)
+    if np.any(counts > 1) or (required and np.any(counts == 0)):
+        return None
+    owner = np.full(matrix.shape[1], -1, dtype=np.int64)
+    owner[counts == 1] = rows[part.indices]
+    return owner
+
+
+def _racks(
+    matrix: csr_array,
+    rows: np.ndarray,
+    limits: tuple[np.ndarray, np.ndarray, np.ndarray],
+    topic_of: np.ndarray,
+) -> _Racks | None:
+    """Merge rack rows over the same columns (bounds intersect); ``None`` if two overlap otherwise
+    or one spans topics. ``limits``: the rows' lows and highs, the columns' upper bounds."""
+    lows, highs, upper = limits
+    rack_of = np.full(matrix.shape[1], -1, dtype=np.int64)
+    merged: dict[bytes, int] = {}
+    bounds: dict[int, list[float]] = {}
+    feasible = True
+    for r in rows.tolist():
+        cols = matrix.indices[matrix.indptr[r] : matrix.indptr[r + 1]]
+        if len(cols) == 0:
+            feasible &= bool(lows[r] <= 0 <= highs[r])
+            continue
+        key = np.sort(cols).tobytes()
+        node = merged.setdefault(key, r)
+        if node == r:
+            if np.any(rack_of[cols] >= 0) or np.any(topic_of[cols] != topic_of[cols[0]]):
+                return None
+            rack_of[cols] = r
+            bounds[r] = [max(0.0, lows[r]), min(float(upper[cols].sum()), highs[r])]
+        else:
+            bounds[node] = [max(bounds[node][0], lows[r]), min(bounds[node][1], highs[r])]
+    nodes = np.array(sorted(bounds), dtype=np.int64)
+    first = np.array([matrix.indices[matrix.indptr[r]] for r in nodes.tolist()], dtype=np.int64)
+    lo = np.ceil([bounds[r][0] for r in nodes.tolist()])
+    hi = np.floor([bounds[r][1] for r in nodes.tolist()])
+    return _Racks(rack_of, nodes, topic_of[first] if len(first) else first, lo, hi, feasible)
+
+
+def _costs(gain: np.ndarray, size: np.ndarray, flow: int, nodes: int) -> np.ndarray | None:
+    """Integer costs (negative: the solver minimises) ranking kept replicas first, then bytes."""
+    biggest = int(size.max(initial=0)) or 1
+    quanta = np.rint(size / biggest * QUANTA).astype(np.int64)
+    worth = QUANTA * (flow + 1)
+    if int(gain.max(initial=0)) * worth * (nodes + 1) >= _COST_LIMIT:
+        return None
+    costs: np.ndarray = -(gain * worth + quanta)
+    return costs
