@@ -26,18 +26,31 @@ def place(work: TopicWork, layout: RackLayout, quota: Mapping[int, int], mode: R
     fallbacks = 0
     pending = [s for s in work.slots if s.open > 0]
     pending.sort(key=lambda s: (-s.state.size, s.state.tp))
+    # Brokers below quota: the greedy step looks at these only (most brokers are full early on).
+    roomy = _roomy(work, quota)
     for slot in pending:
         while slot.open > 0:
-            broker = _best(work, slot, layout, quota, mode)
+            broker = _best(work, slot, layout, roomy, mode)
             if broker is not None:
                 work.add(slot, broker)
-            elif not (
+                if work.load[broker] >= quota[broker]:
+                    del roomy[broker]
+                else:
+                    roomy[broker] -= 1
+                continue
+            if not (
                 _augment(work, slot, layout, quota, mode)
                 or _augment(work, slot, layout, quota, mode, costly=True)
             ):
                 work.add(slot, _least_over(work, slot, layout, quota, mode))
                 fallbacks += 1
+            roomy = _roomy(work, quota)
     return fallbacks
+
+
+def _roomy(work: TopicWork, quota: Mapping[int, int]) -> dict[int, int]:
+    """Room per broker below its quota."""
+    return {b: limit - work.load[b] for b, limit in quota.items() if work.load[b] < limit}
 
 
 def allowed(slot: Slot, broker: int, layout: RackLayout, mode: RackMode, without: int | None = None) -> bool:
@@ -58,17 +71,18 @@ def allowed(slot: Slot, broker: int, layout: RackLayout, mode: RackMode, without
 
 
 def _best(
-    work: TopicWork, slot: Slot, layout: RackLayout, quota: Mapping[int, int], mode: RackMode
+    work: TopicWork, slot: Slot, layout: RackLayout, roomy: Mapping[int, int], mode: RackMode
 ) -> int | None:
+    """The broker with room a greedy step gives ``slot``: in the rack holding fewest of its
+    replicas, then with the most room, then the lowest id."""
     counts = rack_counts(layout, slot.replicas)
     # Whether a rack may take the replica depends only on the rack: decide once per rack.
-    rack_ok = [_rack_allows(slot, counts, k, layout, mode) for k in range(len(layout.members))]
+    rack_ok = _racks_allowing(slot, counts, layout, mode)
     best: tuple[int, int, int] | None = None
     choice = None
-    for broker, limit in quota.items():
-        room = limit - work.load[broker]
+    for broker, room in roomy.items():
         rack = layout.rack_of[broker]
-        if room <= 0 or not rack_ok[rack] or broker in slot.replicas:
+        if not rack_ok[rack] or broker in slot.replicas:
             continue
         key = (counts[rack], -room, broker)
         if best is None or key < best:
@@ -76,17 +90,15 @@ def _best(
     return choice
 
 
-def _rack_allows(slot: Slot, counts: list[int], rack: int, layout: RackLayout, mode: RackMode) -> bool:
-    """:func:`allowed` for any broker of ``rack`` that does not hold ``slot`` yet."""
+def _racks_allowing(slot: Slot, counts: list[int], layout: RackLayout, mode: RackMode) -> list[bool]:
+    """Per rack, :func:`allowed` for any of its brokers that does not hold ``slot`` yet."""
     if mode is RackMode.EVEN:
-        return True
+        return [True] * len(counts)
     bounds = layout.bounds(slot.rf)
-    if counts[rack] >= bounds[rack][1]:
-        return False
-    need = sum(
-        max(0, lo - c - (k == rack)) for k, ((lo, _), c) in enumerate(zip(bounds, counts, strict=True))
-    )
-    return need <= slot.rf - len(slot.replicas) - 1
+    # Replicas the racks' lower bounds still ask for; a replica in a rack short of its bound is one less.
+    need = sum(max(0, lo - c) for (lo, _), c in zip(bounds, counts, strict=True))
+    spare = slot.rf - len(slot.replicas) - 1
+    return [c < hi and need - (c < lo) <= spare for (lo, hi), c in zip(bounds, counts, strict=True)]
 
 
 def _least_over(
