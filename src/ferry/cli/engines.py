@@ -74,7 +74,7 @@ def plan_clusters(
     stages = Stages()
     if fast_start is None:
         fast_start = sum(len(c.snapshot.partitions) for c in clusters) < FAST_START_BELOW
-    with spark_session(SessionSettings(master=master, fast_start=fast_start)) as spark:
+    with spark_session(SessionSettings(master=master, fast_start=fast_start, class_archive=True)) as spark:
         plans = plan_jobs(spark, jobs, stages)
     out = [Planned(c, plans[j.name], j.seconds) for c, j in zip(clusters, jobs, strict=True)]
     return out, stages.seconds

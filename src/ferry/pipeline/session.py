@@ -9,13 +9,16 @@ order decides the driver memory (``SPARK_DRIVER_MEMORY`` / ``spark.driver.memory
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ferry.pipeline.archive import ClassArchive, choose
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -37,6 +40,11 @@ class SessionSettings:
     fast_start: bool = False
     extra: tuple[tuple[str, str], ...] = ()
     """More Spark settings, applied last."""
+    java_options: tuple[str, ...] = ()
+    """More options for the driver JVM."""
+    class_archive: bool = False
+    """Start the driver JVM from a class-data archive (:mod:`ferry.pipeline.archive`), made on the
+    first run; only :func:`spark_session` does, as only it knows when the JVM ends."""
 
 
 def spark_defaults(env: Mapping[str, str]) -> dict[str, str]:
@@ -72,6 +80,7 @@ def resolve(settings: SessionSettings, env: Mapping[str, str], defaults: Mapping
     java_options = [f"-Dlog4j2.configurationFile=file:{log_config}"]
     if settings.fast_start:
         java_options.append(FAST_START_JVM)
+    java_options.extend(settings.java_options)
     conf = {
         "spark.master": master,
         "spark.app.name": settings.app_name,
@@ -125,8 +134,45 @@ def spark_session(settings: SessionSettings) -> Iterator[SparkSession]:
     if running is not None:
         yield running
         return
+    archive = _class_archive(settings)
+    if archive is not None:
+        settings = replace(settings, java_options=(*settings.java_options, *archive.java_options()))
     spark = start_session(settings)
     try:
         yield spark
     finally:
         spark.stop()
+        if archive is not None and archive.writing is not None and _end_jvm():
+            archive.publish()
+
+
+def _class_archive(settings: SessionSettings) -> ClassArchive | None:
+    if not settings.class_archive:
+        return None
+    import pyspark
+
+    return choose(os.environ, settings.fast_start, Path(pyspark.__file__).parent, pyspark.__version__)
+
+
+def _end_jvm(timeout_s: float = 120.0) -> bool:
+    """Let the driver JVM exit (it writes its class archive then) and wait for it; True if it did.
+
+    The JVM lives until its stdin closes, which is normally when this process exits; closing it
+    here is the only way to know when the archive is complete. A later session starts a new JVM.
+    """
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    if gateway is None or proc is None or proc.stdin is None:
+        return False
+    gateway.shutdown()
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return False
+    finally:
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+    return bool(proc.returncode == 0)
