@@ -18,11 +18,13 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kafka_helpers import create_topics, produce, wait_until
 
 from ferry.cli.main import main
+from ferry.execute.executor import ExecuteOptions, Executor
 from ferry.execute.journal import Journal
 from ferry.execute.states import RequestState, TaskState
 from ferry.kafka.client import KafkaPythonAdmin
 from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
+from ferry.model import Move, Plan, TopicPartition
 
 MB = 1024 * 1024
 RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
@@ -153,6 +155,57 @@ def test_freeze_is_seen_by_a_second_executor_process(
         assert journal.request(1).state is RequestState.DONE
         assert {t.state for t in journal.tasks(1)} == {TaskState.DONE}
         assert all(t.applied is None for t in journal.throttles(1))
+
+
+def _crashed_before_sending(admin: KafkaPythonAdmin, journal_path: Path, bootstrap: str, topic: str) -> int:
+    """A request whose executor died between journalling partition 0 as submitted and sending it."""
+    plan = Plan.of(Move(TopicPartition(topic, p), (1, 2), (3, 4)) for p in (0, 1))
+    with Journal.open(journal_path) as journal:
+        options = ExecuteOptions(throttle=500_000, poll_interval_s=0.5)
+        rid = Executor(admin, journal).prepare(plan, bootstrap=bootstrap, options=options)
+        first = journal.tasks(rid)[0]
+        journal.set_task_states([first.id], TaskState.SUBMITTED, batch=1)
+        journal.set_request_state(rid, RequestState.INTERRUPTED)
+    return rid
+
+
+def test_resume_sends_nothing_again_while_frozen_and_goes_on_after_unfreeze(
+    bootstrap: str, admin: KafkaPythonAdmin, tmp_path: Path
+) -> None:
+    topic = "fz-resume"
+    create_topics(bootstrap, {topic: {"assignments": {p: [1, 2] for p in (0, 1)}}})
+    produce(bootstrap, topic, 1 * MB)
+    journal_path = tmp_path / "journal.sqlite"
+    rid = _crashed_before_sending(admin, journal_path, bootstrap, topic)
+    keys = [ConfigKey(ResourceType.BROKER, str(b), k) for b in (1, 2, 3, 4) for k in RATES]
+    keys += [ConfigKey(ResourceType.TOPIC, topic, k) for k in REPLICA_KEYS]
+    admin.write_freeze(FreezeState(True, REASON, "integration-test@localhost", datetime.now(UTC)))
+    resume = _Executor([sys.executable, "-m", "ferry", "resume", str(rid), "--journal", str(journal_path)])
+    try:
+        wait_until(lambda: resume.said("paused: the cluster is frozen by"), 30, "resume to pause")
+        # Longer than the 10 s after which a submitted move missing from the cluster counts as failed.
+        deadline = time.monotonic() + 12
+        while time.monotonic() < deadline:
+            assert not admin.list_reassignments([topic]), "a move was sent while frozen"
+            assert {p.replicas for p in admin.describe_partitions([topic])} == {(1, 2)}
+            assert _tasks(journal_path) == {TaskState.SUBMITTED: 1, TaskState.PENDING: 1}
+            time.sleep(0.5)
+        assert resume.process.poll() is None  # paused, not gone
+        _thaw(admin)
+        assert resume.process.wait(timeout=120) == 0, resume.lines
+    finally:
+        resume.stop()
+        _thaw(admin)
+        admin.alter_reassignments({r.tp: None for r in admin.list_reassignments([topic])})
+    assert resume.said("resumed: the cluster was unfrozen by ")
+    assert resume.said(f"request {rid}: done")
+    assert {p.replicas for p in admin.describe_partitions([topic])} == {(3, 4)}
+    wait_until(lambda: admin.describe_throttle_configs(keys) == {}, 15, "no throttle left")
+    with Journal.open(journal_path) as journal:
+        assert journal.request(rid).state is RequestState.DONE
+        for task in journal.tasks(rid):
+            assert task.state is TaskState.DONE
+            assert [row[1] for row in journal.task_log(task.id)].count(TaskState.SUBMITTED) == 1
 
 
 def test_control_topic_is_made_on_first_write_compacted_single_partition(bootstrap: str) -> None:

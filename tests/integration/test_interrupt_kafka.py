@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ferry_process import executing, write_plan
 from kafka_helpers import create_topics, produce, wait_until
 
+from ferry.cli.commands import plan as plan_command
 from ferry.cli.main import main
 from ferry.execute.journal import Journal
 from ferry.execute.records import RequestKind
@@ -58,8 +60,14 @@ def _keys(topic: str) -> list[ConfigKey]:
     return brokers + [ConfigKey(ResourceType.TOPIC, topic, k) for k in LISTS]
 
 
-def _topic_with_data(bootstrap: str, topic: str, assignments: dict[int, list[int]], size: int) -> None:
-    create_topics(bootstrap, {topic: {"assignments": assignments}})
+def _topic_with_data(
+    bootstrap: str,
+    topic: str,
+    assignments: dict[int, list[int]],
+    size: int,
+    configs: Mapping[str, str] | None = None,
+) -> None:
+    create_topics(bootstrap, {topic: {"assignments": assignments, "configs": dict(configs or {})}})
     produce(bootstrap, topic, size)
 
 
@@ -294,3 +302,75 @@ def test_freeze_with_cancel_stops_ferrys_moves_in_flight(
     assert admin.list_reassignments([topic]) == ()
     assert sorted(_state(admin, tp)[0]) == [1, 2]
     wait_until(lambda: _no_throttle(admin, topic), 15, "no throttle left")
+
+
+def _replicas(admin: KafkaPythonAdmin, topic: str) -> dict[int, tuple[int, ...]]:
+    return {p.tp.partition: p.replicas for p in admin.describe_partitions([topic])}
+
+
+def test_a_live_plan_below_min_insync_replicas_is_refused_and_nothing_written(
+    bootstrap: str, admin: KafkaPythonAdmin, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    topic = "plan-shrink"
+    _topic_with_data(bootstrap, topic, {0: [1, 2, 3]}, 1 * MB, {"min.insync.replicas": "2"})
+    out = tmp_path / "plan"
+    args = ("plan", "--bootstrap-server", bootstrap, "--topics", topic, "--engine", "local")
+    shrink = (*args, "--replication-factor", f"{topic}=1", "--output-dir", str(out))
+    capsys.readouterr()
+    assert _ferry(*shrink) == 4
+    refusal = f"{topic}-0: 1 replica(s) after the move, below min.insync.replicas=2"
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"ferry: error: refusing to write the plan: {refusal}; nothing was written"
+    assert not out.exists()  # not even snapshot.json
+    assert _replicas(admin, topic) == {0: (1, 2, 3)} and admin.list_reassignments([topic]) == ()
+
+    assert _ferry(*shrink, "--force", "scratch topic, acks=1 producers only") == 0
+    assert {f.name for f in out.iterdir()} == {
+        "reassignment.json",
+        "rollback.json",
+        "report.json",
+        "snapshot.json",
+    }
+    report: dict[str, Any] = json.loads((out / "report.json").read_text())
+    assert report["forced"] == {"reason": "scratch topic, acks=1 producers only", "overridden": [refusal]}
+    assert len(json.loads((out / "reassignment.json").read_text())["partitions"][0]["replicas"]) == 1
+    assert _replicas(admin, topic) == {0: (1, 2, 3)}  # plan never changes the cluster
+
+
+def test_a_live_plan_onto_a_broker_that_died_while_planning_is_refused(
+    five: tuple[Sandbox, str],
+    admin: KafkaPythonAdmin,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sandbox, bootstrap = five
+    topic = "plan-dead"
+    _topic_with_data(bootstrap, topic, {0: [1, 2], 1: [2, 3]}, 1 * MB)
+    planner = plan_command.plan_clusters
+
+    def broker_5_dies_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        # After the snapshot (5 alive, so the goal passes), before the plan is written.
+        sandbox.kill(5)
+        wait_until(lambda: 5 not in {b.id for b in admin.describe_brokers()}, 60, "broker 5 to be fenced")
+        return planner(*args, **kwargs)
+
+    monkeypatch.setattr(plan_command, "plan_clusters", broker_5_dies_meanwhile)
+    out = tmp_path / "plan"
+    capsys.readouterr()
+    try:
+        code = _ferry(
+            "plan",
+            *("--bootstrap-server", bootstrap, "--topics", topic, "--replace", "2=5"),
+            *("--engine", "local", "--output-dir", str(out)),
+        )
+        err = capsys.readouterr().err.splitlines()
+        assert code == 4, err
+        assert err[0] == (
+            f"ferry: error: refusing to write the plan: {topic}-0: target broker(s) 5 not alive: the move "
+            "could never finish (and 1 more); nothing was written"
+        )
+        assert not out.exists()
+        assert _replicas(admin, topic) == {0: (1, 2), 1: (2, 3)} and admin.list_reassignments([topic]) == ()
+    finally:
+        sandbox.restart(5, ready_brokers)

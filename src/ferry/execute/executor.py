@@ -8,7 +8,8 @@ One request runs like this (every step that changes the cluster is journalled fi
     run       every poll: finish the tasks whose reassignment ended; choose the next batch under the
               limits; set the throttles for exactly the moves in flight (+ the batch); submit it;
               report progress -- until no task is pending or submitted. While the cluster is
-              frozen (:mod:`ferry.kafka.freeze`) no batch is chosen; moves in flight go on
+              frozen (:mod:`ferry.kafka.freeze`) no batch is chosen and nothing is re-sent for a
+              resume; moves in flight go on
     finally   restore every throttle config to its pre-existing value (or delete it), whatever
               happened: success, error, Ctrl-C or SIGTERM (the CLI turns SIGTERM into an exception,
               and its ``shield`` keeps a second one from cutting the restore short)
@@ -126,6 +127,9 @@ class _Run:
     history: History = field(default_factory=History)
     ended_at: dict[int, float] = field(default_factory=dict)
     freeze: FreezeState | None = None  # the freeze holding submission back, while one does
+    # Tasks the journal calls submitted that the cluster never got (found by resume), by id: sent
+    # at the first poll the cluster is not frozen, and not taken for ended before then.
+    unsent: set[int] = field(default_factory=set)
     waiting: _Waiting | None = None
     eta_s: float | None = None
 
@@ -268,11 +272,11 @@ class Executor:
         throttles = self._journal.throttles(request_id)
         run = _Run(request_id, options, {t.config: t.previous for t in throttles})
         run.applied = {t.config: t.applied for t in throttles if t.applied is not None}
+        # Re-sent by the poll, like a new batch: a freeze holds them back the same way.
+        run.unsent = {t.id for t in resend}
         self._journal.set_request_state(request_id, RequestState.RUNNING)
         finished = False
         try:
-            if resend:
-                self._resend(run, resend)
             while not self._tick(run):
                 self._sleep(_pause(options.poll_interval_s, run.eta_s))
             finished = True
@@ -304,8 +308,11 @@ class Executor:
             # A last measurement, so listeners end on the final figures (100 % when all went well).
             self._report_progress(run)
             return True
-        if pending and self._frozen(run, len(submitted)):
-            self._sync_throttles(run, submitted)
+        # A concurrent 'ferry cancel' may have ended a task still to be re-sent.
+        unsent = [t for t in submitted if t.id in run.unsent]
+        moving = [t for t in submitted if t.id not in run.unsent]
+        if (pending or unsent) and self._frozen(run, len(moving)):
+            self._sync_throttles(run, moving)
             self._report_progress(run)
             return False
         # A pending task of a moving partition re-targets that move: it replaces it, not adds to it.
@@ -317,6 +324,8 @@ class Executor:
         held, brokers = held_by_foreign(ordered, own, run.options.limits, foreign_load, batch)
         self._report_waiting(run, held, brokers, foreign)
         self._sync_throttles(run, [*submitted, *batch])
+        if unsent:
+            self._resend(run, unsent)
         if batch:
             self._submit(run, batch)
         self._report_progress(run)
@@ -339,7 +348,9 @@ class Executor:
 
     def _finish_ended(self, run: _Run, ongoing: Mapping[TopicPartition, OngoingReassignment]) -> None:
         """Mark submitted tasks whose reassignment is no longer listed as done (or failed)."""
-        ended = [t for t in self._journal.tasks(run.request_id, [TaskState.SUBMITTED]) if t.tp not in ongoing]
+        submitted = self._journal.tasks(run.request_id, [TaskState.SUBMITTED])
+        # A task waiting to be re-sent is not listed because it was never sent, not because it ended.
+        ended = [t for t in submitted if t.tp not in ongoing and t.id not in run.unsent]
         if not ended:
             return
         current = {p.tp: p.replicas for p in self._admin.describe_partitions({t.tp.topic for t in ended})}
@@ -425,8 +436,8 @@ class Executor:
             self._admin.alter_reassignments(withdrawn)
 
     def _resend(self, run: _Run, tasks: Sequence[TaskRecord]) -> None:
-        """Send tasks the journal calls submitted but the cluster never got, under their throttles."""
-        self._sync_throttles(run, self._journal.tasks(run.request_id, [TaskState.SUBMITTED]))
+        """Send tasks the journal calls submitted but the cluster never got (their throttles are set)."""
+        run.unsent.difference_update(t.id for t in tasks)
         answers = self._admin.alter_reassignments({t.tp: t.target for t in tasks})
         for task in tasks:
             if answers.get(task.tp):

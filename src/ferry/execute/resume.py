@@ -8,7 +8,8 @@ write and the call), or changed by someone else. Only the cluster can tell, so r
     finished          -> done (never submitted again)
     moving to target  -> stays submitted; the executor's loop sees it finish
     never sent        -> stays submitted and is sent again (the state machine has no way back to
-                         pending, and the journal did intend it)
+                         pending, and the journal did intend it), at the executor's first poll
+                         that finds the cluster not frozen, as a new batch would be
     anything else     -> failed, with the replicas found
 
 ``ferry execute`` of a plan whose request was interrupted resumes that request rather than start a

@@ -1,4 +1,5 @@
-"""Safety checks before every submission (execute, rollback, re-target): refuse what would hurt (pure).
+"""Safety checks before every submission (execute, rollback, re-target) and before a live plan is
+written: refuse what would hurt (pure).
 
 Three ways a correct-looking move hurts a cluster:
 
@@ -13,6 +14,9 @@ Three ways a correct-looking move hurts a cluster:
 
 Each check yields one :class:`Refusal` per partition; the caller refuses the whole submission
 (nothing is sent) unless the operator forces it with a reason, which the journal keeps.
+``ferry plan --bootstrap-server`` runs the same checks on the plan it made from the live cluster
+and refuses to write it (see :mod:`ferry.cli.commands.plan`): a plan that execute would refuse is
+better caught while the operator is still planning.
 """
 
 from __future__ import annotations
@@ -93,8 +97,13 @@ def enforce(refusals: Sequence[Refusal], force: str | None) -> None:
     """
     if not refusals or force:
         return
-    more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
     raise PreconditionError(
-        f"refusing to submit: {refusals[0]}{more}; nothing was submitted",
+        f"refusing to submit: {summary(refusals)}; nothing was submitted",
         hint="fix the plan, or pass --force REASON to submit anyway (the reason is journalled)",
     )
+
+
+def summary(refusals: Sequence[Refusal]) -> str:
+    """The first refusal and how many more there are, for a one-line message (one refusal at least)."""
+    more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
+    return f"{refusals[0]}{more}"

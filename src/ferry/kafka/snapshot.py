@@ -68,6 +68,19 @@ def collect(admin: ClusterAdmin, topics: Collection[str] | None = None) -> LiveS
     )
 
 
+def with_current_brokers(admin: ClusterAdmin, snapshot: ClusterSnapshot) -> ClusterSnapshot:
+    """``snapshot`` with its brokers as the cluster lists them now, each alive or not.
+
+    One DescribeCluster: the cheap way to notice a broker that went down after the snapshot was
+    taken (a plan made meanwhile may move replicas onto it).
+
+    Raises:
+        KafkaError: the request failed or timed out.
+    """
+    brokers = _brokers_of(admin.describe_brokers(include_fenced=True), snapshot.partitions)
+    return replace(snapshot, brokers=brokers)
+
+
 def _brokers_of(registered: Sequence[Broker], partitions: Sequence[PartitionState]) -> tuple[Broker, ...]:
     """The registered brokers plus any broker that holds a replica without being registered.
 

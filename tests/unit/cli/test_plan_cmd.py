@@ -50,6 +50,9 @@ def first_error(err: str) -> str:
         (["--bootstrap-server", "127.0.0.1:1"], "not allowed with argument --snapshot"),
         (["--command-config", "c.properties"], "--command-config only goes with --bootstrap-server"),
         (["--timeout", "5"], "--timeout only goes with --bootstrap-server"),
+        # Offline there are no live checks to override.
+        (["--force", "checked by hand"], "--force only goes with --bootstrap-server"),
+        (["--force", " "], "--force needs a reason"),
         (["--replace", "1=3", "--brokers", "1,2,3"], "--replace cannot be combined with --brokers"),
         (["--replace", "1=3", "--remove-brokers", "2"], "--replace cannot be combined with --brokers"),
         (["--replace", "1=3", "--replication-factor", "orders=2"], "--replace cannot be combined"),
@@ -112,8 +115,10 @@ def test_help_explains_every_option(capsys: pytest.CaptureFixture[str]) -> None:
         "--exclude-topics",
         "--rack-mode",
         "--output-dir",
+        "--force",
     ):
         assert flag in out
+    assert "offline plans are not checked" in out
     assert "ferry plan --snapshot snapshot.json --remove-brokers 4,5 --output-dir out" in out
 
 

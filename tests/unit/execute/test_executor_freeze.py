@@ -136,3 +136,36 @@ def test_a_new_freeze_while_paused_is_reported_again(journal: Journal) -> None:
         SubmissionPaused(rid, again, 0),
         SubmissionResumed(rid, THAWED),
     ]
+
+
+def test_a_resume_sends_nothing_again_while_frozen_and_everything_after_unfreeze(journal: Journal) -> None:
+    # Request interrupted right after journalling its first batch: submitted, never sent.
+    admin, events = ExecFakeAdmin(ORIGINAL), []
+    seen: dict[str, object] = {}
+
+    def hand(n: int) -> None:
+        if n == 12:  # more than the 10 s grace that would fail a vanished move
+            seen["moving"] = dict(admin.moving)
+            seen["replicas"] = dict(admin.replicas)
+            seen["states"] = sorted(t.state for t in journal.tasks())
+            seen["writes"] = len(admin.config_writes)
+            admin.freeze = THAWED
+
+    executor = _executor(admin, journal, events, hand)
+    rid = executor.prepare(_plan(), bootstrap="b", options=OPTIONS)
+    first = journal.tasks(rid)[0]
+    journal.set_task_states([first.id], TaskState.SUBMITTED, batch=1)
+    journal.set_request_state(rid, RequestState.INTERRUPTED)
+    admin.freeze = FROZEN
+    found = executor.resume(rid)
+    assert [t.id for t in found.unsent] == [first.id]
+    assert seen["moving"] == {} and seen["replicas"] == ORIGINAL  # not re-sent while frozen
+    assert seen["states"] == [TaskState.PENDING, TaskState.PENDING, TaskState.SUBMITTED]  # nor failed
+    assert seen["writes"] == 0  # no throttle for a move that is not running
+    assert [e for e in events if isinstance(e, SubmissionPaused)] == [SubmissionPaused(rid, FROZEN, 0)]
+    (resumed,) = [e for e in events if isinstance(e, SubmissionResumed)]
+    assert events.index(resumed) < _submissions(events)[0]
+    assert admin.replicas == TARGETS
+    assert {t.state for t in journal.tasks(rid)} == {TaskState.DONE}
+    assert journal.request(rid).state is RequestState.DONE
+    assert admin.configs == {}

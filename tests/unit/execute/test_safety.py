@@ -39,6 +39,15 @@ def test_shrinking_below_min_insync_is_refused() -> None:
     assert "below min.insync.replicas=2" in refusals[0].reason
 
 
+def test_an_under_replicated_partition_keeping_min_insync_replicas_passes() -> None:
+    # ISR [1] of [1,2,3], min.insync.replicas=2, 3 dropped: Kafka (KRaft's
+    # PartitionReassignmentReplicas) removes 3 only once the whole target [1,2] is in the ISR, so
+    # the removal step leaves 2 in-sync replicas, not 1: only a target below 2 is refused.
+    snap = ClusterSnapshot.of([Broker(b) for b in (1, 2, 3)], [PartitionState(T0, (1, 2, 3), 1, (1,))])
+    assert safety.check([Move(T0, (1, 2, 3), (1, 2))], snap, {"t": 2}) == ()
+    assert len(safety.check([Move(T0, (1, 2, 3), (1,))], snap, {"t": 2})) == 1
+
+
 def test_a_partition_that_changed_since_the_plan_is_stale() -> None:
     moves = [Move(T0, (1, 2, 4), (1, 2, 5)), Move(T1, (2, 3, 4), (2, 3, 5))]
     refusals = safety.check(moves, _cluster(), {}, originals={T0: (1, 2, 3), T1: (2, 3, 4)})
@@ -58,3 +67,9 @@ def test_enforce_raises_one_line_naming_the_first_refusal_and_the_count() -> Non
 def test_enforce_lets_a_forced_submission_through() -> None:
     refusals = safety.check([Move(T0, (1, 2, 3), (1,))], _cluster(), {"t": 2})
     safety.enforce(refusals, "decommissioning the topic")
+
+
+def test_summary_names_the_first_refusal_and_counts_the_rest() -> None:
+    refusals = safety.check([Move(T0, (1, 2, 3), (1,)), Move(T1, (2, 3, 4), (2,))], _cluster(), {"t": 2})
+    assert safety.summary(refusals) == f"{refusals[0]} (and 1 more)"
+    assert safety.summary(refusals[:1]) == str(refusals[0])

@@ -13,7 +13,14 @@ from support.fake_admin import FakeAdmin
 from ferry.errors import InputError
 from ferry.formats import parse_snapshot_details
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment, ReplicaSizes
-from ferry.kafka.snapshot import collect, leader_size, render_json, to_json, write_json
+from ferry.kafka.snapshot import (
+    collect,
+    leader_size,
+    render_json,
+    to_json,
+    with_current_brokers,
+    write_json,
+)
 from ferry.model import Broker, PartitionState, TopicPartition
 
 pytestmark = pytest.mark.unit
@@ -150,3 +157,14 @@ def test_an_unregistered_replica_holder_is_listed_dead_without_rack() -> None:
     assert doc["brokers"][2] == {"id": 3, "alive": False}
     # Still a valid snapshot although the other brokers have racks: a dead broker is never a target.
     assert parse_snapshot_details(render_json(live), "s.json")[0] == live.snapshot
+
+
+def test_with_current_brokers_sees_a_broker_that_went_down_after_the_snapshot() -> None:
+    fake = FakeAdmin.of(Broker(b, f"r{b % 2}") for b in (1, 2, 3))
+    fake.create_topic("t", {0: [1, 2]})
+    taken = collect(fake).snapshot
+    fake.stop_broker(3)
+    now = with_current_brokers(fake, taken)
+    assert now.dead_broker_ids == (3,)
+    assert now.partitions == taken.partitions  # only the brokers are read again
+    assert taken.dead_broker_ids == ()

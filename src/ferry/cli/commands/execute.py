@@ -104,7 +104,15 @@ def _add_poll_interval(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--poll-interval", type=float, default=1.0, metavar="S", help=argparse.SUPPRESS)
 
 
-def add_safety_options(parser: argparse.ArgumentParser, *, originals: bool = True) -> None:
+_FORCE_HELP = (
+    "submit even what the safety checks refuse (below min.insync.replicas, onto a broker that is "
+    "not alive, stale plan); the reason is kept in the journal"
+)
+
+
+def add_safety_options(
+    parser: argparse.ArgumentParser, *, originals: bool = True, force_help: str = _FORCE_HELP
+) -> None:
     """``--force REASON`` and (for plans) ``--originals FILE``: the safety checks' options."""
     if originals:
         parser.add_argument(
@@ -114,12 +122,17 @@ def add_safety_options(parser: argparse.ArgumentParser, *, originals: bool = Tru
             help="the replicas the plan was made from, for the stale-plan check (default: "
             "rollback.json beside the plan, as 'ferry plan' writes it, when present)",
         )
-    parser.add_argument(
-        "--force",
-        metavar="REASON",
-        help="submit even what the safety checks refuse (below min.insync.replicas, onto a broker "
-        "that is not alive, stale plan); the reason is kept in the journal",
-    )
+    parser.add_argument("--force", metavar="REASON", help=force_help)
+
+
+def check_force(args: argparse.Namespace) -> None:
+    """An override must say why: the reason is all a later reader has to go on.
+
+    Raises:
+        UsageError: ``--force`` with an empty reason.
+    """
+    if args.force is not None and not args.force.strip():
+        raise UsageError("--force needs a reason, e.g. --force 'broker 7 is being replaced'")
 
 
 def add_journal_option(parser: argparse.ArgumentParser) -> None:
@@ -138,8 +151,7 @@ def run_options(args: argparse.Namespace) -> ExecuteOptions:
         raise UsageError("--throttle must be a positive number of bytes per second")
     if args.timeout <= 0 or args.poll_interval <= 0:
         raise UsageError("--timeout and --poll-interval must be positive")
-    if args.force is not None and not args.force.strip():
-        raise UsageError("--force needs a reason, e.g. --force 'broker 7 is being replaced'")
+    check_force(args)
     return ExecuteOptions(
         throttle=args.throttle,
         limits=Limits(args.max_moves_per_broker, args.max_moves),

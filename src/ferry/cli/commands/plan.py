@@ -5,6 +5,13 @@ Never changes the cluster: with ``--bootstrap-server`` it only reads it, through
 re-made from exactly what it was computed from. Every option is checked before anything is read or
 written (bad usage: exit 2), the snapshot and the goal are validated together (bad input: exit 3),
 and the output files are written atomically: all of them or none.
+
+A plan made from a live cluster also passes the safety checks ``ferry execute`` runs before it
+submits (:mod:`ferry.execute.safety`: below min.insync.replicas, onto a broker that is not alive)
+against the snapshot it was made from, with the brokers' liveness read again once the plan is
+made: planning can take a while, and a broker that died meanwhile must not receive replicas. A
+refused plan is not written at all (exit 4) unless ``--force REASON``, which report.json records.
+A snapshot file holds no live state to check against, so offline plans are not checked.
 """
 
 from __future__ import annotations
@@ -17,9 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from ferry.cli import render
-from ferry.cli.commands.snapshot import add_connection_options, take_snapshot
+from ferry.cli.commands.execute import add_safety_options, check_force
+from ferry.cli.commands.snapshot import add_connection_options, open_admin, take_snapshot
 from ferry.cli.engines import Cluster, add_engine_options, plan_clusters
 from ferry.errors import InputError, PreconditionError, UsageError
+from ferry.execute import safety
 from ferry.formats import (
     dump_reassignment,
     dump_rollback,
@@ -30,7 +39,7 @@ from ferry.formats import (
 )
 from ferry.formats.parquet import is_parquet_snapshot
 from ferry.formats.sources import load_any
-from ferry.kafka.snapshot import to_json
+from ferry.kafka.snapshot import to_json, with_current_brokers
 from ferry.model import ClusterSnapshot, Goal, Plan, RackMode
 from ferry.plan.validate import validate_goal
 
@@ -48,7 +57,15 @@ Writes DIR/reassignment.json (the partitions that change, in the JSON format of 
 kafka-reassign-partitions.sh), DIR/rollback.json (their current replicas) and DIR/report.json
 (moves, bytes, lower bound, balance before and after); with --bootstrap-server also
 DIR/snapshot.json, the snapshot the plan was made from. A broker that is down (alive: false in
-the snapshot) never receives replicas: plan it away with --remove-brokers."""
+the snapshot) never receives replicas: plan it away with --remove-brokers.
+
+With --bootstrap-server the plan also passes the safety checks 'ferry execute' runs before it
+submits: no move may leave a partition with fewer replicas than its topic's min.insync.replicas,
+and none may go onto a broker that is not alive (liveness is read again once the plan is made).
+A plan that fails them is refused (exit 4, one line naming the partition and why) and nothing is
+written, not even snapshot.json, unless --force REASON is given: then the plan is written and
+report.json records the reason and the checks it overrode ("forced"). A snapshot file
+(--snapshot, --fleet, --example) holds no live state, so offline plans are not checked."""
 
 _EPILOG = """\
 examples:
@@ -58,6 +75,9 @@ examples:
     ferry plan --snapshot snapshot.json --remove-brokers 4,5 --output-dir out
   the same, straight from a live cluster (snapshot saved as out/snapshot.json):
     ferry plan --bootstrap-server 127.0.0.1:9092 --remove-brokers 4,5 --output-dir out
+  write a live plan the safety checks refuse, saying why (kept in report.json):
+    ferry plan --bootstrap-server 127.0.0.1:9092 --replication-factor logs=1 \\
+        --force 'logs is scratch data' --output-dir out
   with TLS or SASL, the client properties file Kafka's own tools take:
     ferry plan --bootstrap-server kafka1:9093 --command-config client.properties --output-dir out
   move everything from broker 3 to broker 9 and nothing else:
@@ -71,6 +91,13 @@ examples:
     ferry plan --fleet snapshots/ --output-dir out
   plan without Spark, in this process:
     ferry plan --snapshot snapshot.json --engine local --output-dir out"""
+
+
+_FORCE_HELP = (
+    "with --bootstrap-server: write the plan even if the safety checks refuse it (below "
+    "min.insync.replicas, onto a broker that is not alive); REASON and the refusals it "
+    'overrode go into report.json as "forced"'
+)
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -88,6 +115,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     _add_broker_options(parser)
     _add_topic_options(parser)
     add_engine_options(parser)
+    add_safety_options(parser, originals=False, force_help=_FORCE_HELP)
     parser.add_argument(
         "--rack-mode",
         choices=[mode.value for mode in RackMode],
@@ -251,8 +279,11 @@ def run(args: argparse.Namespace) -> int:
     cluster = Cluster(source, source, snapshot, goal, parquet)
     [planned], _ = plan_clusters([cluster], engine=args.engine, master=args.spark_master)
     result = planned.plan
+    forced = _check_safety(args, loaded, result)
     saved = args.output_dir / SNAPSHOT_NAME if loaded.text is not None else None
     report = {**result.report, "snapshot": str(saved) if saved else source, "goal": goal_json(goal)}
+    if forced is not None:
+        report["forced"] = forced
     extra = {saved: loaded.text} if saved is not None and loaded.text is not None else {}
     files = _write_outputs(args.output_dir, result, report, extra)
     print(render.plan_summary(report, snapshot=source, files=files))
@@ -276,12 +307,15 @@ def _check_usage(args: argparse.Namespace) -> None:
     for topic, rf in args.replication_factors:
         if factors.setdefault(topic, rf) != rf:
             raise _usage(f"--replication-factor: {topic} is given both {factors[topic]} and {rf}")
+    check_force(args)
     if args.bootstrap_server is None:
-        offline = [
-            flag
-            for flag, value in (("--command-config", args.command_config), ("--timeout", args.timeout))
-            if value is not None
-        ]
+        # --force overrides the live checks; offline there are none, so it would say nothing.
+        live_only = (
+            ("--command-config", args.command_config),
+            ("--timeout", args.timeout),
+            ("--force", args.force),
+        )
+        offline = [flag for flag, value in live_only if value is not None]
         if offline:
             raise _usage(f"{offline[0]} only goes with --bootstrap-server")
     if args.spark_master is not None and args.engine != "spark":
@@ -296,11 +330,13 @@ def _usage(message: str) -> UsageError:
 
 @dataclass(frozen=True, slots=True)
 class _Loaded:
-    """The snapshot to plan, the name to report it under, and its file text when taken live."""
+    """The snapshot to plan, the name to report it under; when taken live, its file text and the
+    topics' min.insync.replicas (for the safety checks)."""
 
     snapshot: ClusterSnapshot
     source: str
     text: str | None = None
+    min_insync: Mapping[str, int] | None = None
 
 
 def _load(args: argparse.Namespace) -> _Loaded:
@@ -314,7 +350,7 @@ def _load(args: argparse.Namespace) -> _Loaded:
         # it does when planning from a snapshot file.
         live = take_snapshot(args)
         text = render_snapshot(to_json(live))
-        return _Loaded(live.snapshot, f"cluster {args.bootstrap_server}", text)
+        return _Loaded(live.snapshot, f"cluster {args.bootstrap_server}", text, live.min_insync)
     path: Path = args.snapshot
     return _Loaded(load_any(path), str(path))
 
@@ -373,6 +409,29 @@ def _check_targets_alive(snapshot: ClusterSnapshot, goal: Goal, source: str) -> 
             f"broker {ids} is down in {source} (alive: false) and cannot receive replicas",
             hint=f"move its replicas away with --remove-brokers {ids}, or restart it and plan again",
         )
+
+
+def _check_safety(args: argparse.Namespace, loaded: _Loaded, result: Plan) -> dict[str, Any] | None:
+    """Run execute's safety checks on a live plan; returns report.json's ``forced`` entry, if forced.
+
+    Raises:
+        PreconditionError: a check refuses the plan and ``--force`` was not given.
+        KafkaError: the brokers could not be read again.
+    """
+    if loaded.min_insync is None:
+        return None  # planned from a file: no live state to check against
+    with open_admin(args) as admin:
+        current = with_current_brokers(admin, loaded.snapshot)
+    refusals = safety.check(result.moves, current, loaded.min_insync)
+    if args.force is not None:
+        return {"reason": args.force, "overridden": [str(r) for r in refusals]}
+    if refusals:
+        raise PreconditionError(
+            f"refusing to write the plan: {safety.summary(refusals)}; nothing was written",
+            hint="plan differently, or pass --force REASON to write it anyway (the reason goes into "
+            "report.json)",
+        )
+    return None
 
 
 def goal_json(goal: Goal) -> dict[str, Any]:
