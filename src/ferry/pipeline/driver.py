@@ -67,12 +67,15 @@ def check_balanced(job: ClusterJob, result: Balanced) -> None:
 def finish(
     job: ClusterJob, bound: int, placed: Mapping[TopicPartition, tuple[int, ...]], fallbacks: int
 ) -> Plan:
-    """Preferred leaders, moves and report over the planned replicas the workers sent back."""
+    """Preferred leaders, moves and report over the planned replicas the workers sent back (the
+    partitions they leave out keep their replicas)."""
     start = time.perf_counter()
     planned = []
     for parts in in_scope(job.snapshot, job.goal):
+        if parts[0].tp not in placed:
+            raise RuntimeError(f"{job.name}: no placement came back for topic {parts[0].tp.topic}")
         for state in parts:
-            planned.append((state, placed[state.tp]))
+            planned.append((state, placed.get(state.tp, state.replicas)))
     result = assemble(job.snapshot, job.goal, list(job.context.targets), planned, bound, fallbacks)
     job.seconds += time.perf_counter() - start
     return result

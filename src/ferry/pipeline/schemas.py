@@ -64,4 +64,4 @@ PLACED = StructType(
         StructField("seconds", DoubleType(), nullable=False),
     ]
 )
-"""Pass 2 output: planned replicas per partition."""
+"""Pass 2 output: planned replicas of the partitions that change, and of every topic's first partition."""

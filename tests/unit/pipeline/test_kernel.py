@@ -31,7 +31,7 @@ from ferry.pipeline.kernel import (
     place_bucket,
     prepare_bucket,
 )
-from ferry.plan.planner import plan
+from ferry.plan.planner import in_scope, plan
 
 
 def buckets(job: ClusterJob, count: int) -> list[pa.Table]:
@@ -110,3 +110,31 @@ def test_a_balance_missing_a_topic_is_refused() -> None:
     job = ClusterJob(name, name, snapshot, goal)
     with pytest.raises(RuntimeError, match="other topics than the snapshot holds"):
         driver.check_balanced(job, Balanced({(name, "topic-000"): ((), {})}, 0))
+
+
+def test_pass_two_sends_back_changed_partitions_and_each_topics_first() -> None:
+    name, snapshot, goal = named()[0]
+    job = ClusterJob(name, name, snapshot, goal)
+    contexts = {name: job.context}
+    table = pa.concat_tables(buckets(job, 1))
+    demands = prepare_bucket(table, contexts)
+    blobs = zip(demands.column("topic").to_pylist(), demands.column("demand").to_pylist(), strict=True)
+    decisions = driver.balance(job, {topic: load_demand(blob) for topic, blob in blobs}).decisions
+    placed = place_bucket(table, contexts, decisions)
+    names = ("topic", "partition", "replicas")
+    sent = {(t, p): tuple(r) for t, p, r in zip(*(placed.column(n).to_pylist() for n in names), strict=True)}
+    current = {(s.tp.topic, s.tp.partition): s.replicas for s in snapshot.partitions}
+    firsts = {(parts[0].tp.topic, parts[0].tp.partition) for parts in in_scope(snapshot, goal)}
+    moved = {
+        (m.tp.topic, m.tp.partition) for m in plan(snapshot, goal).moves if set(m.target) != set(m.original)
+    }
+    assert moved and moved <= set(sent) and firsts <= set(sent)
+    assert all(sent[key] != current[key] for key in set(sent) - firsts)
+    assert len(sent) < len(snapshot.partitions)
+
+
+def test_a_topic_missing_from_pass_two_is_an_error_not_an_unchanged_topic() -> None:
+    name, snapshot, goal = named()[0]
+    job = ClusterJob(name, name, snapshot, goal)
+    with pytest.raises(RuntimeError, match="no placement came back for topic topic-000"):
+        driver.finish(job, 0, {}, 0)
