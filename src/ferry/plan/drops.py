@@ -27,20 +27,23 @@ def rack_counts(layout: RackLayout, replicas: list[int]) -> list[int]:
     return counts
 
 
-def is_pinned(slot: Slot, layout: RackLayout, mode: RackMode, *, mixed: bool) -> bool:
-    """Whether the balance pass must decide replica by replica which of ``slot``'s replicas stay.
+def is_pinned(
+    rf: int, current_rf: int, replicas: list[int], layout: RackLayout, mode: RackMode, *, mixed: bool
+) -> bool:
+    """Whether the balance pass must decide replica by replica which of a partition's ``replicas``
+    stay (``rf``: planned replication factor; ``current_rf``: the one it has).
 
     That is when keeping them all could break the replication factor or the rack rule, or when a rack
     with a lower bound holds more than it: then which replicas stay decides where new ones must go.
     In a topic whose partitions differ in replication factor (``mixed``), every partition with a
     rack lower bound is pinned, so the per-rack accounting of the balance pass stays uniform.
     """
-    if len(slot.replicas) > slot.rf or slot.rf < slot.state.replication_factor:
+    if len(replicas) > rf or rf < current_rf:
         return True
     if mode is RackMode.EVEN:
         return False
-    bounds = layout.bounds(slot.rf)
-    counts = rack_counts(layout, slot.replicas)
+    bounds = layout.bounds(rf)
+    counts = rack_counts(layout, replicas)
     if any(lo > 0 for lo, _ in bounds) and mixed:
         return True
     # Below a lower bound is fine: the rack's floor already counts the replica it is owed.

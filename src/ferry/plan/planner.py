@@ -30,16 +30,16 @@ from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move, Plan
 from ferry.plan.balance import assign_extras, final_quota
-from ferry.plan.drops import apply_keeps, is_pinned, is_plain_shrink, over_quota_drops, rack_counts
+from ferry.plan.demand import topic_demand
+from ferry.plan.drops import apply_keeps, over_quota_drops
 from ferry.plan.placement import place
-from ferry.plan.program import Balance, Pinned, TopicDemand
-from ferry.plan.quotas import TopicQuota, topic_quota
-from ferry.plan.racks import RackBounds, RackLayout
+from ferry.plan.program import Balance, TopicDemand
+from ferry.plan.quotas import topic_quota
+from ferry.plan.racks import RackLayout
 from ferry.plan.replace import plan_replace
 from ferry.plan.report import build_report
-from ferry.plan.shrink import groups
 from ferry.plan.swaps import leaders_with_swaps
-from ferry.plan.topic import Slot, TopicWork
+from ferry.plan.topic import TopicWork
 
 
 def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
@@ -79,7 +79,7 @@ def prepare_topic(
     rfs = [goal.replication_factors.get(topic, p.replication_factor) for p in parts]
     quota = topic_quota(layout, rfs, goal.rack_mode)
     work = TopicWork.start(topic, parts, rfs, set(layout.brokers))
-    return work, _demand(work, layout, quota, goal.rack_mode)
+    return work, topic_demand(work, layout, quota, goal.rack_mode)
 
 
 def place_topic(
@@ -128,92 +128,6 @@ def in_scope(snapshot: ClusterSnapshot, goal: Goal) -> list[list[PartitionState]
     """The partitions the goal may touch, grouped by topic, in topic-partition order."""
     wanted = (p for p in snapshot.partitions if goal.in_scope(p.tp.topic))
     return [list(group) for _, group in groupby(wanted, key=lambda p: p.tp.topic)]
-
-
-def _shed_sizes(work: TopicWork, layout: RackLayout, base: Sequence[int]) -> tuple[int, ...]:
-    """Per broker, the size of the replica an extra quota slot would let it keep."""
-    sizes: dict[int, list[int]] = {b: [] for b in layout.brokers}
-    for slot in work.slots:
-        for b in slot.replicas:
-            sizes[b].append(slot.state.size)
-    out = []
-    for b, floor in zip(layout.brokers, base, strict=True):
-        held = sorted(sizes[b])
-        excess = len(held) - floor
-        out.append(held[excess - 1] if excess > 0 else 0)
-    return tuple(out)
-
-
-def _demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: RackMode) -> TopicDemand:
-    held = tuple(work.load[b] for b in layout.brokers)
-    free = dict.fromkeys(layout.brokers, 0)
-    floor = [0] * len(layout.members)
-    mixed = len({s.rf for s in work.slots}) > 1
-    pinned, sizes = [], []
-    strict = mode is RackMode.STRICT
-    opened = [0] * len(layout.members)
-    holders = dict.fromkeys(layout.brokers, 0)
-    full_at: dict[int, list[int]] = {b: [0] * len(layout.members) for b in layout.brokers}
-    shrinking: list[tuple[int, tuple[int, ...], int, int]] = []
-    for index, slot in enumerate(work.slots):
-        if is_plain_shrink(slot, layout, mode):
-            shrinking.append((index, tuple(slot.replicas), slot.rf, slot.state.size))
-        elif is_pinned(slot, layout, mode, mixed=mixed):
-            bounds = None if mode is RackMode.EVEN else layout.bounds(slot.rf)
-            isr = slot.state.isr
-            lowered = slot.rf < slot.state.replication_factor and isr is not None
-            in_sync = tuple(b for b in slot.replicas if lowered and isr and b in isr)
-            pinned.append(Pinned(index, tuple(slot.replicas), slot.rf, bounds, in_sync))
-            sizes.append(slot.state.size)
-        else:
-            for b in slot.replicas:
-                free[b] += 1
-            if strict:
-                bounds = layout.bounds(slot.rf)
-                for k, (lo, _) in enumerate(bounds):
-                    floor[k] += lo
-                _count_room(slot, layout, bounds, opened, holders, full_at)
-    return TopicDemand(
-        quota,
-        held,
-        tuple(free[b] for b in layout.brokers),
-        _shed_sizes(work, layout, quota.base),
-        tuple(pinned),
-        tuple(sizes),
-        tuple(floor),
-        tuple(opened) if strict else (),
-        tuple(tuple(holders[b] - n for n in full_at[b]) for b in layout.brokers) if strict else (),
-        len(work.slots),
-        all(slot.rf == 1 for slot in work.slots),
-        tuple(groups(shrinking)),
-    )
-
-
-def _count_room(
-    slot: Slot,
-    layout: RackLayout,
-    bounds: RackBounds,
-    opened: list[int],
-    holders: dict[int, int],
-    full_at: dict[int, list[int]],
-) -> None:
-    """Add a free partition to the per-rack room figures of :class:`TopicDemand`.
-
-    ``opened[k]``: new replicas it could take in rack ``k`` without dropping any; per broker ``b`` it
-    holds, ``holders[b] - full_at[b][k]`` counts it as having room in ``k`` once it leaves ``b``.
-    """
-    counts = rack_counts(layout, slot.replicas)
-    open_slots = slot.rf - len(slot.replicas)
-    full = [k for k, (c, (_, hi)) in enumerate(zip(counts, bounds, strict=True)) if c >= hi]
-    if open_slots > 0:
-        for k, (c, (_, hi)) in enumerate(zip(counts, bounds, strict=True)):
-            opened[k] += min(open_slots, max(0, hi - c))
-    for b in slot.replicas:
-        holders[b] += 1
-        own = layout.rack_of[b]
-        for k in full:
-            if k != own:
-                full_at[b][k] += 1
 
 
 def _moves(planned: Sequence[Planned], leaders: Sequence[int]) -> list[Move]:
