@@ -195,9 +195,13 @@ class Program:
         self.room_rows = room_rows
         """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""
         self.solution: np.ndarray = np.zeros(0)
-        self.free_col: dict[tuple[int, int], int] = {}
-        self.implied: set[tuple[int, int]] = set()
-        """(topic, broker position) pairs whose kept free replicas follow from ``x`` (:meth:`_implied`)."""
+        self.extra_at: list[list[tuple[int, int]]] = [[] for _ in demands]
+        """Per topic, (broker position, column) of its extras."""
+        self.free_at: list[list[tuple[int, int]]] = [[] for _ in demands]
+        """Per topic, (broker position, column) of its ``f`` columns."""
+        self.implied_at: list[list[int]] = [[] for _ in demands]
+        """Per topic, broker positions whose kept free replicas follow from ``x`` (:meth:`_implied`)."""
+        self.rack_index = np.array([layout.rack_of[b] for b in layout.brokers], dtype=np.int64)
         self.shrink_col: dict[tuple[int, int, int], int] = {}
         self.pinned_cols: list[list[tuple[Pinned, dict[int, int]]]] = [[] for _ in demands]
         self.layout = layout
@@ -305,6 +309,7 @@ class Program:
                 if d.quota.rack_extras[layout.rack_of[b]][1] > 0:
                     mine[i] = self.column(1, 0, d.shed[i])
                     self.extra[t, i] = mine[i]
+                    self.extra_at[t].append((i, mine[i]))
             self.row([(c, 1.0) for c in mine.values()], d.quota.extras, d.quota.extras, TOPIC)
             for k, members in enumerate(layout.members):
                 cols = [mine[layout.position[b]] for b in members if layout.position[b] in mine]
@@ -328,7 +333,8 @@ class Program:
             if implied:
                 self._imply_kept(t, i, d, mine)
                 continue
-            f = free_cols[i] = self.free_col[t, i] = self.column(d.free[i], 1)
+            f = free_cols[i] = self.column(d.free[i], 1)
+            self.free_at[t].append((i, f))
             self.kept_cols[t].append(f)
             terms = [(f, 1.0), *((c, 1.0) for c in on_broker.get(i, []))]
             if i in mine:
@@ -355,7 +361,7 @@ class Program:
 
     def _imply_kept(self, t: int, i: int, d: TopicDemand, mine: Mapping[int, int]) -> None:
         """Keep ``min(free, base + x)`` replicas on broker ``i`` without an ``f`` column."""
-        self.implied.add((t, i))
+        self.implied_at[t].append(i)
         self.constant[t] += min(d.free[i], d.quota.base[i])
         if i in mine and d.free[i] > d.quota.base[i]:
             self.gain[mine[i]] += 1
@@ -496,19 +502,21 @@ class Program:
     def _free_room(self, t: int, d: TopicDemand) -> tuple[list[float], list[float]]:
         """Per rack: replicas it must receive, and open slots with room in it, from free partitions."""
         x = self.solution
-        need = [0.0] * len(self.layout.members)
-        avail = [float(n) for n in d.rack_open]
-        for i, b in enumerate(self.layout.brokers):
-            col = self.free_col.get((t, i))
-            extra = x[self.extra[t, i]] if (t, i) in self.extra else 0.0
-            if (t, i) in self.implied:
-                kept = min(d.free[i], d.quota.base[i] + extra)
-            else:
-                kept = float(d.free[i]) if col is None else x[col]
-            need[self.layout.rack_of[b]] += d.quota.base[i] + extra - kept
-            for r, room in enumerate(d.rack_room[i]):
-                avail[r] += min(room, d.free[i] - kept)
-        return need, avail
+        free = np.asarray(d.free, dtype=np.float64)
+        base = np.asarray(d.quota.base, dtype=np.float64)
+        extra = np.zeros(len(free))
+        kept = free.copy()  # without a column: everything it holds of free partitions stays
+        for at, target in ((self.extra_at[t], extra), (self.free_at[t], kept)):
+            if at:
+                where, col = zip(*at, strict=True)
+                target[list(where)] = x[list(col)]
+        implied = self.implied_at[t]
+        kept[implied] = np.minimum(free[implied], base[implied] + extra[implied])
+        racks = len(self.layout.members)
+        need = np.bincount(self.rack_index, weights=base + extra - kept, minlength=racks)
+        room = np.minimum(np.asarray(d.rack_room, dtype=np.float64), (free - kept)[:, None]).sum(axis=0)
+        avail = np.asarray(d.rack_open, dtype=np.float64) + room
+        return need.tolist(), avail.tolist()
 
     def _group_room(self, t: int, d: TopicDemand, need: list[float], avail: list[float]) -> None:
         for g, group in enumerate(d.shrink_groups):
