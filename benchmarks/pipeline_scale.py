@@ -12,6 +12,9 @@ Prints one Markdown row per run. Usage:
     .venv/bin/python benchmarks/pipeline_scale.py                     # every case
     .venv/bin/python benchmarks/pipeline_scale.py --cases 100k        # one case
     .venv/bin/python benchmarks/pipeline_scale.py --runs spark-2      # one engine/master
+
+Spark runs start the driver JVM from the class-data archive an earlier Spark run on this machine
+left (ferry's default); ``spark-2-cold`` starts without one and writes it, as a first run does.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ferry.formats.parquet import BROKERS_FILE, BROKERS_SCHEMA, PARTITIONS_FILE, PARTITIONS_SCHEMA
+from ferry.pipeline.archive import ENV_DIR
 
 BROKERS, RACKS, NEW, RF = 200, 10, 10, 3
 # (clusters, partitions per cluster, partitions per topic). The balance program grows with topics x
@@ -49,7 +53,11 @@ RUNS: dict[str, tuple[str, str | None, bool | None]] = {
     "spark-1": ("spark", "local[1]", None),
     "local": ("local", None, None),
     "spark-2-c1": ("spark", "local[2]", True),
+    "spark-2-cold": ("spark", "local[2]", None),
 }
+COLD = {"spark-2-cold"}
+"""Runs that start without the driver JVM's class-data archive (ferry.pipeline.archive) and write it,
+as the first Spark run on a machine does; the others use the archive an earlier run left."""
 
 
 def write_cluster(folder: Path, partitions: int, per_topic: int, seed: int) -> None:
@@ -183,8 +191,11 @@ def _quality(reports: list[dict[str, Any]]) -> dict[str, Any]:
 def measure(folder: Path, run: str, scratch: Path) -> dict[str, Any]:
     result_file = scratch / f"{folder.name}-{run}.json"
     command = [sys.executable, __file__, "--child", str(folder), run, str(result_file)]
+    env = dict(os.environ)
+    if run in COLD:
+        env[ENV_DIR] = str(scratch / f"cds-{folder.name}")
     start = time.perf_counter()
-    process = subprocess.Popen(command)
+    process = subprocess.Popen(command, env=env)
     sampler = Sampler(process.pid)
     thread = threading.Thread(target=sampler.run, daemon=True)
     thread.start()
