@@ -29,6 +29,7 @@ from ferry.formats._problems import (
     read_bytes,
     read_root,
 )
+from ferry.formats.atomic import dumps_json, dumps_rows
 from ferry.model import ClusterSnapshot, Move, Plan, TopicPartition
 
 
@@ -91,6 +92,12 @@ def dump_reassignment(plan: Plan) -> dict[str, Any]:
 def dump_rollback(plan: Plan) -> dict[str, Any]:
     """The original replicas of the plan's partitions, in Kafka's format, to undo the plan."""
     return {"version": 1, "partitions": [_entry(m.tp, m.original) for m in plan.moves]}
+
+
+def plan_texts(plan: Plan, report: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The contents of a plan's three files: reassignment.json and rollback.json (one partition
+    per line), report.json."""
+    return dumps_rows(dump_reassignment(plan)), dumps_rows(dump_rollback(plan)), dumps_json(report)
 
 
 def _entry(tp: TopicPartition, replicas: tuple[int, ...]) -> dict[str, Any]:

@@ -21,7 +21,6 @@ rather than in a second format so that every snapshot file, hand-written or live
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ from ferry.formats._problems import (
     read_bytes,
     read_root,
 )
+from ferry.formats.atomic import dumps_rows
 from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
 
 _PARTITION_OPTIONAL = ("leader", "isr", "size_bytes", "replica_sizes", "adding_replicas", "removing_replicas")
@@ -164,14 +164,7 @@ def dump_snapshot(snapshot: ClusterSnapshot, details: SnapshotDetails | None = N
 
 def render_snapshot(doc: Mapping[str, Any]) -> str:
     """JSON text with one broker or partition per line: diff-friendly, compact for big clusters."""
-    lines = []
-    for key, value in doc.items():
-        if isinstance(value, list) and value:
-            items = ",\n".join(f"  {json.dumps(item)}" for item in value)
-            lines.append(f" {json.dumps(key)}: [\n{items}\n ]")
-        else:
-            lines.append(f" {json.dumps(key)}: {json.dumps(value)}")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+    return dumps_rows(doc)
 
 
 def _dump_broker(b: Broker) -> dict[str, Any]:

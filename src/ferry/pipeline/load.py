@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ferry.formats import dump_reassignment, dump_rollback, dumps_json, write_files_atomic
+from ferry.formats import dumps_json, plan_texts, write_files_atomic
 from ferry.model import Plan
 
 PLAN_FILES = ("reassignment.json", "rollback.json", "report.json")
@@ -36,11 +36,6 @@ SUMMARY_COLUMNS = (
     "rack_violations_after",
     "seconds",
 )
-
-
-def plan_texts(result: Plan, report: Mapping[str, Any]) -> tuple[str, str, str]:
-    """The three plan files' contents: reassignment, rollback, report."""
-    return dumps_json(dump_reassignment(result)), dumps_json(dump_rollback(result)), dumps_json(report)
 
 
 def write_plan(directory: Path, result: Plan, report: Mapping[str, Any]) -> list[Path]:

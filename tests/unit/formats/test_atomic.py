@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from ferry.formats import atomic
-from ferry.formats.atomic import dumps_json, write_files_atomic, write_json_atomic, write_text_atomic
+from ferry.formats.atomic import (
+    dumps_json,
+    dumps_rows,
+    write_files_atomic,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 
 def test_json_has_two_space_indent_and_a_trailing_newline(tmp_path: Path) -> None:
@@ -79,3 +85,16 @@ def test_a_directory_in_the_way_is_found_before_any_rename(tmp_path: Path) -> No
     with pytest.raises(IsADirectoryError):
         write_files_atomic({tmp_path / "a.json": "1", tmp_path / "b.json": "2"})
     assert os.listdir(tmp_path) == ["b.json"]
+
+
+def test_rows_put_one_list_item_per_line_and_read_back_the_same() -> None:
+    doc = {
+        "version": 1,
+        "partitions": [{"topic": "é", "partition": 0, "replicas": [1, 2]}, {"t": 2}],
+        "empty": [],
+    }
+    text = dumps_rows(doc)
+    assert json.loads(text) == doc
+    lines = text.splitlines()
+    assert '  {"topic": "é", "partition": 0, "replicas": [1, 2]},' in lines
+    assert '  {"t": 2}' in lines and ' "empty": []' in lines and text.endswith("}\n")

@@ -30,10 +30,8 @@ from ferry.cli.engines import Cluster, add_engine_options, plan_clusters
 from ferry.errors import InputError, PreconditionError, UsageError
 from ferry.execute import safety
 from ferry.formats import (
-    dump_reassignment,
-    dump_rollback,
-    dumps_json,
     parse_snapshot,
+    plan_texts,
     render_snapshot,
     write_files_atomic,
 )
@@ -450,11 +448,7 @@ def _write_outputs(
     output_dir: Path, result: Plan, report: Mapping[str, Any], extra: Mapping[Path, str]
 ) -> list[Path]:
     """Write the plan files (and ``extra`` ones), all or none; returns their paths, reassignment first."""
-    contents = (
-        dumps_json(dump_reassignment(result)),
-        dumps_json(dump_rollback(result)),
-        dumps_json(report),
-    )
+    contents = plan_texts(result, report)
     files = {output_dir / name: text for name, text in zip(OUTPUT_NAMES, contents, strict=True)}
     files.update(extra)
     try:
