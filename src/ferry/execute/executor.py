@@ -266,7 +266,8 @@ class Executor:
         request = self._journal.request(request_id)
         options = ExecuteOptions.from_json(request.options)
         throttles = self._journal.throttles(request_id)
-        run = _Run(request_id, options, {t.config: t.previous for t in throttles})
+        previous = {t.config: t.previous for t in throttles}
+        run = _Run(request_id, options, previous, history=History(throttle=options.throttle))
         run.applied = {t.config: t.applied for t in throttles if t.applied is not None}
         self._journal.set_request_state(request_id, RequestState.RUNNING)
         finished = False

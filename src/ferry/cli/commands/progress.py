@@ -60,7 +60,7 @@ def _run(args: argparse.Namespace) -> int:
         tasks = journal.tasks(request.id)
         with KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=args.timeout) as admin:
             replicas = measure(admin, tasks)
-            history = History().add(time.monotonic(), replicas)
+            history = History(throttle=request.options.get("throttle")).add(time.monotonic(), replicas)
             if args.interval > 0 and any(t.state is TaskState.SUBMITTED for t in tasks):
                 time.sleep(args.interval)
                 # The journal may have moved on meanwhile (a move finished): measure its new state.
