@@ -211,5 +211,6 @@ def test_options_round_trip_through_json() -> None:
 def test_polls_sooner_when_the_last_bytes_are_due_within_a_poll() -> None:
     assert _pause(1.0, None) == 1.0  # no estimate yet
     assert _pause(1.0, 30.0) == 1.0
-    assert _pause(1.0, 0.7) == 0.7
-    assert _pause(1.0, 0.0) == 0.5  # bytes all there, the move not ended yet: not a busy loop
+    assert _pause(2.0, 1.5) == 0.5  # due within a poll: a quarter of one, whatever the ETA says
+    assert _pause(1.0, 0.7) == 0.25
+    assert _pause(1.0, 0.0) == 0.25  # bytes all there, the move not ended yet: not a busy loop
