@@ -36,7 +36,7 @@ Kafka enforces a replication quota over 11 one-second windows (``replication.quo
 and ``.size.seconds``): a follower that went over it stops fetching until its rate is back under,
 and the execute benchmark shows a stall of about a second every 11 s, the busiest broker's whole
 copy at 0.89-0.95 of the throttle. Capping at the throttle itself left the ETA short at half way
-(replayed over ten recorded runs: 19 % worst error at 50 %, 11 % with this share).
+(replayed over 14 recorded runs: 19 % worst error at 50 %, 11 % with this share).
 """
 
 
