@@ -99,41 +99,37 @@ def test_time_before_the_bytes_grew_does_not_draw_the_rate_down() -> None:
     assert estimate([Sample(0, 0), Sample(5, 0), Sample(6, 100), Sample(7, 200)], 1000).rate == 100
 
 
+def _grown(
+    history: History, per_s: dict[int, int], totals: dict[int, int], seconds: int
+) -> tuple[History, list[ReplicaProgress]]:
+    """``history`` with a measurement each second from 0 on, each broker copying ``per_s`` B/s."""
+    replicas: list[ReplicaProgress] = []
+    for t in range(seconds):
+        replicas = _replicas({b: rate * t for b, rate in per_s.items()}, totals)
+        history = history.add(float(t), replicas)
+    return history, replicas
+
+
 def test_a_broker_faster_than_its_throttle_counts_at_its_sustained_share() -> None:
     """A burst measures 300 B/s on a broker throttled at 100 B/s: the ETA holds to the throttle."""
-    totals = {1: 3000}
-    history = History(throttle=100)
-    for t in range(4):
-        replicas = _replicas({1: 300 * t}, totals)
-        history = history.add(float(t), replicas)
+    history, replicas = _grown(History(throttle=100), {1: 300}, {1: 3000}, seconds=4)
     est = history.estimate(replicas)
     assert est.rate == pytest.approx(300)  # the measurement is reported as it was
     assert est.eta_s == pytest.approx(2100 / (100 * THROTTLE_SHARE))
-    assert History().add(0.0, replicas).add(1.0, replicas).throttle is None  # add keeps it
+    assert history.throttle == 100  # add keeps it
 
 
 def test_a_broker_slower_than_its_throttle_keeps_its_own_rate() -> None:
-    totals = {1: 3000}
-    history = History(throttle=1000)
-    for t in range(4):
-        replicas = _replicas({1: 50 * t}, totals)
-        history = history.add(float(t), replicas)
+    history, replicas = _grown(History(throttle=1000), {1: 50}, {1: 3000}, seconds=4)
     assert history.estimate(replicas).eta_s == pytest.approx(2850 / 50)
-    assert history.add(4.0, replicas).throttle == 1000
 
 
 def test_a_waiting_broker_needs_at_least_its_bytes_at_the_throttle() -> None:
     """Broker 2 waits for a slot with 20000 B to take; the request's rate alone would say 11 s."""
     totals = {1: 6000, 2: 20000}
-    history = History(throttle=1000)
-    for t in range(3):
-        replicas = _replicas({1: 2000 * t, 2: 0}, totals)
-        history = history.add(float(t), replicas)
-    est = history.estimate(replicas)
-    assert est.eta_s == pytest.approx(20000 / (1000 * THROTTLE_SHARE))
-    unthrottled = History()
-    for t in range(3):
-        unthrottled = unthrottled.add(float(t), _replicas({1: 2000 * t, 2: 0}, totals))
+    history, replicas = _grown(History(throttle=1000), {1: 2000, 2: 0}, totals, seconds=3)
+    assert history.estimate(replicas).eta_s == pytest.approx(20000 / (1000 * THROTTLE_SHARE))
+    unthrottled, replicas = _grown(History(), {1: 2000, 2: 0}, totals, seconds=3)
     assert unthrottled.estimate(replicas).eta_s == pytest.approx((2000 + 20000) / 2000)
 
 
