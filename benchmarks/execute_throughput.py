@@ -68,6 +68,8 @@ class Result:
     )
     # ferry only: the ETA errors against the end as ferry's 1 s polls saw it
     eta_errors_at_poll: dict[int, float | None] = field(default_factory=dict)
+    # ferry only: seconds since start of each phase (first event of a kind, last byte, ...)
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 def main() -> int:
@@ -171,7 +173,12 @@ def _run_ferry(
     events: list[tuple[float, dict[int, int], int, int, float | None, float | None]] = []
     start = time.monotonic()
 
+    phases: dict[str, float] = {}
+
     def listen(event: Event) -> None:
+        kind = type(event).__name__
+        phases.setdefault(f"first {kind}", time.monotonic() - start)
+        phases[f"last {kind}"] = time.monotonic() - start
         if isinstance(event, ProgressUpdate):
             now = time.monotonic() - start
             trace.append((now, {b: p.done for b, p in by_broker(event.replicas).items()}))
@@ -201,7 +208,8 @@ def _run_ferry(
     end_at_poll = _first_complete(trace, totals) or seconds
     errors = {pct: _eta_error(etas, pct / 100, end) for pct in (25, 50, 75)}
     errors_at_poll = {pct: _eta_error(etas, pct / 100, end_at_poll) for pct in (25, 50, 75)}
-    return Result("ferry execute", seconds, trace, totals, errors, events, errors_at_poll)
+    phases |= {"last byte": end, "last byte at poll": end_at_poll, "run returned": seconds}
+    return Result("ferry execute", seconds, trace, totals, errors, events, errors_at_poll, phases)
 
 
 class _Sampler:
@@ -319,6 +327,7 @@ def _figures(result: Result, throttle: int) -> dict[str, object]:
         "eta_error": {f"{k}%": _round(v) for k, v in result.eta_errors.items()},
         "eta_error_end_at_poll": {f"{k}%": _round(v) for k, v in result.eta_errors_at_poll.items()},
         "samples": len(result.trace),
+        "phases_s": {k: round(v, 3) for k, v in sorted(result.phases.items(), key=lambda kv: kv[1])},
     }
 
 

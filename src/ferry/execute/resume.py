@@ -6,7 +6,11 @@ target, never sent (replicas still the originals, nothing in flight: ferry died 
 write and the call), or changed by someone else. Only the cluster can tell, so resume asks it:
 
     finished          -> done (never submitted again)
-    moving to target  -> stays submitted; the executor's loop sees it finish
+    moving to target  -> stays submitted; the executor's loop sees it finish. So does a partition
+                         whose replicas are still its target + originals while no reassignment is
+                         listed: it ended a moment ago, and the broker that answered the metadata
+                         request has not applied that yet (the loop gives such a move a grace
+                         period before it counts as failed)
     never sent        -> stays submitted and is sent again (the state machine has no way back to
                          pending, and the journal did intend it), at the executor's first poll
                          that finds the cluster not frozen, as a new batch would be
@@ -66,9 +70,16 @@ def reconcile(admin: ClusterAdmin, submitted: Sequence[TaskRecord]) -> Reconcile
             done.append(task)
         elif replicas == task.original:
             unsent.append(task)
+        elif replicas == _in_motion(task):
+            moving.append(task)
         else:
             failed.append((task, f"found replicas {list(replicas)}, neither original nor target"))
     return Reconciled(tuple(done), tuple(moving), tuple(unsent), tuple(failed))
+
+
+def _in_motion(task: TaskRecord) -> tuple[int, ...]:
+    """The replicas KIP-455 gives a partition while it moves: target, then originals leaving."""
+    return (*task.target, *(b for b in task.original if b not in task.target))
 
 
 def _target(r: OngoingReassignment) -> tuple[int, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from ferry.execute.journal import Journal
 from ferry.execute.records import ConfigKey, ResourceType
 from ferry.execute.states import RequestState, TaskState
 from ferry.execute.throttles import FOLLOWER_RATE, LEADER_REPLICAS
+from ferry.kafka.admin import ReplicaSizes
 from ferry.model import Move, Plan, TopicPartition
 
 ORIGINAL = {TopicPartition("t", p): (1 + p % 2, 2 + p % 2) for p in range(6)}
@@ -208,8 +210,37 @@ def test_options_round_trip_through_json() -> None:
     assert ExecuteOptions.from_json(options.to_json()) == options
 
 
+class _FastCopy(ExecFakeAdmin):
+    """Adding replicas grow 1000 B per measurement (about one per clock tick) of 100000 B."""
+
+    def __init__(self) -> None:
+        super().__init__({TopicPartition("t", 0): (1,)}, polls_to_finish=6)
+        self.copied = 0
+
+    def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
+        sizes = {tp: dict.fromkeys(r, 100_000) for tp, r in self.replicas.items()}
+        for tp, (target, _) in self.moving.items():
+            self.copied += 1000
+            sizes[tp].update(dict.fromkeys(set(target) - set(self.replicas[tp]), self.copied))
+        return sizes
+
+
+def test_the_eta_holds_to_the_throttle_the_run_sets(journal: Journal) -> None:
+    admin, events = _FastCopy(), list[Event]()
+    executor = _executor(admin, journal, events)
+    plan = Plan.of([Move(TopicPartition("t", 0), (1,), (2,), 100_000)])
+    executor.run(executor.prepare(plan, bootstrap="b", options=ExecuteOptions(throttle=10)))
+    timed = [e for e in events if isinstance(e, ProgressUpdate) and e.estimate.eta_s]
+    assert timed, "no ETA while moving"
+    for update in timed:
+        rate, eta = update.estimate.rate, update.estimate.eta_s
+        assert rate is not None and rate > 10  # measured: fast
+        assert eta is not None and eta >= update.progress.remaining / 10
+
+
 def test_polls_sooner_when_the_last_bytes_are_due_within_a_poll() -> None:
     assert _pause(1.0, None) == 1.0  # no estimate yet
     assert _pause(1.0, 30.0) == 1.0
-    assert _pause(1.0, 0.7) == 0.7
-    assert _pause(1.0, 0.0) == 0.5  # bytes all there, the move not ended yet: not a busy loop
+    assert _pause(2.0, 1.5) == 0.5  # due within a poll: a quarter of one, whatever the ETA says
+    assert _pause(1.0, 0.7) == 0.25
+    assert _pause(1.0, 0.0) == 0.25  # bytes all there, the move not ended yet: not a busy loop

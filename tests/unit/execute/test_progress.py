@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from support.exec_moves import moves
 
 from ferry.execute.progress import (
+    THROTTLE_SHARE,
     History,
     Progress,
     ReplicaProgress,
@@ -96,6 +97,59 @@ def test_time_before_the_bytes_grew_does_not_draw_the_rate_down() -> None:
         history = history.add(float(t), replicas)
     assert history.estimate(replicas).eta_s == pytest.approx(10)  # both have 1000 B left
     assert estimate([Sample(0, 0), Sample(5, 0), Sample(6, 100), Sample(7, 200)], 1000).rate == 100
+
+
+def _grown(
+    history: History, per_s: dict[int, int], totals: dict[int, int], seconds: int
+) -> tuple[History, list[ReplicaProgress]]:
+    """``history`` with a measurement each second from 0 on, each broker copying ``per_s`` B/s."""
+    replicas: list[ReplicaProgress] = []
+    for t in range(seconds):
+        replicas = _replicas({b: rate * t for b, rate in per_s.items()}, totals)
+        history = history.add(float(t), replicas)
+    return history, replicas
+
+
+def test_a_broker_faster_than_its_throttle_counts_at_its_sustained_share() -> None:
+    """A burst measures 300 B/s on a broker throttled at 100 B/s: the ETA holds to the throttle."""
+    history, replicas = _grown(History(throttle=100), {1: 300}, {1: 3000}, seconds=4)
+    est = history.estimate(replicas)
+    assert est.rate == pytest.approx(300)  # the measurement is reported as it was
+    assert est.eta_s == pytest.approx(2100 / (100 * THROTTLE_SHARE))
+    assert history.throttle == 100  # add keeps it
+
+
+def test_a_broker_slower_than_its_throttle_keeps_its_own_rate() -> None:
+    history, replicas = _grown(History(throttle=1000), {1: 50}, {1: 3000}, seconds=4)
+    assert history.estimate(replicas).eta_s == pytest.approx(2850 / 50)
+
+
+def test_a_waiting_broker_needs_at_least_its_bytes_at_the_throttle() -> None:
+    """Broker 2 waits for a slot with 20000 B to take; the request's rate alone would say 11 s."""
+    totals = {1: 6000, 2: 20000}
+    history, replicas = _grown(History(throttle=1000), {1: 2000, 2: 0}, totals, seconds=3)
+    assert history.estimate(replicas).eta_s == pytest.approx(20000 / (1000 * THROTTLE_SHARE))
+    unthrottled, replicas = _grown(History(), {1: 2000, 2: 0}, totals, seconds=3)
+    assert unthrottled.estimate(replicas).eta_s == pytest.approx((2000 + 20000) / 2000)
+
+
+@given(
+    st.lists(st.tuples(st.floats(0.01, 10), st.integers(0, 10**5), st.integers(0, 10**5)), max_size=20),
+    st.integers(1, 10**5),
+)
+def test_the_eta_never_promises_more_than_the_throttle(
+    steps: list[tuple[float, int, int]], throttle: int
+) -> None:
+    totals = {1: 10**6, 2: 10**6}
+    history, at, done = History(throttle=throttle), 0.0, {1: 0, 2: 0}
+    for dt, more1, more2 in steps:
+        at, done = at + dt, {1: done[1] + more1, 2: done[2] + more2}
+        replicas = _replicas(done, totals)
+        history = history.add(at, replicas)
+        eta = history.estimate(replicas).eta_s
+        if eta is not None:
+            assert 0 <= eta < float("inf")
+            assert eta >= max(totals[b] - done[b] for b in totals) / throttle * (1 - 1e-9)
 
 
 def test_history_keeps_only_its_window() -> None:

@@ -4,7 +4,8 @@ Bytes per adding replica (its size on the new broker against the leader's, from 
 rolled up per partition, per receiving broker and for the request. The rate needs two
 measurements, so the command measures twice, ``--interval`` seconds apart, while moves are in
 flight; the ETA is the remaining bytes at that rate, and never sooner than the busiest receiving
-broker can finish at its own rate (see :class:`~ferry.execute.progress.History`).
+broker can finish at its own rate, counted at most at the share of the request's throttle that
+Kafka's quota sustains (see :class:`~ferry.execute.progress.History`).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def _run(args: argparse.Namespace) -> int:
         tasks = journal.tasks(request.id)
         with KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=args.timeout) as admin:
             replicas = measure(admin, tasks)
-            history = History().add(time.monotonic(), replicas)
+            history = History(throttle=request.options.get("throttle")).add(time.monotonic(), replicas)
             if args.interval > 0 and any(t.state is TaskState.SUBMITTED for t in tasks):
                 time.sleep(args.interval)
                 # The journal may have moved on meanwhile (a move finished): measure its new state.
