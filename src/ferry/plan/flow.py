@@ -19,9 +19,13 @@ kept replicas the bigger ones stay (sizes closer than one quantum tie).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.sparse import csr_array
+
+if TYPE_CHECKING:
+    # Only the driver solves; the Spark workers import this module but must not pay for scipy.
+    from scipy.sparse import csr_array
 
 TOPIC, RACK, BROKER, OTHER = "topic", "rack", "broker", "other"
 """Kinds of the program's rows: a topic's extras, the part of them in one rack, a broker's extras,

@@ -8,6 +8,8 @@ exactly ``plan()``'s, byte for byte in the reassignment JSON.
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 import zlib
 
 import pyarrow as pa
@@ -138,3 +140,11 @@ def test_a_topic_missing_from_pass_two_is_an_error_not_an_unchanged_topic() -> N
     job = ClusterJob(name, name, snapshot, goal)
     with pytest.raises(RuntimeError, match="no placement came back for topic topic-000"):
         driver.finish(job, 0, {}, 0)
+
+
+def test_the_worker_side_of_the_kernel_does_not_load_the_solvers() -> None:
+    # Spark starts fresh Python workers that import the kernel; scipy and OR-Tools take about a second
+    # to load there, and only the driver solves the balance program.
+    code = "import sys, ferry.pipeline.kernel; print(sorted({'scipy', 'ortools'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "[]"
