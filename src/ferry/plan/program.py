@@ -216,7 +216,6 @@ class Program:
         self.size: list[int] = []
         self.kinds: list[str] = []
         """Per row: :data:`TOPIC`, :data:`RACK` or :data:`BROKER` (rows on extras alone), or :data:`OTHER`."""
-        self.extra: dict[tuple[int, int], int] = {}
         self.kept_cols: list[list[int]] = [[] for _ in demands]
         self.constant = [0] * len(demands)
         self.scale = scale if scale is not None else size_scale(layout, demands)
@@ -312,7 +311,6 @@ class Program:
             self.upper.extend([1] * len(at))
             self.gain.extend([0] * len(at))
             self.size.extend([d.shed[i] for i in at])
-            self.extra.update({(t, i): c for i, c in mine.items()})
             self.extra_at[t].extend(mine.items())
             self.row([(c, 1.0) for c in mine.values()], d.quota.extras, d.quota.extras, TOPIC)
             for k, members in enumerate(layout.members):
@@ -607,8 +605,9 @@ class Program:
             for i in range(len(self.layout.brokers))
         ]
         by_broker: dict[int, list[tuple[int, float]]] = {}
-        for (_, i), c in self.extra.items():
-            by_broker.setdefault(i, []).append((c, 1.0))
+        for at in self.extra_at:
+            for i, c in at:
+                by_broker.setdefault(i, []).append((c, 1.0))
         for i, terms in sorted(by_broker.items()):
             lo_b, hi_b = band[i]
             self.row(terms, lo_b - base_load[i] - slack, hi_b - base_load[i] + slack, BROKER)
@@ -617,10 +616,11 @@ class Program:
         """A single-replica partition is led by its replica, so single-replica partitions must fit
         the leader counts: at most ``low`` per broker, ``low + 1`` on at most ``extra`` brokers."""
         singles = [t for t, d in enumerate(self.demands) if d.single_replica]
+        extras = {t: dict(self.extra_at[t]) for t in singles}
         lifted = []
         for i in range(len(self.layout.brokers)):
             fixed = self.outside.single[i] + sum(self.demands[t].quota.base[i] for t in singles)
-            terms = [(self.extra[t, i], 1.0) for t in singles if (t, i) in self.extra]
+            terms = [(extras[t][i], 1.0) for t in singles if i in extras[t]]
             if fixed + len(terms) <= low:
                 continue
             u = self.column(1 if extra else 0, 0)
@@ -630,14 +630,13 @@ class Program:
             self.row(lifted, -np.inf, extra)
 
     def _read(self, x: np.ndarray) -> Balance:
+        chosen = (x > 0.5).tolist()  # Python bools: millions of numpy scalar reads are slow
         quotas = []
         for t, d in enumerate(self.demands):
-            quotas.append(
-                tuple(
-                    base + int((t, i) in self.extra and x[self.extra[t, i]] > 0.5)
-                    for i, base in enumerate(d.quota.base)
-                )
-            )
+            quota = list(d.quota.base)
+            for i, c in self.extra_at[t]:
+                quota[i] += chosen[c]
+            quotas.append(tuple(quota))
         kept = [
             self.constant[t] + int(x[np.asarray(cols, dtype=np.int64)].sum())
             for t, cols in enumerate(self.kept_cols)
