@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ferry.plan.program import Balance, Outside, Program, Setting, TopicDemand
+import numpy as np
+
+from ferry.plan.program import Balance, Outside, Program, Setting, TopicDemand, base_loads
 from ferry.plan.quotas import water_level
 from ferry.plan.racks import RackLayout
 
@@ -145,12 +147,12 @@ def _resolve(
 def broker_band(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tuple[int, int]]:
     """Per broker, the (min, max) total load that global water-filling allows."""
     n = len(layout.brokers)
-    base = [sum(d.quota.base[i] for d in demands) for i in range(n)]
-    flex = [0] * n
+    base = base_loads(n, demands).tolist()
+    rack_index = np.array([layout.rack_of[b] for b in layout.brokers], dtype=np.int64)
+    flex = np.zeros(n, dtype=np.int64)
     for d in demands:
         if d.quota.extras > 0:
-            for i, b in enumerate(layout.brokers):
-                flex[i] += d.quota.rack_extras[layout.rack_of[b]][1] > 0
+            flex += np.array([hi > 0 for _, hi in d.quota.rack_extras])[rack_index]
     total = sum(d.quota.total for d in demands)
     highs = [b + f for b, f in zip(base, flex, strict=True)]
     level = water_level([1] * n, base, highs, total)

@@ -168,6 +168,14 @@ def size_scale(layout: RackLayout, demands: Sequence[TopicDemand]) -> float:
     return 0.5 / (biggest * (extras + pinned + 1))
 
 
+def base_loads(brokers: int, demands: Sequence[TopicDemand]) -> np.ndarray:
+    """Per broker (layout order), the sum of every topic's base quota."""
+    if not demands:
+        return np.zeros(brokers, dtype=np.int64)
+    loads: np.ndarray = np.array([d.quota.base for d in demands], dtype=np.int64).sum(axis=0)
+    return loads
+
+
 _INFEASIBLE = 2
 """scipy's ``milp`` status for a program without solutions."""
 _INTEGRAL = 1e-9
@@ -600,16 +608,19 @@ class Program:
         return needs
 
     def _brokers(self, band: list[tuple[int, int]], slack: int) -> None:
-        base_load = [
-            self.outside.load[i] + sum(d.quota.base[i] for d in self.demands)
-            for i in range(len(self.layout.brokers))
-        ]
-        by_broker: dict[int, list[tuple[int, float]]] = {}
-        for at in self.extra_at:
-            for i, c in at:
-                by_broker.setdefault(i, []).append((c, 1.0))
-        for i, terms in sorted(by_broker.items()):
+        n = len(self.layout.brokers)
+        base_load = (np.asarray(self.outside.load, dtype=np.int64) + base_loads(n, self.demands)).tolist()
+        pairs = [pair for at in self.extra_at for pair in at]
+        if not pairs:
+            return
+        at, cols = np.array(pairs, dtype=np.int64).T
+        order = np.argsort(at, kind="stable")
+        at, cols = at[order], cols[order]
+        starts = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
+        for start, end in zip(starts.tolist(), [*starts[1:].tolist(), len(at)], strict=True):
+            i = int(at[start])
             lo_b, hi_b = band[i]
+            terms = [(c, 1.0) for c in cols[start:end].tolist()]
             self.row(terms, lo_b - base_load[i] - slack, hi_b - base_load[i] + slack, BROKER)
 
     def _leaders(self, low: int, extra: int) -> None:
