@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ferry.formats.parquet import BROKERS_FILE, BROKERS_SCHEMA, PARTITIONS_FILE, PARTITIONS_SCHEMA
+from ferry.formats.parquet import BROKERS_FILE, BROKERS_SCHEMA, PARTITIONS_FILE, PARTITIONS_SCHEMA, ROW_GROUP
 from ferry.pipeline.archive import ENV_DIR
 
 BROKERS, RACKS, NEW, RF = 200, 10, 10, 3
@@ -84,8 +84,9 @@ def write_cluster(folder: Path, partitions: int, per_topic: int, seed: int) -> N
         schema=PARTITIONS_SCHEMA,
     )
     folder.mkdir(parents=True, exist_ok=True)
-    pq.write_table(brokers, folder / BROKERS_FILE)
-    pq.write_table(table, folder / PARTITIONS_FILE)
+    # As `ferry snapshot convert` writes them (row groups Spark can split between its tasks).
+    pq.write_table(brokers, folder / BROKERS_FILE, row_group_size=ROW_GROUP)
+    pq.write_table(table, folder / PARTITIONS_FILE, row_group_size=ROW_GROUP)
 
 
 def generate(case: str, root: Path) -> Path:

@@ -66,6 +66,12 @@ def snapshot_tables(snapshot: ClusterSnapshot) -> tuple[pa.Table, pa.Table]:
     return brokers, partitions
 
 
+ROW_GROUP = 65_536
+"""Rows per Parquet row group. Spark splits a file only between row groups: with pyarrow's default
+(a million rows) a million-partition snapshot is one group, scanned by one task while the other
+cores wait."""
+
+
 def write_parquet_snapshot(snapshot: ClusterSnapshot, directory: Path) -> None:
     """Write ``snapshot`` as a Parquet snapshot directory (created if missing)."""
     brokers, partitions = snapshot_tables(snapshot)
@@ -73,7 +79,7 @@ def write_parquet_snapshot(snapshot: ClusterSnapshot, directory: Path) -> None:
     # Written under temporary names and renamed last, so a reader never sees half a snapshot.
     for table, name in ((brokers, BROKERS_FILE), (partitions, PARTITIONS_FILE)):
         temp = directory / f".{name}.tmp"
-        pq.write_table(table, temp)
+        pq.write_table(table, temp, row_group_size=ROW_GROUP)
         temp.replace(directory / name)
 
 

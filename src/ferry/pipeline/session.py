@@ -94,6 +94,9 @@ def resolve(settings: SessionSettings, env: Mapping[str, str], defaults: Mapping
         # adaptive execution merges the (small) shuffle partitions.
         "spark.sql.adaptive.coalescePartitions.enabled": "false",
         "spark.sql.shuffle.partitions": "16",
+        # A file is split for parallel scans only where it is bigger than this "cost of opening"
+        # (default 4 MiB) per core: a 100k-partition snapshot (1.4 MB) would be one task.
+        "spark.sql.files.openCostInBytes": str(1 << 20),
     }
     conf.update(settings.extra)
     return conf
