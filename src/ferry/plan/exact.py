@@ -65,15 +65,13 @@ class Exact:
 
 @dataclass(slots=True)
 class _Program:
-    """The program under construction: sparse rows over columns, their bounds and objective."""
+    """The program under construction: per column its gain and upper bound, per row its terms
+    (column, coefficient) and its (low, high) range."""
 
     gain: list[float] = field(default_factory=list)
     upper: list[float] = field(default_factory=list)
-    rows: list[int] = field(default_factory=list)
-    cols: list[int] = field(default_factory=list)
-    vals: list[float] = field(default_factory=list)
-    lows: list[float] = field(default_factory=list)
-    highs: list[float] = field(default_factory=list)
+    terms: list[list[tuple[int, float]]] = field(default_factory=list)
+    ranges: list[tuple[float, float]] = field(default_factory=list)
 
     def column(self, gain: float = 0.0, upper: float = 1.0) -> int:
         self.gain.append(gain)
@@ -84,13 +82,8 @@ class _Program:
         return _Program(*(list(getattr(self, f.name)) for f in fields(self)))
 
     def row(self, terms: Iterable[tuple[int, float]], lo: float, hi: float) -> None:
-        r = len(self.lows)
-        self.lows.append(lo)
-        self.highs.append(hi)
-        for col, val in terms:
-            self.rows.append(r)
-            self.cols.append(col)
-            self.vals.append(val)
+        self.terms.append(list(terms))
+        self.ranges.append((lo, hi))
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,16 +223,15 @@ def _solve(program: _Program) -> np.ndarray | None:
     from scipy.sparse import coo_array
 
     n = len(program.gain)
-    shape = (len(program.lows), n)
-    entries = (
-        np.array(program.vals),
-        (np.array(program.rows, dtype=np.int64), np.array(program.cols, dtype=np.int64)),
-    )
+    at = [(r, col, val) for r, terms in enumerate(program.terms) for col, val in terms]
+    rows, cols, vals = (np.array(x) for x in zip(*at, strict=True)) if at else (np.zeros(0),) * 3
+    matrix = coo_array((vals, (rows.astype(np.int64), cols.astype(np.int64))), shape=(len(program.terms), n))
+    lows, highs = np.array(program.ranges).reshape(-1, 2).T
     result = milp(
         -np.array(program.gain),
         integrality=np.ones(n),
         bounds=Bounds(np.zeros(n), np.array(program.upper)),
-        constraints=LinearConstraint(coo_array(entries, shape=shape).tocsr(), program.lows, program.highs),
+        constraints=LinearConstraint(matrix.tocsr(), lows, highs),
         options={"mip_rel_gap": 0.0, "presolve": True, "node_limit": NODE_LIMIT},
     )
     if result.status != 0 or result.x is None:
