@@ -7,7 +7,9 @@ Passes, in order (each a module of this package):
 3. :mod:`balance` — which brokers take each topic's extras, for all topics at once;
 4. :mod:`drops` — over-quota drops (smallest replicas first), then :mod:`placement`;
 5. :mod:`leaders` — preferred leaders spread evenly, current leaders kept where possible, and
-   :mod:`swaps` — replica swaps of equal cost where the placement left no even leader choice.
+   :mod:`swaps` — replica swaps of equal cost where the placement left no even leader choice;
+6. :mod:`exact` — only where the passes missed a target (moves above the bound, a replica above
+   quota, leaders spread by more than one) on a small input: the whole plan as one integer program.
 
 Lower bound on replica moves: every replica slot of topic ``t`` not filled by a replica already there
 is a move, so moves >= ``R_t - kept_t``. A broker keeps at most its quota of the topic's replicas
@@ -18,10 +20,19 @@ with per-topic, rack and cluster-wide balance, so ``sum_t R_t - kept_t`` bounds 
 that meets those balance rules: it counts the replicas that must leave removed or over-full brokers
 and those the rack rule or a lower replication factor forces out. The planner then realises those
 quotas; a placement it has to force above a quota would be reported as a fallback.
+
+That bound comes from a relaxation (the program's rack-room rows count open slots per rack, not
+which partition takes which), and it ignores leaders, so on a few small inputs no plan meeting every
+rule reaches it: the rack rule costs a move the rows did not see, or an even leader spread needs a
+replica elsewhere. Where the passes miss a target on a small input, :mod:`exact` solves the same
+rules without the relaxation, leader spread included; its optimum is the fewest moves any plan
+meeting every rule can make, so it is both the plan and the reported bound (never below the
+program's, which relaxes the same rules). On larger inputs the program's bound stands.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import groupby
 from typing import Any
@@ -32,6 +43,7 @@ from ferry.model.plan import Move, Plan
 from ferry.plan.balance import assign_extras, final_quota
 from ferry.plan.demand import topic_demand
 from ferry.plan.drops import apply_keeps, over_quota_drops
+from ferry.plan.exact import LIMIT, solve_exactly
 from ferry.plan.placement import place
 from ferry.plan.program import Balance, TopicDemand
 from ferry.plan.quotas import topic_quota
@@ -112,16 +124,33 @@ def assemble(
     bound: int,
     fallbacks: int,
 ) -> Plan:
-    """Global finish: preferred leaders over every planned partition, the moves and the report."""
+    """Global finish: preferred leaders over every planned partition, the moves and the report; where
+    the passes missed a target on a small input, the exact plan and its bound instead."""
     layout = RackLayout.of(snapshot.racks, targets)
     states = [state for state, _ in planned]
     replicas = [list(reps) for _, reps in planned]
     leaders = leaders_with_swaps(states, replicas, layout)
     planned = list(zip(states, map(tuple, replicas), strict=True))
+    if _falls_short(planned, leaders, layout, bound, fallbacks) and len(planned) * len(targets) <= LIMIT:
+        demands = [prepare_topic(parts, goal, layout)[1] for parts in in_scope(snapshot, goal)]
+        exact = solve_exactly(states, replicas, goal, layout, demands)
+        if exact is not None:
+            planned = list(zip(states, exact.replicas, strict=True))
+            leaders, bound, fallbacks = exact.leaders, exact.moves, 0
     moves = _moves(planned, leaders)
     report: dict[str, Any] = build_report(snapshot, goal, targets, planned, moves, bound)
     report["placement_fallbacks"] = fallbacks
     return Plan.of(moves, report)
+
+
+def _falls_short(
+    planned: Sequence[Planned], leaders: Sequence[int], layout: RackLayout, bound: int, fallbacks: int
+) -> bool:
+    """Whether the passes missed a target: moves above the bound, a fallback, or leaders spread > 1."""
+    moved = sum(1 for state, reps in planned for b in reps if b not in state.replicas)
+    led = Counter(leaders)
+    counts = [led[b] for b in layout.brokers]
+    return moved > bound or fallbacks > 0 or (bool(counts) and max(counts) - min(counts) > 1)
 
 
 def in_scope(snapshot: ClusterSnapshot, goal: Goal) -> list[list[PartitionState]]:

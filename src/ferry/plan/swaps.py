@@ -11,7 +11,9 @@ Only when no such swap exists within a topic are wider changes considered, each 
 only where neither the cluster's nor any topic's spread grows: a partition puts a new replica on
 another broker (relocation); two topics trade one replica each (cross-topic swap); or ``p`` takes
 ``c`` from ``q`` while ``q`` returns to a broker it had before (rotation). Those searches are bounded
-(``_BUDGET`` candidates each): on big clusters leader balance does not need them.
+(``_BUDGET`` candidates each): on big clusters leader balance does not need them. Where even these
+find nothing (an even spread can need two replica changes at once, or one more move than the
+balance program's bound), the planner falls back to :mod:`ferry.plan.exact` on small inputs.
 """
 
 from __future__ import annotations

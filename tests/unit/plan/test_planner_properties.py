@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 
-import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from support.invariants import assert_valid, racks_bind, spreads
@@ -72,15 +71,9 @@ def _feasible(snapshot: ClusterSnapshot, goal: Goal) -> bool:
     )
 
 
-# derandomize: the known gaps below are xfail(strict), so every run must draw the same examples.
+# derandomize: every run draws the same examples, so a failure here reproduces anywhere.
 SETTINGS = settings(
     max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
-)
-
-KNOWN_GAP = pytest.mark.xfail(
-    strict=True,
-    reason="issue 2 open: in a few tiny clusters an even leader spread needs two replica changes at "
-    "once (see test_scenarios.py's xfail example); single swaps, relocations and rotations cover the rest",
 )
 
 
@@ -93,7 +86,6 @@ def test_every_plan_is_valid(data: st.DataObject) -> None:
     assert_valid(snapshot, goal, plan(snapshot, goal))
 
 
-@KNOWN_GAP
 @SETTINGS
 @given(data=st.data())
 def test_every_plan_is_minimal_and_balanced(data: st.DataObject) -> None:
