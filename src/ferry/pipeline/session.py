@@ -8,6 +8,7 @@ order decides the driver memory (``SPARK_DRIVER_MEMORY`` / ``spark.driver.memory
 
 from __future__ import annotations
 
+import atexit
 import os
 import subprocess
 import sys
@@ -145,8 +146,15 @@ def spark_session(settings: SessionSettings) -> Iterator[SparkSession]:
         yield spark
     finally:
         spark.stop()
-        if archive is not None and archive.writing is not None and _end_jvm():
-            archive.publish()
+        if archive is not None and archive.writing is not None:
+            # The JVM writes the archive as it exits, which takes seconds: let that happen once the
+            # command has written its files and said its piece, when this process exits anyway.
+            atexit.register(_publish_at_exit, archive)
+
+
+def _publish_at_exit(archive: ClassArchive) -> None:
+    if _end_jvm():
+        archive.publish()
 
 
 def _class_archive(settings: SessionSettings) -> ClassArchive | None:
