@@ -14,14 +14,18 @@ empty value turns archives off.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 ENV_DIR = "FERRY_SPARK_ARCHIVE_DIR"
+ABANDONED_AFTER_S = 3600.0
+"""A half-written archive this old belongs to no running JVM (writing one takes seconds)."""
 _QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 """The JVM reports on archives at warning level (e.g. classes it cannot archive): not the user's business."""
 
@@ -65,10 +69,20 @@ def choose(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
+    _drop_abandoned(folder)
     path = folder / f"spark-{spark_version}-{_fingerprint(java, spark_home, fast_start)}.jsa"
     if path.is_file():
         return ClassArchive(path)
     return ClassArchive(path, path.with_name(f"{path.stem}.{os.getpid()}.writing"))
+
+
+def _drop_abandoned(folder: Path) -> None:
+    """Delete archives a JVM began long ago and nobody published (killed mid-write): 150 MB each."""
+    cutoff = time.time() - ABANDONED_AFTER_S
+    for stale in folder.glob("*.writing"):
+        with contextlib.suppress(OSError):
+            if stale.stat().st_mtime < cutoff:
+                stale.unlink()
 
 
 def _folder(env: Mapping[str, str]) -> Path | None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
 
-from ferry.pipeline.archive import ENV_DIR, choose
+from ferry.pipeline.archive import ABANDONED_AFTER_S, ENV_DIR, choose
 
 
 @pytest.fixture
@@ -65,3 +66,17 @@ def test_archives_are_off_with_an_empty_folder_setting_or_without_java(tmp_path:
     assert choose({ENV_DIR: "", "JAVA_HOME": str(tmp_path)}, False, tmp_path, "4.3.0") is None
     no_java = {ENV_DIR: str(tmp_path / "cds"), "JAVA_HOME": str(tmp_path / "nowhere"), "PATH": ""}
     assert choose(no_java, False, tmp_path, "4.3.0") is None
+
+
+def test_archives_abandoned_mid_write_are_cleared_and_fresh_ones_kept(
+    java: dict[str, str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "cds"
+    folder.mkdir()
+    old, fresh = folder / "spark-x.111.writing", folder / "spark-x.222.writing"
+    old.write_bytes(b"half")
+    fresh.write_bytes(b"half")
+    hours_ago = time.time() - 2 * ABANDONED_AFTER_S
+    os.utime(old, (hours_ago, hours_ago))
+    assert choose(java, False, tmp_path / "pyspark", "4.3.0") is not None
+    assert not old.exists() and fresh.exists()
