@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 
 from ferry.formats.parquet import BROKERS_FILE, BROKERS_SCHEMA, PARTITIONS_FILE, PARTITIONS_SCHEMA, ROW_GROUP
 from ferry.pipeline.archive import ENV_DIR
+from ferry.plan.collector import paused
 
 BROKERS, RACKS, NEW, RF = 200, 10, 10, 3
 # (clusters, partitions per cluster, partitions per topic). The balance program grows with topics x
@@ -235,7 +236,8 @@ HEADER = (
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         folder, run, result_file = sys.argv[2:5]
-        with tempfile.TemporaryDirectory() as out:
+        # As `ferry plan` runs (ferry.plan.collector).
+        with tempfile.TemporaryDirectory() as out, paused():
             result = child(Path(folder), run, Path(out))
         Path(result_file).write_text(json.dumps(result))
         return

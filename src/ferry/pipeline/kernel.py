@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from ferry.model import Goal, PartitionState, TopicPartition
 from ferry.plan.balance import assign_extras
+from ferry.plan.collector import pausing
 from ferry.plan.planner import lower_bound, place_topic, planned_replicas, prepare_topic
 from ferry.plan.program import TopicDemand
 from ferry.plan.racks import RackLayout
@@ -108,6 +109,7 @@ def topics_of(
         yield ctx, parts
 
 
+@pausing
 def prepare_bucket(table: pa.Table, contexts: Mapping[str, ClusterContext]) -> pa.Table:
     """Pass 1: every topic's demand on the global balance program, pickled."""
     rows: dict[str, list[object]] = {name: [] for name in DEMAND_ARROW.names}
@@ -138,6 +140,7 @@ def solve(name: str, layout: RackLayout, topics: Sequence[str], demands: Sequenc
     return Balanced(decisions, lower_bound(demands, outcome))
 
 
+@pausing
 def balance_cluster(table: pa.Table, contexts: Mapping[str, ClusterContext]) -> pa.Table:
     """One cluster's balance program where its demands are (a fleet's clusters solve in parallel).
 
@@ -161,6 +164,7 @@ def load_balanced(blob: bytes) -> Balanced:
     return result
 
 
+@pausing
 def place_bucket(
     table: pa.Table,
     contexts: Mapping[str, ClusterContext],

@@ -41,6 +41,7 @@ from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move, Plan
 from ferry.plan.balance import assign_extras, final_quota
+from ferry.plan.collector import pausing
 from ferry.plan.demand import topic_demand
 from ferry.plan.drops import apply_keeps, over_quota_drops
 from ferry.plan.exact import LIMIT, solve_exactly
@@ -54,6 +55,7 @@ from ferry.plan.swaps import leaders_with_swaps
 from ferry.plan.topic import TopicWork
 
 
+@pausing
 def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     """Plan the reassignment that reaches ``goal`` with the fewest replica moves."""
     if goal.replace:

@@ -39,6 +39,7 @@ from ferry.formats.parquet import is_parquet_snapshot
 from ferry.formats.sources import load_any
 from ferry.kafka.snapshot import to_json, with_current_brokers
 from ferry.model import ClusterSnapshot, Goal, Plan, RackMode
+from ferry.plan.collector import paused
 from ferry.plan.validate import validate_goal
 
 EXAMPLE_NAME = "six_brokers_add_two.json"
@@ -265,6 +266,12 @@ def run(args: argparse.Namespace) -> int:
         KafkaError: the live cluster could not be read.
     """
     _check_usage(args)
+    # Loading, planning and writing build millions of long-lived objects (ferry.plan.collector).
+    with paused():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.fleet is not None:
         from ferry.cli.fleet import run_fleet
 

@@ -15,6 +15,7 @@ from ferry.errors import UsageError
 from ferry.formats.sources import load_any, write_any
 from ferry.kafka.client import KafkaPythonAdmin, load_command_config
 from ferry.kafka.snapshot import LiveSnapshot, collect, write_json
+from ferry.plan.collector import pausing
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -134,6 +135,7 @@ def _topics(raw: str | None) -> tuple[str, ...] | None:
     return topics
 
 
+@pausing
 def _convert(args: argparse.Namespace) -> int:
     source: Path = args.input
     target: Path = args.output_path
