@@ -148,11 +148,9 @@ def broker_band(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tupl
     """Per broker, the (min, max) total load that global water-filling allows."""
     n = len(layout.brokers)
     base = base_loads(n, demands).tolist()
-    rack_index = np.array([layout.rack_of[b] for b in layout.brokers], dtype=np.int64)
     flex = np.zeros(n, dtype=np.int64)
     for d in demands:
-        if d.quota.extras > 0:
-            flex += np.array([hi > 0 for _, hi in d.quota.rack_extras])[rack_index]
+        flex[d.quota.extra_positions(layout)] += 1
     total = sum(d.quota.total for d in demands)
     highs = [b + f for b, f in zip(base, flex, strict=True)]
     level = water_level([1] * n, base, highs, total)

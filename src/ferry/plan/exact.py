@@ -207,9 +207,10 @@ def _quota_rows(
         topic = columns[start : start + d.partitions]
         start += d.partitions
         extras: dict[int, int] = {}
-        for i, b in enumerate(layout.brokers):
+        takers = set(d.quota.extra_positions(layout))
+        for i in range(len(layout.brokers)):
             terms = [(c.replica[i], 1.0) for c in topic]
-            if d.quota.extras > 0 and d.quota.rack_extras[layout.rack_of[b]][1] > 0:
+            if i in takers:
                 extras[i] = program.column()
                 terms.append((extras[i], -1.0))
             program.row(terms, d.quota.base[i], d.quota.base[i])

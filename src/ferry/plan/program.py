@@ -311,8 +311,7 @@ class Program:
         layout = self.layout
         mine: dict[int, int] = {}
         if d.quota.extras > 0:
-            open_racks = [hi > 0 for _, hi in d.quota.rack_extras]
-            at = [i for i, b in enumerate(layout.brokers) if open_racks[layout.rack_of[b]]]
+            at = d.quota.extra_positions(layout)
             # In bulk: a cluster of 10,000 topics x 200 brokers has two million of these columns.
             first = len(self.upper)
             mine = {i: first + j for j, i in enumerate(at)}

@@ -39,6 +39,14 @@ class TopicQuota:
     def total(self) -> int:
         return sum(self.base) + self.extras
 
+    def extra_positions(self, layout: RackLayout) -> list[int]:
+        """Positions (layout order) of the brokers that may take one of the extras: those in racks
+        allowed any; none when there are no extras."""
+        if self.extras <= 0:
+            return []
+        open_racks = [hi > 0 for _, hi in self.rack_extras]
+        return [i for i, b in enumerate(layout.brokers) if open_racks[layout.rack_of[b]]]
+
 
 def topic_quota(layout: RackLayout, rfs: Sequence[int], mode: RackMode) -> TopicQuota:
     """Water-fill a topic whose partitions have replication factors ``rfs`` over ``layout``."""
