@@ -17,7 +17,7 @@ from ferry.formats.reassignment_json import (
     dump_rollback,
     load_reassignment,
     parse_reassignment,
-    plan_texts,
+    plan_files,
 )
 from ferry.formats.snapshot_json import (
     SnapshotDetails,
@@ -41,7 +41,7 @@ __all__ = [
     "parse_reassignment",
     "parse_snapshot",
     "parse_snapshot_details",
-    "plan_texts",
+    "plan_files",
     "render_snapshot",
     "write_files_atomic",
     "write_json_atomic",

@@ -94,10 +94,15 @@ def dump_rollback(plan: Plan) -> dict[str, Any]:
     return {"version": 1, "partitions": [_entry(m.tp, m.original) for m in plan.moves]}
 
 
-def plan_texts(plan: Plan, report: Mapping[str, Any]) -> tuple[str, str, str]:
-    """The contents of a plan's three files: reassignment.json and rollback.json (one partition
-    per line), report.json."""
-    return dumps_rows(dump_reassignment(plan)), dumps_rows(dump_rollback(plan)), dumps_json(report)
+PLAN_FILES = ("reassignment.json", "rollback.json", "report.json")
+"""A plan's files, in the order :func:`plan_files` gives them."""
+
+
+def plan_files(directory: Path, plan: Plan, report: Mapping[str, Any]) -> dict[Path, str]:
+    """A plan's three files in ``directory`` with their contents: reassignment.json and
+    rollback.json (one partition per line), report.json."""
+    texts = (dumps_rows(dump_reassignment(plan)), dumps_rows(dump_rollback(plan)), dumps_json(report))
+    return {directory / name: text for name, text in zip(PLAN_FILES, texts, strict=True)}
 
 
 def _entry(tp: TopicPartition, replicas: tuple[int, ...]) -> dict[str, Any]:

@@ -12,10 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ferry.formats import dumps_json, plan_texts, write_files_atomic
+from ferry.formats import dumps_json, plan_files, write_files_atomic
 from ferry.model import Plan
 
-PLAN_FILES = ("reassignment.json", "rollback.json", "report.json")
 SUMMARY_JSON = "fleet-summary.json"
 SUMMARY_CSV = "fleet-summary.csv"
 SUMMARY_COLUMNS = (
@@ -40,7 +39,7 @@ SUMMARY_COLUMNS = (
 
 def write_plan(directory: Path, result: Plan, report: Mapping[str, Any]) -> list[Path]:
     """Write one cluster's three files atomically (all or none); returns their paths."""
-    files = dict(zip((directory / n for n in PLAN_FILES), plan_texts(result, report), strict=True))
+    files = plan_files(directory, result, report)
     directory.mkdir(parents=True, exist_ok=True)
     write_files_atomic(files)
     return list(files)

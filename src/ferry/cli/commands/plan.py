@@ -31,7 +31,7 @@ from ferry.errors import InputError, PreconditionError, UsageError
 from ferry.execute import safety
 from ferry.formats import (
     parse_snapshot,
-    plan_texts,
+    plan_files,
     render_snapshot,
     write_files_atomic,
 )
@@ -43,7 +43,6 @@ from ferry.plan.collector import paused
 from ferry.plan.validate import validate_goal
 
 EXAMPLE_NAME = "six_brokers_add_two.json"
-OUTPUT_NAMES = ("reassignment.json", "rollback.json", "report.json")
 SNAPSHOT_NAME = "snapshot.json"
 
 _DESCRIPTION = """\
@@ -455,8 +454,7 @@ def _write_outputs(
     output_dir: Path, result: Plan, report: Mapping[str, Any], extra: Mapping[Path, str]
 ) -> list[Path]:
     """Write the plan files (and ``extra`` ones), all or none; returns their paths, reassignment first."""
-    contents = plan_texts(result, report)
-    files = {output_dir / name: text for name, text in zip(OUTPUT_NAMES, contents, strict=True)}
+    files = plan_files(output_dir, result, report)
     files.update(extra)
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
