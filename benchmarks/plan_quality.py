@@ -6,6 +6,7 @@ seconds of ``plan()`` (CPU seconds are the fairer figure on a shared machine), p
 
     .venv/bin/python benchmarks/plan_quality.py            # small (~3k) and large (100k) cases
     .venv/bin/python benchmarks/plan_quality.py --small    # small cases only
+    .venv/bin/python benchmarks/plan_quality.py --stress   # the worst case found (100k, RF 3->2)
     .venv/bin/python benchmarks/plan_quality.py --only large --limit 900 --json out.json
 """
 
@@ -61,7 +62,7 @@ def generate(case: Case, seed: int = 7) -> tuple[ClusterSnapshot, Goal]:
     states = []
     for t in range(case.topics):
         for p in range(case.partitions):
-            if case.goal == "rebalance":
+            if case.goal in ("rebalance", "rf-down-skewed"):
                 weights = [1.0 / (1 + 0.05 * i) for i in range(len(order))]
                 replicas = _weighted(rnd, order, weights, case.rf)
             else:
@@ -71,13 +72,15 @@ def generate(case: Case, seed: int = 7) -> tuple[ClusterSnapshot, Goal]:
             size = rnd.randint(10**6, 10**10)
             states.append(PartitionState(tp, tuple(replicas), replicas[0], tuple(replicas), size))
     snapshot = ClusterSnapshot.of(nodes, states)
+    down = Goal(replication_factors={f"topic-{t:04d}": case.rf - 1 for t in range(case.topics)})
     goal = {
         "add": Goal(),
         "rebalance": Goal(),
         "remove": Goal(brokers=frozenset(range(case.brokers - case.delta))),
         "replace": Goal(replace=((0, case.brokers),)),
         "rf-up": Goal(replication_factors={f"topic-{t:04d}": case.rf + 1 for t in range(case.topics)}),
-        "rf-down": Goal(replication_factors={f"topic-{t:04d}": case.rf - 1 for t in range(case.topics)}),
+        "rf-down": down,
+        "rf-down-skewed": down,
     }[case.goal]
     return snapshot, goal
 
@@ -144,6 +147,11 @@ LARGE = [
     Case("large: skewed rebalance", 60, 6, 500, 200, 3, "rebalance"),
     Case("large: RF 3->2", 60, 6, 500, 200, 3, "rf-down"),
 ]
+STRESS = [
+    # Every partition on its own replica set (placed as in the skewed rebalance), so no two
+    # partitions of a topic shrink alike: the balance program's worst case (--stress).
+    Case("stress: RF 3->2, all replica sets distinct", 60, 6, 500, 200, 3, "rf-down-skewed"),
+]
 
 
 def row(result: dict[str, Any]) -> str:
@@ -164,11 +172,14 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--small", action="store_true", help="only the ~3k-partition cases")
+    parser.add_argument("--stress", action="store_true", help="only the stress case (not in the default run)")
     parser.add_argument("--json", help="also write raw results to this file")
     parser.add_argument("--only", help="run only the cases whose name contains this text")
     parser.add_argument("--limit", type=float, default=600, help="seconds per case before giving up")
     args = parser.parse_args()
     cases = SMALL if args.small else SMALL + LARGE
+    if args.stress:
+        cases = STRESS
     if args.only:
         cases = [c for c in cases if args.only in c.name]
     print(

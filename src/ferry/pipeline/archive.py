@@ -1,7 +1,8 @@
 """A class-data archive (AppCDS) for the driver JVM: Spark starts in about half the time.
 
 Spark loads some 10,000 classes from 280 jars before the first query; the JVM can map them from an
-archive instead (measured here: session start plus first action 7.5-9 s without, 3.4-3.9 s with).
+archive instead (`benchmarks/spark_startup.py`: process start to the first query's answer 5.7-6.0 s
+without, 3.5-3.8 s with).
 The archive is specific to the JVM build and the class path, so it is made on this machine: the
 first Spark run of a ferry (per pyspark version, Java and JIT flags) asks its JVM to write one when
 it exits (``-XX:ArchiveClassesAtExit``), into a name of its own, and renames it into place once the

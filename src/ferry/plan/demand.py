@@ -2,8 +2,8 @@
 
 Most of it depends on a partition's *shape* only: its replication factor now and planned, and how
 many of its replicas each rack holds. A topic has few shapes however many partitions it has (a
-rack-clean RF 3 topic over 10 racks: a handful), so each shape is classified once per topic; a
-million partitions took 22 s of the profiler's time classified one by one.
+rack-clean RF 3 topic over 10 racks: a handful), so each shape is classified once per topic, not
+once per partition.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ a transportation problem with a nested (topic, rack) side, and it is a network:
 
     topic t --[rack's bounds]--> (t, rack) --[x[t, b]: capacity 1]--> broker b --[band]--> sink
 
-with each topic supplying its extras. OR-Tools' min-cost-flow solver (cost scaling) takes 0.3 s
-where HiGHS's LP took 6 s on the 100k-partition benchmark (1,000 topics x 200 brokers), and a few
-seconds on 10,000 topics, where HiGHS did not come back; the optimum is integral, as every
-network's is.
+with each topic supplying its extras, and OR-Tools' min-cost-flow solver (cost scaling) solves it:
+the balance stage of `benchmarks/pipeline_scale.py` on 100k partitions (1,000 topics x 200 brokers),
+which HiGHS's LP dominated, fell from 10 s to about 1 s, and the 10,000-topic case, where HiGHS did
+not come back, takes 10 s. The optimum is integral, as every network's is.
 
 Costs must be integers: a kept replica is worth ``M``, more than all size terms together, and a
 column's size term is its bytes on a scale of ``QUANTA`` per biggest replica, so among equally many
