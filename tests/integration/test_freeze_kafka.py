@@ -226,3 +226,18 @@ def test_control_topic_is_made_on_first_write_compacted_single_partition(bootstr
         assert described["topic"][topic]["cleanup.policy"]["value"] == "compact"
     finally:
         client.close()
+
+
+def test_a_stalled_consumer_is_replaced_and_the_flag_still_read(bootstrap: str) -> None:
+    # A kept consumer that stops fetching (here: its partition paused) must not fail the read.
+    topic = f"fz-stall-{uuid.uuid4().hex[:8]}"
+    state = FreezeState(True, "stall", "me@here", datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC))
+    with KafkaPythonAdmin(bootstrap, timeout_s=6, control_topic=topic) as admin:
+        admin.write_freeze(state)
+        assert admin.read_freeze() == state
+        stalled = admin._consumer
+        stalled.pause(*stalled.assignment())
+        started = time.monotonic()
+        assert admin.read_freeze() == state
+        assert time.monotonic() - started >= 3  # the first attempt waited out its half of the budget
+        assert admin._consumer is not stalled

@@ -391,24 +391,53 @@ class KafkaPythonAdmin:
             producer.close(timeout=self._timeout_s)
 
     def _read_latest_freeze(self) -> FreezeState | None:
-        tp = KafkaTopicPartition(self._control_topic, 0)
+        """The latest record, read by the kept consumer, or by a new one when that one stalls.
+
+        kafka-python's consumer keeps fetch state between reads (an in-flight fetch, a position
+        being reset); once in CI a kept consumer read nothing for the whole timeout right after
+        another process was killed mid-move. A new consumer starts from none of that state, so
+        each attempt gets half the budget and the second one starts clean.
+        """
+        budget_s = self._timeout_s / 2
+        try:
+            return self._scan_freeze(self._freeze_consumer(), budget_s)
+        except (kerrors.KafkaTimeoutError, kerrors.RequestTimedOutError) as first:
+            stale, self._consumer = self._consumer, None
+            with suppress(Exception):
+                stale.close()
+            try:
+                return self._scan_freeze(self._freeze_consumer(), budget_s)
+            except (kerrors.KafkaTimeoutError, kerrors.RequestTimedOutError) as second:
+                # Both causes in the message: "timed out" alone says nothing about where.
+                causes = f"{_first_line(first)}; then {_first_line(second)}"
+                raise kerrors.KafkaTimeoutError(causes) from second
+
+    def _freeze_consumer(self) -> Any:
         if self._consumer is None:
             # No group: nothing to join or commit, and no group ACLs; kept for the next poll.
             self._consumer = KafkaConsumer(
                 **self._options, group_id=None, enable_auto_commit=False, allow_auto_create_topics=False
             )
-            self._consumer.assign([tp])
-        consumer, timeout_ms = self._consumer, int(self._timeout_s * 1000)
-        end = consumer.end_offsets([tp], timeout_ms=timeout_ms)[tp]
+            self._consumer.assign([KafkaTopicPartition(self._control_topic, 0)])
+        return self._consumer
+
+    def _scan_freeze(self, consumer: Any, budget_s: float) -> FreezeState | None:
+        """The control topic's last freeze record, read from its start to its end offset."""
+        tp = KafkaTopicPartition(self._control_topic, 0)
+        deadline = time.monotonic() + budget_s
+
+        def left_ms() -> int:
+            return max(1, int((deadline - time.monotonic()) * 1000))
+
+        end = consumer.end_offsets([tp], timeout_ms=left_ms())[tp]
         consumer.seek_to_beginning(tp)
-        deadline = time.monotonic() + self._timeout_s
         latest: Any = None
-        while consumer.position(tp, timeout_ms=timeout_ms) < end:
+        while (position := consumer.position(tp, timeout_ms=left_ms())) is None or position < end:
             if time.monotonic() > deadline:
                 raise kerrors.KafkaTimeoutError(
-                    f"read the freeze flag only up to offset {consumer.position(tp)}"
+                    f"read the freeze flag only up to offset {position} of {end} in {budget_s:g} s"
                 )
-            for record in consumer.poll(timeout_ms=200).get(tp, ()):
+            for record in consumer.poll(timeout_ms=min(200, left_ms())).get(tp, ()):
                 if record.key == FREEZE_KEY:
                     latest = record
         return None if latest is None else decode_freeze(latest.value, latest.timestamp)
@@ -528,7 +557,8 @@ def _translated(action: str, bootstrap: str, timeout_s: float) -> Iterator[None]
                 f"cannot reach bootstrap server {bootstrap} within {timeout_s:g} s",
                 hint=_CHECK_HINT,
             ) from exc
-        raise KafkaError(f"timed out {action} after {timeout_s:g} s") from exc
+        detail = f" ({_reason(exc)})" if exc.args and str(exc.args[0]).strip() else ""
+        raise KafkaError(f"timed out {action} after {timeout_s:g} s{detail}") from exc
     except kerrors.KafkaError as exc:
         raise KafkaError(f"{action} failed: {type(exc).__name__}: {_first_line(exc)}") from exc
     except OSError as exc:
