@@ -12,6 +12,13 @@ Prints one Markdown row per run. Usage:
     .venv/bin/python benchmarks/pipeline_scale.py                     # every case
     .venv/bin/python benchmarks/pipeline_scale.py --cases 100k        # one case
     .venv/bin/python benchmarks/pipeline_scale.py --runs spark-2      # one engine/master
+    .venv/bin/python benchmarks/pipeline_scale.py --tasks             # + Spark's task times
+
+``--tasks`` turns on Spark's event log for the Spark runs and adds a second table: per run, the
+wall time of its Spark stages (union of their intervals) and the run time of their tasks summed,
+as Spark measured them. Task seconds per stage-wall second is how many cores the tasks kept busy;
+task seconds on local[2] over task seconds on local[1] is how much slower the same tasks ran when
+two of them shared the machine.
 
 Spark runs start the driver JVM from the class-data archive an earlier Spark run on this machine
 left (ferry's default); ``spark-2-cold`` starts without one and writes it, as a first run does.
@@ -27,7 +34,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +61,7 @@ RUNS: dict[str, tuple[str, str | None, bool | None]] = {
     "spark-1": ("spark", "local[1]", None),
     "local": ("local", None, None),
     "spark-2-c1": ("spark", "local[2]", True),
+    "spark-1-c1": ("spark", "local[1]", True),
     "spark-2-cold": ("spark", "local[2]", None),
 }
 COLD = {"spark-2-cold"}
@@ -107,11 +115,15 @@ class Sampler:
     peak_total: float = 0.0
     peak_driver: float = 0.0
     peak_jvm: float = 0.0
+    cpu: dict[int, float] = field(default_factory=dict)
+    """Last CPU seconds (user + system) seen per process of the tree; exited ones keep theirs."""
     stop: bool = False
 
     def run(self) -> None:
         while not self.stop:
             tree = _tree(self.pid)
+            for p in tree:
+                self.cpu[p] = max(self.cpu.get(p, 0.0), _cpu_seconds(p))
             rss = {p: _rss_mib(p) for p in tree}
             jvm = sum(v for p, v in rss.items() if _is_java(p))
             self.peak_total = max(self.peak_total, sum(rss.values()))
@@ -142,6 +154,15 @@ def _rss_mib(pid: int) -> float:
     except OSError:
         pass
     return 0.0
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        # Fields 14 and 15 of /proc/PID/stat (after the parenthesised command name): utime, stime.
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def _is_java(pid: int) -> bool:
@@ -190,12 +211,15 @@ def _quality(reports: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def measure(folder: Path, run: str, scratch: Path) -> dict[str, Any]:
+def measure(folder: Path, run: str, scratch: Path, *, tasks: bool = False) -> dict[str, Any]:
     result_file = scratch / f"{folder.name}-{run}.json"
     command = [sys.executable, __file__, "--child", str(folder), run, str(result_file)]
     env = dict(os.environ)
     if run in COLD:
         env[ENV_DIR] = str(scratch / f"cds-{folder.name}")
+    events = scratch / f"events-{folder.name}-{run}"
+    if tasks and RUNS[run][0] == "spark":
+        env["SPARK_CONF_DIR"] = str(_event_log_conf(events))
     start = time.perf_counter()
     process = subprocess.Popen(command, env=env)
     sampler = Sampler(process.pid)
@@ -210,7 +234,58 @@ def measure(folder: Path, run: str, scratch: Path) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(result_file.read_text())
     result.update(run=run, wall=wall, peak_total=sampler.peak_total, peak_driver=sampler.peak_driver)
     result["peak_jvm"] = sampler.peak_jvm
+    result["cpu"] = sum(sampler.cpu.values())
+    if events.is_dir():
+        result["tasks"] = task_times(events)
     return result
+
+
+def _event_log_conf(events: Path) -> Path:
+    """A Spark conf folder whose spark-defaults.conf only turns the (uncompressed) event log on."""
+    events.mkdir(parents=True, exist_ok=True)
+    conf = events / "conf"
+    conf.mkdir(exist_ok=True)
+    lines = [
+        "spark.eventLog.enabled true",
+        f"spark.eventLog.dir {events.as_uri()}",
+        "spark.eventLog.compress false",
+    ]
+    (conf / "spark-defaults.conf").write_text("\n".join(lines) + "\n")
+    return conf
+
+
+def task_times(events: Path) -> dict[str, float]:
+    """Spark stages' wall time (union of their intervals), tasks' summed run time, and the tasks."""
+    intervals: list[tuple[float, float]] = []
+    run_ms = count = 0
+    for log in events.rglob("events_*"):
+        for line in log.read_text().splitlines():
+            event = json.loads(line)
+            if event["Event"] == "SparkListenerStageCompleted":
+                info = event["Stage Info"]
+                if "Submission Time" in info and "Completion Time" in info:
+                    intervals.append((info["Submission Time"] / 1000, info["Completion Time"] / 1000))
+            elif event["Event"] == "SparkListenerTaskEnd" and event.get("Task Metrics"):
+                run_ms += event["Task Metrics"]["Executor Run Time"]
+                count += 1
+    wall, end = 0.0, float("-inf")
+    for start, stop in sorted(intervals):
+        wall += max(0.0, stop - max(start, end))
+        end = max(end, stop)
+    return {"stage_wall": wall, "task_seconds": run_ms / 1000, "tasks": count}
+
+
+def task_row(case: str, r: dict[str, Any]) -> str:
+    t = r["tasks"]
+    busy = t["task_seconds"] / t["stage_wall"] if t["stage_wall"] else 0.0
+    figures = f"{t['stage_wall']:.1f} | {t['task_seconds']:.1f} | {busy:.2f} | {t['tasks']}"
+    return f"| {case} | {r['run']} | {figures} | {r['cpu']:.1f} | {r['cpu'] / r['wall']:.2f} |"
+
+
+TASK_HEADER = (
+    "| case | run | Spark stages wall s | task run time s (sum) | tasks per stage-second | tasks | "
+    "CPU s (process tree) | CPU s per wall s |\n|---|---|---|---|---|---|---|---|"
+)
 
 
 def row(case: str, r: dict[str, Any]) -> str:
@@ -245,13 +320,21 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--runs", default="spark-2,spark-1,local")
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "ferry-pipeline-scale")
+    parser.add_argument("--tasks", action="store_true", help="also report Spark's task times (event log)")
     args = parser.parse_args()
     print(HEADER, flush=True)
+    timed: list[str] = []
     with tempfile.TemporaryDirectory() as scratch:
         for case in args.cases.split(","):
             folder = generate(case, args.data)
             for run in args.runs.split(","):
-                print(row(case, measure(folder, run, Path(scratch))), flush=True)
+                result = measure(folder, run, Path(scratch), tasks=args.tasks)
+                print(row(case, result), flush=True)
+                if "tasks" in result:
+                    timed.append(task_row(case, result))
+    if timed:
+        print("\n" + TASK_HEADER)
+        print("\n".join(timed))
 
 
 if __name__ == "__main__":

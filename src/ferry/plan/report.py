@@ -25,14 +25,15 @@ def build_report(
     before = [(s.tp, s.replicas) for s, _ in planned]
     after = [(s.tp, changed.get(s.tp, s.replicas)) for s, _ in planned]
     everyone = RackLayout.of(snapshot.racks, {*snapshot.broker_ids, *targets})
-    replica_moves = sum(len(m.adding) for m in moves)
+    added = [len(m.adding) for m in moves]
+    replica_moves = sum(added)
     return {
         "partitions": len(planned),
         "partitions_changed": len(moves),
         "replica_moves": replica_moves,
         "lower_bound": bound,
         "moves_over_bound": round(replica_moves / bound, 4) if bound else None,
-        "bytes_moved": sum(len(m.adding) * m.size_bytes for m in moves),
+        "bytes_moved": sum(n * m.size_bytes for n, m in zip(added, moves, strict=True)),
         "leader_changes": sum(1 for m in moves if m.leader_changes),
         "target_brokers": list(targets),
         "rack_mode": goal.rack_mode.value,
