@@ -39,7 +39,8 @@ def reference(placement: Placement, targets: list[int], racks: RackLayout) -> di
 @st.composite
 def placements(draw: st.DrawFn) -> tuple[Placement, list[int], RackLayout]:
     brokers = draw(st.lists(st.integers(0, 30), min_size=1, max_size=12, unique=True))
-    names = draw(st.lists(st.sampled_from(["a", "b", "c", None]), min_size=len(brokers), max_size=len(brokers)))
+    rack = st.sampled_from(["a", "b", "c", None])
+    names = draw(st.lists(rack, min_size=len(brokers), max_size=len(brokers)))
     racks = dict(zip(brokers, names, strict=True))
     targets = sorted(draw(st.lists(st.sampled_from(brokers), unique=True)))
     topics = draw(st.lists(st.sampled_from(["t0", "t1", "t2", "t3"]), max_size=30))
