@@ -117,13 +117,24 @@ class Sampler:
     peak_jvm: float = 0.0
     cpu: dict[int, float] = field(default_factory=dict)
     """Last CPU seconds (user + system) seen per process of the tree; exited ones keep theirs."""
+    kinds: dict[int, str] = field(default_factory=dict)
+    """driver, jvm or worker (the Python processes the JVM forks) per process of the tree."""
     stop: bool = False
+
+    def cpu_by_kind(self) -> dict[str, float]:
+        out = dict.fromkeys(("driver", "jvm", "worker"), 0.0)
+        for p, seconds in self.cpu.items():
+            out[self.kinds[p]] += seconds
+        return out
 
     def run(self) -> None:
         while not self.stop:
             tree = _tree(self.pid)
             for p in tree:
                 self.cpu[p] = max(self.cpu.get(p, 0.0), _cpu_seconds(p))
+                # Seen again each time: the JVM starts as spark-submit's shell, which then runs java.
+                if self.kinds.get(p) != "jvm":
+                    self.kinds[p] = "driver" if p == self.pid else "jvm" if _is_java(p) else "worker"
             rss = {p: _rss_mib(p) for p in tree}
             jvm = sum(v for p, v in rss.items() if _is_java(p))
             self.peak_total = max(self.peak_total, sum(rss.values()))
@@ -235,6 +246,7 @@ def measure(folder: Path, run: str, scratch: Path, *, tasks: bool = False) -> di
     result.update(run=run, wall=wall, peak_total=sampler.peak_total, peak_driver=sampler.peak_driver)
     result["peak_jvm"] = sampler.peak_jvm
     result["cpu"] = sum(sampler.cpu.values())
+    result["cpu_by_kind"] = sampler.cpu_by_kind()
     if events.is_dir():
         result["tasks"] = task_times(events)
     return result
@@ -279,12 +291,14 @@ def task_row(case: str, r: dict[str, Any]) -> str:
     t = r["tasks"]
     busy = t["task_seconds"] / t["stage_wall"] if t["stage_wall"] else 0.0
     figures = f"{t['stage_wall']:.1f} | {t['task_seconds']:.1f} | {busy:.2f} | {t['tasks']}"
-    return f"| {case} | {r['run']} | {figures} | {r['cpu']:.1f} | {r['cpu'] / r['wall']:.2f} |"
+    kinds = " / ".join(f"{r['cpu_by_kind'][k]:.1f}" for k in ("driver", "jvm", "worker"))
+    return f"| {case} | {r['run']} | {figures} | {r['cpu']:.1f} | {kinds} | {r['cpu'] / r['wall']:.2f} |"
 
 
 TASK_HEADER = (
     "| case | run | Spark stages wall s | task run time s (sum) | tasks per stage-second | tasks | "
-    "CPU s (process tree) | CPU s per wall s |\n|---|---|---|---|---|---|---|---|"
+    "CPU s (process tree) | of which driver / JVM / workers | CPU s per wall s |\n"
+    "|---|---|---|---|---|---|---|---|---|"
 )
 
 

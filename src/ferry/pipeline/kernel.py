@@ -6,8 +6,9 @@ Spark side (:mod:`ferry.pipeline.transforms`) only wraps them in ``applyInArrow`
 
 Pass 1 (:func:`prepare_bucket`) runs ``prepare_topic`` per topic and sends each topic's demand to the
 driver as pickled bytes; the driver solves the one global balance program. Pass 2
-(:func:`place_bucket`) runs ``prepare_topic`` again (deterministic, cheaper than shipping the scratch
-state back and forth) and ``place_topic`` with the driver's decision, returning planned replicas.
+(:func:`place_bucket`) builds each topic's scratch state again (``start_topic``: deterministic, and
+cheaper than shipping it back and forth; the demand is not computed twice) and runs ``place_topic``
+with the driver's decision, returning planned replicas.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pyarrow as pa
 from ferry.model import Goal, PartitionState, TopicPartition
 from ferry.plan.balance import assign_extras
 from ferry.plan.collector import pausing
-from ferry.plan.planner import lower_bound, place_topic, planned_replicas, prepare_topic
+from ferry.plan.planner import lower_bound, place_topic, planned_replicas, prepare_topic, start_topic
 from ferry.plan.program import TopicDemand
 from ferry.plan.racks import RackLayout
 
@@ -182,7 +183,7 @@ def place_bucket(
         start = time.perf_counter()
         topic = parts[0].tp.topic
         quota, keeps = decisions[(ctx.name, topic)]
-        work, _ = prepare_topic(parts, ctx.goal, ctx.layout)
+        work = start_topic(parts, ctx.goal, ctx.layout)
         fallbacks = place_topic(work, ctx.layout, quota, keeps, ctx.goal.rack_mode)
         planned = planned_replicas(work)
         elapsed = time.perf_counter() - start

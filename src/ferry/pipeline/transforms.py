@@ -3,15 +3,20 @@
 Topics are hashed into buckets (``pmod(hash(cluster, topic), N)``) and each bucket is one
 ``applyInArrow`` call that walks all its topics: one Arrow conversion per bucket, not per topic
 (one group per topic measured 25x slower on this kind of machine; see shared/notes/spark.md).
+
+The shuffle behind ``groupBy`` hashes the bucket value once more into its N partitions, and bucket
+numbers 0..N-1 collide there: at N = 16 six partitions stayed empty and others got two buckets, so
+some tasks did twice the work of others while the slots idled. Each bucket is therefore named by a
+key chosen so that the shuffle sends it to a partition of its own (:func:`bucket_keys`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 from pyspark import Broadcast
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ferry.pipeline.kernel import (
@@ -26,9 +31,31 @@ from ferry.pipeline.schemas import BALANCED, DEMANDS, PLACED
 BUCKET = "bucket"
 
 
-def with_bucket(frame: DataFrame, buckets: int) -> DataFrame:
-    """Add the bucket column: all partitions of a topic land in the same bucket."""
-    return frame.withColumn(BUCKET, F.pmod(F.hash("cluster", "topic"), F.lit(buckets)))
+def bucket_keys(spark: SparkSession, buckets: int) -> list[int]:
+    """Per bucket b, an int the shuffle into ``buckets`` partitions sends to partition b.
+
+    Hash partitioning puts an int key k in partition ``pmod(Murmur3(k, seed 42), n)``. The driver
+    JVM's own Murmur3 answers (a call each, no query, no job: a query here cost seconds of warm-up
+    on a cold JVM); the search ends after about n ln n keys.
+    """
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    # An instance with the seed: py4j did not always find the static hashInt(int, int).
+    murmur3 = jvm.org.apache.spark.unsafe.hash.Murmur3_x86_32(42)
+    keys: dict[int, int] = {}
+    for key in range(64 * buckets):
+        keys.setdefault(int(murmur3.hashInt(key)) % buckets, key)
+        if len(keys) == buckets:
+            return [keys[b] for b in range(buckets)]
+    raise RuntimeError(f"no key reaches shuffle partition {min(set(range(buckets)) - set(keys))}")
+
+
+def with_bucket(frame: DataFrame, keys: Sequence[int]) -> DataFrame:
+    """Add the bucket column: all partitions of a topic land in the same bucket, and every bucket in
+    a shuffle partition of its own (``keys`` from :func:`bucket_keys`)."""
+    bucket = F.pmod(F.hash("cluster", "topic"), F.lit(len(keys)))
+    named = F.element_at(F.array(*(F.lit(k) for k in keys)), bucket + 1)
+    return frame.withColumn(BUCKET, named)
 
 
 def demands(frame: DataFrame, contexts: Mapping[str, ClusterContext]) -> DataFrame:

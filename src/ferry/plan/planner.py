@@ -89,11 +89,21 @@ def prepare_topic(
     parts: Sequence[PartitionState], goal: Goal, layout: RackLayout
 ) -> tuple[TopicWork, TopicDemand]:
     """Per topic: its scratch state and what it asks of the global balance pass."""
-    topic = parts[0].tp.topic
-    rfs = [goal.replication_factors.get(topic, p.replication_factor) for p in parts]
+    rfs = _factors(parts, goal)
     quota = topic_quota(layout, rfs, goal.rack_mode)
-    work = TopicWork.start(topic, parts, rfs, set(layout.brokers))
+    work = TopicWork.start(parts[0].tp.topic, parts, rfs, set(layout.brokers))
     return work, topic_demand(work, layout, quota, goal.rack_mode)
+
+
+def start_topic(parts: Sequence[PartitionState], goal: Goal, layout: RackLayout) -> TopicWork:
+    """The scratch state of :func:`prepare_topic` alone, for an engine that got the balance pass's
+    decision from elsewhere: the demand (most of the cost of preparing) only feeds that pass."""
+    return TopicWork.start(parts[0].tp.topic, parts, _factors(parts, goal), set(layout.brokers))
+
+
+def _factors(parts: Sequence[PartitionState], goal: Goal) -> list[int]:
+    topic = parts[0].tp.topic
+    return [goal.replication_factors.get(topic, p.replication_factor) for p in parts]
 
 
 def place_topic(

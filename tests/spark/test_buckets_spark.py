@@ -1,0 +1,35 @@
+"""Buckets on real Spark: every bucket of topics gets a shuffle partition, and so a task, of its own."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from ferry.pipeline.transforms import BUCKET, bucket_keys, with_bucket
+
+
+@pytest.mark.parametrize("buckets", [2, 16, 37])
+def test_each_bucket_is_the_only_one_in_its_shuffle_partition(spark: SparkSession, buckets: int) -> None:
+    spark.conf.set("spark.sql.shuffle.partitions", str(buckets))
+    names = [f"topic-{i:04d}" for i in range(40 * buckets)]
+    frame = spark.createDataFrame(pa.table({"cluster": ["c"] * len(names), "topic": names}))
+    keys = bucket_keys(spark, buckets)
+
+    def count(table: pa.Table) -> pa.Table:
+        # Defined here, so that it travels to the workers by value (they cannot import tests).
+        (bucket,) = set(table.column(BUCKET).to_pylist())
+        return pa.table({"bucket": pa.array([bucket], pa.int32()), "topics": [table.num_rows]})
+
+    rows = (
+        with_bucket(frame, keys)
+        .groupBy(BUCKET)
+        .applyInArrow(count, "bucket int, topics long")
+        # No shuffle after the grouped call: this is the partition, i.e. the task, that ran it.
+        .withColumn("task", F.spark_partition_id())
+        .collect()
+    )
+    assert sorted(r["bucket"] for r in rows) == sorted(keys), "some bucket got no topic"
+    assert sorted(r["task"] for r in rows) == list(range(buckets)), "two buckets share a partition"
+    assert sum(r["topics"] for r in rows) == len(names)
