@@ -106,17 +106,31 @@ def spark_child(master: str, jobs: int, count: int) -> None:
 
 def spark_rounds(rounds: int, count: int, jobs: int) -> None:
     """local[1] and local[2] in turns, each round a fresh process per master."""
-    print("| round | master | job wall s | task work s (sum) | task work s per wall s |\n|---|---|---|---|---|")
+    print(
+        "| round | master | job wall s | task work s (sum) | task work s per wall s |\n|---|---|---|---|---|"
+    )
     walls: dict[str, list[float]] = {"local[1]": [], "local[2]": []}
     for i in range(rounds):
         for master in walls:
-            command = [sys.executable, __file__, "--spark-child", master, "--topics", str(count), "--jobs", str(jobs)]
+            command = [
+                sys.executable,
+                __file__,
+                "--spark-child",
+                master,
+                "--topics",
+                str(count),
+                "--jobs",
+                str(jobs),
+            ]
             out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
             for line in out.splitlines():
                 job = json.loads(line)
                 walls[master].append(job["wall"])
                 share = job["tasks"] / job["wall"]
-                print(f"| {i + 1} | {master} | {job['wall']:.2f} | {job['tasks']:.2f} | {share:.2f} |", flush=True)
+                print(
+                    f"| {i + 1} | {master} | {job['wall']:.2f} | {job['tasks']:.2f} | {share:.2f} |",
+                    flush=True,
+                )
     one, two = (statistics.median(w) for w in walls.values())
     print(f"\nmedian job wall: local[1] {one:.2f} s, local[2] {two:.2f} s, speed-up {one / two:.2f}")
 
@@ -124,7 +138,9 @@ def spark_rounds(rounds: int, count: int, jobs: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--topics", type=int, default=300, help="topics of 100 partitions per process or task")
+    parser.add_argument(
+        "--topics", type=int, default=300, help="topics of 100 partitions per process or task"
+    )
     parser.add_argument("--spark", action="store_true", help="Spark local[1] against local[2] instead")
     parser.add_argument("--spark-child", metavar="MASTER", help=argparse.SUPPRESS)
     parser.add_argument("--jobs", type=int, default=2, help="timed Spark jobs per process (with --spark)")

@@ -55,14 +55,17 @@ CASES = {
     "1M-wide": (1, 1_000_000, 1_000),
     "fleet-20x50k": (20, 50_000, 100),
 }
-# (engine, master, fast-start JVM flags: None = ferry's choice by size, i.e. on below 200k partitions)
-RUNS: dict[str, tuple[str, str | None, bool | None]] = {
-    "spark-2": ("spark", "local[2]", None),
-    "spark-1": ("spark", "local[1]", None),
-    "local": ("local", None, None),
+# (engine, master, fast-start JVM flags: C1-only JIT and serial GC, ferry's default since session 6;
+# the -c1 names are the runs of earlier sessions that asked for them, -c2 the full JIT)
+RUNS: dict[str, tuple[str, str | None, bool]] = {
+    "spark-2": ("spark", "local[2]", True),
+    "spark-1": ("spark", "local[1]", True),
+    "local": ("local", None, True),
     "spark-2-c1": ("spark", "local[2]", True),
     "spark-1-c1": ("spark", "local[1]", True),
-    "spark-2-cold": ("spark", "local[2]", None),
+    "spark-2-c2": ("spark", "local[2]", False),
+    "spark-1-c2": ("spark", "local[1]", False),
+    "spark-2-cold": ("spark", "local[2]", True),
 }
 COLD = {"spark-2-cold"}
 """Runs that start without the driver JVM's class-data archive (ferry.pipeline.archive) and write it,

@@ -16,9 +16,6 @@ from pathlib import Path
 from ferry.model import ClusterSnapshot, Goal, Plan
 
 ENGINES = ("spark", "local")
-# Below this many partitions the JVM's start-up dominates a Spark run; the fast-start flags halve it
-# on a busy machine, and the C1-only JIT they imply costs nothing that matters at that size.
-FAST_START_BELOW = 200_000
 
 
 @dataclass(frozen=True)
@@ -57,11 +54,14 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 
 def plan_clusters(
-    clusters: Sequence[Cluster], *, engine: str, master: str | None, fast_start: bool | None = None
+    clusters: Sequence[Cluster], *, engine: str, master: str | None, fast_start: bool = True
 ) -> tuple[list[Planned], dict[str, float]]:
     """Plan every cluster with ``engine``; returns the plans (in input order) and stage seconds.
 
-    ``fast_start`` picks the JVM flags of a Spark session ferry starts; None: by the job's size.
+    ``fast_start``: the fast-start JVM flags for a Spark session ferry starts (C1-only JIT, serial
+    GC). They halve the start-up on a busy machine, and at every size measured they also won or
+    tied: the driver JVM only moves a few blobs per bucket, and the C2 compiler threads took more
+    CPU than they saved, on the same two cores the workers need (docs/benchmarks.md, session 6).
     """
     if engine == "local":
         return _plan_locally(clusters), {}
@@ -72,8 +72,6 @@ def plan_clusters(
 
     jobs = [ClusterJob(c.name, c.source, c.snapshot, c.goal, c.parquet) for c in clusters]
     stages = Stages()
-    if fast_start is None:
-        fast_start = sum(len(c.snapshot.partitions) for c in clusters) < FAST_START_BELOW
     with spark_session(SessionSettings(master=master, fast_start=fast_start, class_archive=True)) as spark:
         plans = plan_jobs(spark, jobs, stages)
     out = [Planned(c, plans[j.name], j.seconds) for c, j in zip(clusters, jobs, strict=True)]

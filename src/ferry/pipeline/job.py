@@ -53,8 +53,7 @@ def plan_jobs(
     mark = time.perf_counter()
     buckets = buckets_for(spark)
     spark.conf.set("spark.sql.shuffle.partitions", str(buckets))
-    keys = transforms.bucket_keys(spark, buckets)
-    frame = transforms.with_bucket(extract.partitions_frame(spark, spread), keys)
+    frame = extract.bucket_frame(spark, spread, transforms.bucket_keys(spark, buckets))
     contexts = {job.name: job.context for job in spread}
     stages.add("extract", mark)
     balanced = _balance(frame, spread, contexts, stages)

@@ -1,7 +1,7 @@
 """A StructType for every DataFrame that crosses a function boundary of the pipeline.
 
-They mirror the Arrow schemas of :mod:`ferry.formats.parquet` (snapshot files) and
-:mod:`ferry.pipeline.kernel` (what the workers return); a unit test keeps each pair in step.
+They mirror the Arrow schemas of :mod:`ferry.pipeline.kernel` (what the workers return); a unit
+test keeps each pair in step.
 """
 
 from __future__ import annotations
@@ -11,29 +11,21 @@ from pyspark.sql.types import (
     BinaryType,
     DoubleType,
     IntegerType,
-    LongType,
     StringType,
     StructField,
     StructType,
 )
 
-# Arrow lists (pyarrow, Parquet files) declare nullable elements; the readers reject nulls.
+# Arrow lists (pyarrow) declare nullable elements.
 _BROKER_IDS = ArrayType(IntegerType(), containsNull=True)
 
-SNAPSHOT_PARTITIONS = StructType(
+BUCKETS = StructType(
     [
-        StructField("topic", StringType(), nullable=False),
-        StructField("partition", IntegerType(), nullable=False),
-        StructField("replicas", _BROKER_IDS, nullable=False),
-        StructField("leader", IntegerType()),
-        StructField("isr", _BROKER_IDS),
-        StructField("size_bytes", LongType()),
+        StructField("bucket", IntegerType(), nullable=False),
+        StructField("partitions", BinaryType(), nullable=False),
     ]
 )
-"""partitions.parquet of a Parquet snapshot."""
-
-PARTITIONS = StructType([StructField("cluster", StringType(), nullable=False), *SNAPSHOT_PARTITIONS.fields])
-"""Every partition of every cluster of the job."""
+"""A bucket of topics: its key and its partitions (the snapshot columns plus ``cluster``) as Arrow IPC."""
 
 DEMANDS = StructType(
     [

@@ -1,24 +1,25 @@
 """Transform: DataFrame -> DataFrame steps around the kernel's per-topic passes.
 
-Topics are hashed into buckets (``pmod(hash(cluster, topic), N)``) and each bucket is one
+The driver cuts topics into buckets (:mod:`ferry.pipeline.buckets`) and each bucket is one
 ``applyInArrow`` call that walks all its topics: one Arrow conversion per bucket, not per topic
 (one group per topic measured 25x slower on this kind of machine; see shared/notes/spark.md).
 
-The shuffle behind ``groupBy`` hashes the bucket value once more into its N partitions, and bucket
-numbers 0..N-1 collide there: at N = 16 six partitions stayed empty and others got two buckets, so
-some tasks did twice the work of others while the slots idled. Each bucket is therefore named by a
-key chosen so that the shuffle sends it to a partition of its own (:func:`bucket_keys`).
+The shuffle behind ``groupBy`` hashes the bucket value into its N partitions, and bucket numbers
+0..N-1 collide there: at N = 16 six partitions stayed empty and others got two buckets, so some
+tasks did twice the work of others while the slots idled. Each bucket is therefore named by a key
+chosen so that the shuffle sends it to a partition of its own (:func:`bucket_keys`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import pyarrow as pa
 from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
+from ferry.pipeline.buckets import from_blobs
+from ferry.pipeline.extract import BUCKET
 from ferry.pipeline.kernel import (
     ClusterContext,
     Decision,
@@ -27,8 +28,6 @@ from ferry.pipeline.kernel import (
     prepare_bucket,
 )
 from ferry.pipeline.schemas import BALANCED, DEMANDS, PLACED
-
-BUCKET = "bucket"
 
 
 def bucket_keys(spark: SparkSession, buckets: int) -> list[int]:
@@ -50,20 +49,12 @@ def bucket_keys(spark: SparkSession, buckets: int) -> list[int]:
     raise RuntimeError(f"no key reaches shuffle partition {min(set(range(buckets)) - set(keys))}")
 
 
-def with_bucket(frame: DataFrame, keys: Sequence[int]) -> DataFrame:
-    """Add the bucket column: all partitions of a topic land in the same bucket, and every bucket in
-    a shuffle partition of its own (``keys`` from :func:`bucket_keys`)."""
-    bucket = F.pmod(F.hash("cluster", "topic"), F.lit(len(keys)))
-    named = F.element_at(F.array(*(F.lit(k) for k in keys)), bucket + 1)
-    return frame.withColumn(BUCKET, named)
-
-
 def demands(frame: DataFrame, contexts: Mapping[str, ClusterContext]) -> DataFrame:
     """Pass 1: one row per in-scope topic with its pickled demand (see :data:`DEMANDS`)."""
     ctx = dict(contexts)
 
     def run(table: pa.Table) -> pa.Table:
-        return prepare_bucket(table, ctx)
+        return prepare_bucket(from_blobs(table.column("partitions").to_pylist()), ctx)
 
     return frame.groupBy(BUCKET).applyInArrow(run, DEMANDS)
 
@@ -88,6 +79,6 @@ def placements(
 
     def run(table: pa.Table) -> pa.Table:
         # The decisions of every topic travel once per executor as a broadcast, not with each task.
-        return place_bucket(table, ctx, decisions.value)
+        return place_bucket(from_blobs(table.column("partitions").to_pylist()), ctx, decisions.value)
 
     return frame.groupBy(BUCKET).applyInArrow(run, PLACED)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import pickle
 import subprocess
 import sys
-import zlib
 
 import pyarrow as pa
 import pytest
@@ -18,9 +17,9 @@ from support.invariants import assert_valid
 from support.scenarios import Case, named, random_cases
 
 from ferry.formats import dump_reassignment, dumps_json
-from ferry.formats.parquet import snapshot_tables
 from ferry.model import Plan
 from ferry.pipeline import driver
+from ferry.pipeline.buckets import from_blobs, partitions_table, split, to_blob
 from ferry.pipeline.driver import ClusterJob
 from ferry.pipeline.kernel import (
     BALANCED_ARROW,
@@ -37,14 +36,12 @@ from ferry.plan.planner import in_scope, plan
 
 
 def buckets(job: ClusterJob, count: int) -> list[pa.Table]:
-    """The cluster's partition rows split into ``count`` buckets by topic, rows shuffled."""
-    _, table = snapshot_tables(job.snapshot)
-    table = table.add_column(0, "cluster", pa.array([job.name] * table.num_rows, pa.string()))
-    keys = [zlib.crc32(t.encode()) % count for t in table.column("topic").to_pylist()]
+    """The cluster's partitions cut into ``count`` buckets as the driver cuts them, each through its
+    IPC blob as the workers get it, rows reversed (the workers must not rely on the order)."""
     out = []
-    for b in range(count):
-        rows = [i for i, k in enumerate(keys) if k == b]
-        out.append(table.take(pa.array(list(reversed(rows)), pa.int64())))
+    for table in split(partitions_table(job), count):
+        table = from_blobs([to_blob(table)])
+        out.append(table.take(pa.array(list(reversed(range(table.num_rows))), pa.int64())))
     return out
 
 

@@ -7,9 +7,8 @@ from pathlib import Path
 import pyarrow as pa
 from pyspark.sql.types import DataType, StructType
 
-from ferry.formats.parquet import PARTITIONS_SCHEMA
 from ferry.pipeline.kernel import DEMAND_ARROW, PLACED_ARROW
-from ferry.pipeline.schemas import DEMANDS, PLACED, SNAPSHOT_PARTITIONS
+from ferry.pipeline.schemas import DEMANDS, PLACED
 from ferry.pipeline.session import (
     DEFAULT_DRIVER_MEMORY,
     DEFAULT_MASTER,
@@ -78,6 +77,5 @@ def _same(spark: StructType, arrow: pa.Schema) -> None:
 
 
 def test_spark_schemas_match_the_arrow_schemas_they_exchange() -> None:
-    _same(SNAPSHOT_PARTITIONS, PARTITIONS_SCHEMA)
     _same(DEMANDS, DEMAND_ARROW)
     _same(PLACED, PLACED_ARROW)

@@ -1,0 +1,78 @@
+"""Buckets of topics: how the driver splits a job's partitions into the units the workers plan.
+
+Pure (pyarrow, no Spark), so it is tested without a session. The driver holds every snapshot anyway
+(the global phases need it), so it cuts the partitions into buckets itself and ships each bucket as
+one Arrow IPC blob: the JVM then moves a few binary values instead of converting every partition row
+(with its replica lists) to Spark rows and back to Arrow, which cost it as much CPU as the planning
+kernel on the 1M case (``benchmarks/pipeline_scale.py --tasks``: JVM against workers CPU s), and it
+did that on the same two cores. It also means executors never need to see the snapshot files.
+
+Topics go to buckets whole, biggest first onto the lightest bucket (LPT), so buckets carry nearly
+equal numbers of partitions and no task idles a slot while another finishes a double share.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ferry.formats.parquet import read_partitions_table, snapshot_tables
+from ferry.pipeline.driver import ClusterJob
+
+CLUSTER = "cluster"
+
+
+def partitions_table(job: ClusterJob) -> pa.Table:
+    """The in-scope partitions of one job, with a first column naming its cluster.
+
+    A Parquet snapshot is read again with pyarrow (columnar, a fraction of a second for a million
+    rows; the loader already validated it); an in-memory one is turned into a table.
+    """
+    if job.parquet is not None:
+        table = read_partitions_table(job.parquet)
+    else:
+        _, table = snapshot_tables(job.snapshot)
+    topics = pc.unique(table.column("topic")).to_pylist()
+    wanted = [t for t in topics if job.goal.in_scope(t)]
+    if len(wanted) < len(topics):
+        table = table.filter(pc.is_in(table.column("topic"), pa.array(wanted, pa.string())))
+    return table.add_column(0, CLUSTER, pa.array([job.name] * table.num_rows, pa.string()))
+
+
+def assign(sizes: Sequence[int], buckets: int) -> list[int]:
+    """A bucket per item: biggest first, each onto the bucket with the fewest so far (ties: the
+    lower bucket, then the item given first), so equal inputs always give equal buckets."""
+    order = sorted(range(len(sizes)), key=lambda i: (-sizes[i], i))
+    loads = [(0, b) for b in range(buckets)]
+    out = [0] * len(sizes)
+    for i in order:
+        load, b = heapq.heappop(loads)
+        out[i] = b
+        heapq.heappush(loads, (load + sizes[i], b))
+    return out
+
+
+def split(table: pa.Table, buckets: int) -> list[pa.Table]:
+    """``table`` (partitions of one or more clusters) cut into ``buckets`` tables of whole topics."""
+    keys = pc.binary_join_element_wise(table.column(CLUSTER), table.column("topic"), "\x00")
+    counts = pc.value_counts(keys)
+    names = counts.field("values")
+    chosen = assign(counts.field("counts").to_pylist(), buckets)
+    of_row = pc.take(pa.array(chosen, pa.int32()), pc.index_in(keys, value_set=names))
+    return [table.filter(pc.equal(of_row, b)) for b in range(buckets)]
+
+
+def to_blob(table: pa.Table) -> bytes:
+    """One bucket as Arrow IPC stream bytes."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def from_blobs(blobs: Sequence[bytes]) -> pa.Table:
+    """The partitions of one or more buckets' blobs, as one table."""
+    return pa.concat_tables([pa.ipc.open_stream(pa.py_buffer(b)).read_all() for b in blobs])
