@@ -6,8 +6,8 @@ Layout (one row per broker, one row per partition; the same fields as snapshot J
     NAME/partitions.parquet  topic string, partition int32, replicas list<int32>,
                              leader int32?, isr list<int32>?, size_bytes int64?
 
-Parquet is the format for large clusters and fleets: Spark scans it directly and in parallel, where a
-snapshot JSON is one object that only a single reader can parse. Readers here use pyarrow and check
+Parquet is the format for large clusters and fleets: columnar, read without parsing text, and
+readable by any Parquet tool (Spark, DuckDB, pandas) for analysis. Readers here use pyarrow and check
 the same rules as the JSON reader; problems name the file, the row and the column, e.g.
 ``snap/partitions.parquet: row 12: replicas: broker 9 is not in brokers``.
 """
@@ -67,9 +67,8 @@ def snapshot_tables(snapshot: ClusterSnapshot) -> tuple[pa.Table, pa.Table]:
 
 
 ROW_GROUP = 65_536
-"""Rows per Parquet row group. Spark splits a file only between row groups: with pyarrow's default
-(a million rows) a million-partition snapshot is one group, scanned by one task while the other
-cores wait."""
+"""Rows per Parquet row group. Readers that split files (Spark, DuckDB) split only between row
+groups: with pyarrow's default (a million rows) a million-partition snapshot is one group."""
 
 
 def write_parquet_snapshot(snapshot: ClusterSnapshot, directory: Path) -> None:

@@ -26,7 +26,8 @@ class ClusterJob:
     snapshot: ClusterSnapshot
     goal: Goal
     parquet: Path | None = None
-    """The Parquet snapshot directory it came from, which Spark then scans itself."""
+    """The Parquet snapshot directory it came from: the driver reads its partitions table again with
+    pyarrow to cut the buckets, faster than turning the loaded snapshot back into a table."""
     seconds: float = 0.0
     """Time spent on this cluster so far: its driver phases plus its topics' time in the workers."""
     context: ClusterContext = field(init=False)
