@@ -18,7 +18,8 @@ Prints one Markdown row per run. Usage:
 wall time of its Spark stages (union of their intervals) and the run time of their tasks summed,
 as Spark measured them. Task seconds per stage-wall second is how many cores the tasks kept busy;
 task seconds on local[2] over task seconds on local[1] is how much slower the same tasks ran when
-two of them shared the machine.
+two of them shared the machine. The CPU seconds of the process tree are split into the driver
+(this child process), the JVM and the Python workers it forks.
 
 Spark runs start the driver JVM from the class-data archive an earlier Spark run on this machine
 left (ferry's default); ``spark-2-cold`` starts without one and writes it, as a first run does.

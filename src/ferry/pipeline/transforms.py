@@ -5,8 +5,8 @@ The driver cuts topics into buckets (:mod:`ferry.pipeline.buckets`) and each buc
 (one group per topic measured 25x slower on this kind of machine; see shared/notes/spark.md).
 
 The shuffle behind ``groupBy`` hashes the bucket value into its N partitions, and bucket numbers
-0..N-1 collide there: at N = 16 six partitions stayed empty and others got two buckets, so some
-tasks did twice the work of others while the slots idled. Each bucket is therefore named by a key
+0..N-1 collide there: some partitions stayed empty and others got two buckets, so some tasks did
+twice the work of others while the slots idled. Each bucket is therefore named by a key
 chosen so that the shuffle sends it to a partition of its own (:func:`bucket_keys`).
 """
 
