@@ -27,8 +27,9 @@ def bucket_frame(spark: SparkSession, jobs: Sequence[ClusterJob], keys: Sequence
     parts = split(pa.concat_tables([partitions_table(job) for job in jobs]), len(keys))
     rows = pa.table(
         {
-            BUCKET: pa.array(keys, pa.int32()),
-            "partitions": pa.array([to_blob(t) for t in parts], pa.binary()),
+            BUCKET: pa.chunked_array([pa.array([k], pa.int32()) for k in keys]),
+            # A chunk per bucket: one Arrow binary array holds at most 2 GiB, a whole fleet may not.
+            "partitions": pa.chunked_array([pa.array([to_blob(t)], pa.binary()) for t in parts]),
         }
     )
     return spark.createDataFrame(rows, schema=BUCKETS)
