@@ -140,7 +140,7 @@ class Sampler:
                 if self.kinds.get(p) != "jvm":
                     self.kinds[p] = "driver" if p == self.pid else "jvm" if _is_java(p) else "worker"
             rss = {p: _rss_mib(p) for p in tree}
-            jvm = sum(v for p, v in rss.items() if _is_java(p))
+            jvm = sum(v for p, v in rss.items() if self.kinds.get(p) == "jvm")
             self.peak_total = max(self.peak_total, sum(rss.values()))
             self.peak_driver = max(self.peak_driver, rss.get(self.pid, 0.0))
             self.peak_jvm = max(self.peak_jvm, jvm)

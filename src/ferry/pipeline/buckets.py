@@ -23,6 +23,8 @@ from ferry.formats.parquet import read_partitions_table, snapshot_tables
 from ferry.pipeline.driver import ClusterJob
 
 CLUSTER = "cluster"
+BLOBS = "partitions"
+"""The column of the bucket rows that holds their blobs (:data:`ferry.pipeline.schemas.BUCKETS`)."""
 
 
 def partitions_table(job: ClusterJob) -> pa.Table:
@@ -76,3 +78,8 @@ def to_blob(table: pa.Table) -> bytes:
 def from_blobs(blobs: Sequence[bytes]) -> pa.Table:
     """The partitions of one or more buckets' blobs, as one table."""
     return pa.concat_tables([pa.ipc.open_stream(pa.py_buffer(b)).read_all() for b in blobs])
+
+
+def unpack(rows: pa.Table) -> pa.Table:
+    """The partitions carried by bucket rows (what a worker gets for one bucket), as one table."""
+    return from_blobs(rows.column(BLOBS).to_pylist())

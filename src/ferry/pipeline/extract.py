@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
-from ferry.pipeline.buckets import partitions_table, split, to_blob
+from ferry.pipeline.buckets import BLOBS, partitions_table, split, to_blob
 from ferry.pipeline.driver import ClusterJob
 from ferry.pipeline.schemas import BUCKETS
 
@@ -29,7 +29,7 @@ def bucket_frame(spark: SparkSession, jobs: Sequence[ClusterJob], keys: Sequence
         {
             BUCKET: pa.chunked_array([pa.array([k], pa.int32()) for k in keys]),
             # A chunk per bucket: one Arrow binary array holds at most 2 GiB, a whole fleet may not.
-            "partitions": pa.chunked_array([pa.array([to_blob(t)], pa.binary()) for t in parts]),
+            BLOBS: pa.chunked_array([pa.array([to_blob(t)], pa.binary()) for t in parts]),
         }
     )
     return spark.createDataFrame(rows, schema=BUCKETS)

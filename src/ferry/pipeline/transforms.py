@@ -18,7 +18,7 @@ import pyarrow as pa
 from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 
-from ferry.pipeline.buckets import from_blobs
+from ferry.pipeline.buckets import unpack
 from ferry.pipeline.extract import BUCKET
 from ferry.pipeline.kernel import (
     ClusterContext,
@@ -54,7 +54,7 @@ def demands(frame: DataFrame, contexts: Mapping[str, ClusterContext]) -> DataFra
     ctx = dict(contexts)
 
     def run(table: pa.Table) -> pa.Table:
-        return prepare_bucket(from_blobs(table.column("partitions").to_pylist()), ctx)
+        return prepare_bucket(unpack(table), ctx)
 
     return frame.groupBy(BUCKET).applyInArrow(run, DEMANDS)
 
@@ -79,6 +79,6 @@ def placements(
 
     def run(table: pa.Table) -> pa.Table:
         # The decisions of every topic travel once per executor as a broadcast, not with each task.
-        return place_bucket(from_blobs(table.column("partitions").to_pylist()), ctx, decisions.value)
+        return place_bucket(unpack(table), ctx, decisions.value)
 
     return frame.groupBy(BUCKET).applyInArrow(run, PLACED)
