@@ -158,6 +158,11 @@ class ClusterAdminContract:
             cluster.start_broker(4)
         states = cluster.admin.describe_partitions([topic])
         assert all(p.isr is not None and sorted(p.isr) == sorted(p.replicas) for p in states)
+        # At once, not eventually: a client whose cached metadata still lacks the restarted broker
+        # must not report that broker's replicas as missing.
+        sizes = cluster.admin.describe_replica_sizes([topic])
+        assert set(sizes[TopicPartition(topic, 0)]) == {1, 4}
+        assert set(sizes[TopicPartition(topic, 1)]) == {2, 4}
 
     # -- the executor's writes ---------------------------------------------------------------------
 

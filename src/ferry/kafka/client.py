@@ -38,6 +38,7 @@ T = TypeVar("T")
 
 _READ_ATTEMPTS = 4
 _RETRY_BACKOFF_S = 0.25
+_REFRESH_WAIT_S = 5.0
 # A broker down, not yet reachable, or not yet back in the client's metadata after a restart.
 _RETRIED = (kerrors.KafkaConnectionError, kerrors.NodeNotReadyError, kerrors.UnknownBrokerIdError)
 _CHECK_HINT = "check --bootstrap-server, that the brokers run, and security.protocol"
@@ -140,8 +141,13 @@ class KafkaPythonAdmin:
     def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
         """Replica sizes per partition and broker (one DescribeLogDirs request per broker)."""
         wanted = None if topics is None else sorted(topics)
+        # Named explicitly: kafka-python's default is the brokers of its cached metadata, which lacks
+        # a restarted broker until the periodic refresh minutes later, and its replicas would read as
+        # empty. An unknown id fails the request instead, and _call refreshes and retries.
+        live = sorted(b.id for b in self.describe_brokers())
         replies = self._call(
-            "describing log dirs", lambda: self._client.describe_log_dirs(topic_partitions=wanted)
+            "describing log dirs",
+            lambda: self._client.describe_log_dirs(topic_partitions=wanted, brokers=live),
         )
         sizes: dict[TopicPartition, dict[int, int]] = {}
         for reply in replies:
@@ -213,8 +219,13 @@ class KafkaPythonAdmin:
         must go to that broker (its DescribeConfigs) fails with UnknownBrokerIdError until then.
         """
         client = getattr(self, "_client", None)  # None while the client itself is being created
-        if client is not None:
-            client._manager.cluster.request_update()
+        if client is None:
+            return
+        updated = client._manager.cluster.request_update()
+        # Bounded: a retry sent before the refresh lands would fail the same way.
+        deadline = time.monotonic() + min(self._timeout_s, _REFRESH_WAIT_S)
+        while not updated.is_done and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     # -- writes used by the executor (ferry.execute) ---------------------------------------------
     # Each is idempotent (the same target, SET or DELETE sent twice ends the same), so _call's

@@ -30,6 +30,8 @@ It should return an empty set (not raise) while the cluster is still starting.""
 SASL_CONFIG_FILE = "client-sasl.properties"
 _FORMAT_TIMEOUT_S = 60.0
 _STOP_GRACE_S = 15.0
+_CONSOLE_LOG = "console.log"
+_DATA_DIR = "data"  # log.dirs; Kafka keeps its lock file in it
 
 
 def default_sandbox_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -122,6 +124,14 @@ class Sandbox:
         state = self.state()
         node = self._node(state, node_id)
         process.stop(node.pid, _marker(node), grace_s=_STOP_GRACE_S)
+        ports = [p for p in (node.port, node.sasl_port) if p is not None]
+        busy = process.wait_released(ports, Path(node.home) / _DATA_DIR / ".lock", timeout_s=_STOP_GRACE_S)
+        if busy is not None:
+            raise KafkaError(
+                f"cannot restart {node.spec.name}: {busy} still held by another process",
+                hint="find it with 'ss -ltnp' or 'fuser', stop it, and restart again",
+            )
+        _set_logs_aside(node)
         started = node.with_pid(self._launch(state, node.spec))
         state = state.with_node(started)
         save_state(self.directory, state)
@@ -163,8 +173,8 @@ class Sandbox:
 
     def _write_node_files(self, node: NodeSpec, nodes: tuple[NodeSpec, ...]) -> None:
         home = self._home(node)
-        (home / "data").mkdir(parents=True, exist_ok=True)
-        props = layout.server_properties(node, nodes, home / "data")
+        (home / _DATA_DIR).mkdir(parents=True, exist_ok=True)
+        props = layout.server_properties(node, nodes, home / _DATA_DIR)
         (home / "server.properties").write_text(layout.render_properties(props), encoding="utf-8")
         log4j = layout.log4j2_config(home / "server.log")
         (home / "log4j2.xml").write_text(log4j, encoding="utf-8")
@@ -196,7 +206,7 @@ class Sandbox:
         argv = layout.java_command(
             self.java, Path(state.lib), "kafka.Kafka", [str(home / "server.properties")], options
         )
-        return process.launch(argv, home / "console.log")
+        return process.launch(argv, home / _CONSOLE_LOG)
 
     def _wait_ready(
         self, state: SandboxState, wanted: frozenset[int], probe: Probe, timeout_s: float
@@ -218,8 +228,8 @@ class Sandbox:
         for node in state.nodes:
             if node.pid is not None and not _running(node):
                 raise KafkaError(
-                    f"{node.spec.name} exited during startup{_last_error(node)}",
-                    hint=f"see {node.log_file} and {Path(node.home) / 'console.log'}",
+                    f"{node.spec.name} exited during startup{exit_reason(node)}",
+                    hint=f"see {node.log_file} and {_console_log(node)}",
                 )
 
     def _stop_nodes(self, state: SandboxState, nodes: tuple[NodeState, ...], *, hard: bool) -> None:
@@ -258,18 +268,50 @@ def _marker(node: NodeState) -> str:
     return str(node.properties_file)
 
 
-def _last_error(node: NodeState) -> str:
-    """The last ERROR or FATAL line the node logged, so a failed start explains itself (CI keeps no
-    sandbox files: the session wipes them)."""
-    for path in (Path(node.log_file), Path(node.home) / "console.log"):
-        try:
-            lines = path.read_text(errors="replace").splitlines()
-        except OSError:
-            continue
+def _console_log(node: NodeState) -> Path:
+    return Path(node.home) / _CONSOLE_LOG
+
+
+def _set_logs_aside(node: NodeState) -> None:
+    """Move a node's logs to ``*.previous`` before it starts again.
+
+    Both files are appended to, so without this the last error in them may be the old JVM's shutdown
+    noise and a failed restart would be explained by the wrong incarnation.
+    """
+    for path in (Path(node.log_file), _console_log(node)):
+        with contextlib.suppress(FileNotFoundError):
+            path.replace(path.with_name(path.name + ".previous"))
+
+
+def exit_reason(node: NodeState) -> str:
+    """Why the node's JVM stopped, so a failed start explains itself (CI keeps no sandbox files: the
+    session wipes them).
+
+    Kafka logs the cause as a FATAL line followed by the exception, then shuts down, and the shutdown
+    logs errors of its own (fetchers cut off mid-request); so the first FATAL line wins over the last
+    error. The JVM's own failures (no memory, bad options) reach only the console log.
+    """
+    server = _lines(Path(node.log_file))
+    for i, line in enumerate(server):
+        if " FATAL " in line:
+            cause = server[i + 1].strip() if i + 1 < len(server) else ""
+            return _reason(f"{line.strip()} {cause}")
+    for lines in (_lines(_console_log(node)), server):
         for line in reversed(lines):
-            if " ERROR " in line or " FATAL " in line or "Exception" in line:
-                return f": {line.strip()[:300]}"
+            if " ERROR " in line or "Exception" in line or line.startswith("Error"):
+                return _reason(line)
     return ""
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def _reason(text: str) -> str:
+    return f": {text.strip()[:400]}"
 
 
 def _running(node: NodeState) -> bool:

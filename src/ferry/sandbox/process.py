@@ -7,6 +7,7 @@ properties file: pids get reused, and the sandbox must never kill a stranger's p
 
 from __future__ import annotations
 
+import fcntl
 import os
 import random
 import signal
@@ -52,6 +53,49 @@ def _ephemeral_floor() -> int:
         return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return 32768
+
+
+def wait_released(ports: Sequence[int], lock_file: Path, *, timeout_s: float) -> str | None:
+    """Wait until ``ports`` can be bound on 127.0.0.1 and no process holds ``lock_file``.
+
+    A node restarted on its old port and data must not start while anything still holds them (its old
+    JVM tearing down, a stranger on the port): Kafka would exit at once with a bind or lock error.
+    Returns None once both are free, else what still holds.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        busy = [f"port {p}" for p in ports if not _bindable(p)]
+        if _locked(lock_file):
+            busy.append(f"the lock {lock_file}")
+        if not busy or time.monotonic() >= deadline:
+            return ", ".join(busy) or None
+        time.sleep(0.1)
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As the JVM binds its server sockets: a port whose old connections linger in TIME_WAIT is free.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((_HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def _locked(lock_file: Path) -> bool:
+    """True while another process holds Kafka's lock on ``lock_file`` (Java locks with fcntl)."""
+    try:
+        fd = os.open(lock_file, os.O_RDWR)
+    except OSError:
+        return False  # no lock file yet: nothing holds it
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the probe's own lock
+    return False
 
 
 def run_tool(argv: Sequence[str], timeout_s: float, what: str, *, hint: str | None = None) -> None:
