@@ -270,8 +270,8 @@ class Program:
         fractional) the integer program is solved.
         """
         # scipy loads in about a second; only the driver solves, so the Spark workers running the
-        # per-topic passes (which import this module for its types) never pay for it.
-        from scipy.optimize import Bounds, LinearConstraint, milp
+        # per-topic passes (which import this module for its types) never pay for it, and the
+        # solver part only loads when min-cost flow cannot answer (most rebalances never need it).
         from scipy.sparse import coo_array
 
         n = len(self.upper)
@@ -286,6 +286,8 @@ class Program:
             flows = network.solve(gain, size)
             if not isinstance(flows, Unsolved):
                 return flows
+        from scipy.optimize import Bounds, LinearConstraint, milp
+
         problem = {
             "c": -(gain + size * self.scale),
             "constraints": LinearConstraint(matrix, lows, highs),
