@@ -210,8 +210,6 @@ class Program:
         self.implied_at: list[list[int]] = [[] for _ in demands]
         """Per topic, broker positions whose kept free replicas follow from ``x`` (:meth:`_implied`)."""
         self.rack_index = np.array([layout.rack_of[b] for b in layout.brokers], dtype=np.int64)
-        self.rack_positions = [[layout.position[b] for b in members] for members in layout.members]
-        """Per rack, the positions of its brokers."""
         self.shrink_col: dict[tuple[int, int, int], int] = {}
         self.pinned_cols: list[list[tuple[Pinned, dict[int, int]]]] = [[] for _ in demands]
         self.layout = layout
@@ -245,17 +243,6 @@ class Program:
         self.rows.extend([r] * len(terms))
         self.cols.extend([col for col, _ in terms])
         self.vals.extend([val for _, val in terms])
-
-    def row_of(self, cols: Sequence[int], value: float, lo: float, hi: float, kind: str = OTHER) -> None:
-        """A row whose terms all have coefficient ``value``: built in bulk, without a pair per term
-        (the extras' rows hold millions of terms on a large cluster)."""
-        r = len(self.lows)
-        self.lows.append(lo)
-        self.highs.append(hi)
-        self.kinds.append(kind)
-        self.rows.extend([r] * len(cols))
-        self.cols.extend(cols)
-        self.vals.extend([value] * len(cols))
 
     def solve(self, setting: Setting) -> Balance | None:
         for t, d in enumerate(self.demands):
@@ -329,18 +316,17 @@ class Program:
             at = d.quota.extra_positions(layout)
             # In bulk: a cluster of 10,000 topics x 200 brokers has two million of these columns.
             first = len(self.upper)
-            columns = range(first, first + len(at))
-            mine = dict(zip(at, columns, strict=True))
+            mine = {i: first + j for j, i in enumerate(at)}
             self.upper.extend([1] * len(at))
             self.gain.extend([0] * len(at))
             self.size.extend([d.shed[i] for i in at])
-            self.extra_at[t].extend(zip(at, columns, strict=True))
-            self.row_of(columns, 1.0, d.quota.extras, d.quota.extras, TOPIC)
-            for k, positions in enumerate(self.rack_positions):
-                cols = [mine[i] for i in positions if i in mine]
+            self.extra_at[t].extend(mine.items())
+            self.row([(c, 1.0) for c in mine.values()], d.quota.extras, d.quota.extras, TOPIC)
+            for k, members in enumerate(layout.members):
+                cols = [mine[layout.position[b]] for b in members if layout.position[b] in mine]
                 lo_k, hi_k = d.quota.rack_extras[k]
                 if cols and (lo_k > 0 or hi_k < len(cols)):
-                    self.row_of(cols, 1.0, lo_k, hi_k, RACK)
+                    self.row([(c, 1.0) for c in cols], lo_k, hi_k, RACK)
         return mine
 
     def _topic(self, t: int, d: TopicDemand) -> None:
@@ -349,19 +335,22 @@ class Program:
         on_broker, in_rack, kept_in_rack, room_cols = self._pinned(t, d)
         self._shrinking(t, d, on_broker, in_rack, kept_in_rack, room_cols)
         free_cols: dict[int, int] = {}
-        opened: list[int] = []
-        if self._implied(t, d):
-            self._imply_kept(t, d, mine)
-        else:
-            opened = self._open(t, d)
-        for i in opened:
+        implied = self._implied(t, d)
+        for i, base in enumerate(d.quota.base):
+            if d.held[i] <= base and not (self.voluntary and d.rack_room and d.free[i]):
+                # Cannot exceed its quota: everything it holds of free partitions stays.
+                self.constant[t] += d.free[i]
+                continue
+            if implied:
+                self._imply_kept(t, i, d, mine)
+                continue
             f = free_cols[i] = self.column(d.free[i], 1)
             self.free_at[t].append((i, f))
             self.kept_cols[t].append(f)
             terms = [(f, 1.0), *((c, 1.0) for c in on_broker.get(i, []))]
             if i in mine:
                 terms.append((mine[i], -1.0))
-            self.row(terms, -np.inf, d.quota.base[i])
+            self.row(terms, -np.inf, base)
         for k, cols in in_rack.items():
             self._rack_capacity(d, k, cols, mine, free_cols)
         if d.rack_room:
@@ -381,41 +370,13 @@ class Program:
             return False
         return not (d.rack_room and any(self._wants_room(t, k) for k in range(len(self.layout.members))))
 
-    def _capped(self, d: TopicDemand) -> list[bool]:
-        """Per broker: whether it cannot exceed its quota, so all it holds of free partitions stays."""
-        room_free = self.voluntary and bool(d.rack_room)
-        held = zip(d.held, d.quota.base, d.free, strict=True)
-        return [h <= b and not (room_free and f) for h, b, f in held]
-
-    def _open(self, t: int, d: TopicDemand) -> list[int]:
-        """The brokers whose free replicas may leave (they get ``f`` columns); the others' stay."""
-        opened = []
-        for i, capped in enumerate(self._capped(d)):
-            if capped:
-                self.constant[t] += d.free[i]
-            else:
-                opened.append(i)
-        return opened
-
-    def _imply_kept(self, t: int, d: TopicDemand, mine: Mapping[int, int]) -> None:
-        """Keep ``min(free, base + x)`` replicas on every open broker without an ``f`` column, and all
-        it holds on a capped one.
-
-        One loop over the topic's brokers, not a call per broker: a plain rebalance of 10,000 topics
-        over 200 brokers runs it two million times.
-        """
-        constant = 0
-        implied, kept, gain = self.implied_at[t], self.kept_cols[t], self.gain
-        for i, (capped, free, base) in enumerate(zip(self._capped(d), d.free, d.quota.base, strict=True)):
-            if capped:
-                constant += free
-                continue
-            implied.append(i)
-            constant += min(free, base)
-            if free > base and i in mine:
-                gain[mine[i]] += 1
-                kept.append(mine[i])
-        self.constant[t] += constant
+    def _imply_kept(self, t: int, i: int, d: TopicDemand, mine: Mapping[int, int]) -> None:
+        """Keep ``min(free, base + x)`` replicas on broker ``i`` without an ``f`` column."""
+        self.implied_at[t].append(i)
+        self.constant[t] += min(d.free[i], d.quota.base[i])
+        if i in mine and d.free[i] > d.quota.base[i]:
+            self.gain[mine[i]] += 1
+            self.kept_cols[t].append(mine[i])
 
     def _shrinking(
         self,
@@ -657,12 +618,11 @@ class Program:
         order = np.argsort(at, kind="stable")
         at, cols = at[order], cols[order]
         starts = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
-        columns = cols.tolist()
         for start, end in zip(starts.tolist(), [*starts[1:].tolist(), len(at)], strict=True):
             i = int(at[start])
             lo_b, hi_b = band[i]
-            lo, hi = lo_b - base_load[i] - slack, hi_b - base_load[i] + slack
-            self.row_of(columns[start:end], 1.0, lo, hi, BROKER)
+            terms = [(c, 1.0) for c in cols[start:end].tolist()]
+            self.row(terms, lo_b - base_load[i] - slack, hi_b - base_load[i] + slack, BROKER)
 
     def _leaders(self, low: int, extra: int) -> None:
         """A single-replica partition is led by its replica, so single-replica partitions must fit
