@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -233,6 +234,8 @@ def measure(folder: Path, run: str, scratch: Path, *, tasks: bool = False) -> di
     if run in COLD:
         env[ENV_DIR] = str(scratch / f"cds-{folder.name}")
     events = scratch / f"events-{folder.name}-{run}"
+    # A run named twice in --runs must not count the first one's event log again.
+    shutil.rmtree(events, ignore_errors=True)
     if tasks and RUNS[run][0] == "spark":
         env["SPARK_CONF_DIR"] = str(_event_log_conf(events))
     start = time.perf_counter()

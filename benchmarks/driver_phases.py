@@ -1,0 +1,114 @@
+"""Where the driver's serial time goes: the balance program and the finish, part by part.
+
+local[2] can only beat local[1] on the Spark stages; the driver's phases between and after them run
+in one process on either. This times those phases on a generated Parquet snapshot of
+``benchmarks/pipeline_scale.py`` (it must exist: run that benchmark once first), in one process
+without Spark, each ``--rounds`` times:
+
+- balance: the global program (``assign_extras``) split into building the rows (per topic, per
+  broker), the min-cost flow solve (OR-Tools), the rack-room check and the rest;
+- finish: preferred leaders (``leaders_with_swaps``), the moves, the report and, inside it, the two
+  balance counts (before and after).
+
+Parts are timed by wrapping the functions (a clock read per call, no profiler: cProfile's per-call
+cost inflated the many-call parts several times over). Usage:
+
+    .venv/bin/python benchmarks/driver_phases.py                      # the 1M case, 2 rounds
+    .venv/bin/python benchmarks/driver_phases.py --case 100k --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ferry.formats.parquet import load_parquet_snapshot
+from ferry.model import Goal
+from ferry.plan import balance, flow, planner, program, report
+from ferry.plan.collector import paused
+from ferry.plan.racks import RackLayout
+
+PARTS: list[tuple[Any, str, str]] = [
+    (program.Program, "_topic", "build: topics"),
+    (program.Program, "_brokers", "build: brokers"),
+    (flow.Transport, "of", "network"),
+    (flow.Transport, "solve", "flow solve"),
+    (program.Program, "room_violations", "rack-room check"),
+    (balance, "broker_band", "broker band"),
+    (planner, "leaders_with_swaps", "leaders"),
+    (planner, "_moves", "moves"),
+    (planner, "build_report", "report"),
+    (report, "balance", "report: balance counts"),
+]
+
+
+def instrument(spent: dict[str, float]) -> None:
+    """Wrap every part so each call adds its wall time to ``spent``."""
+    for owner, name, label in PARTS:
+        spent[label] = 0.0
+        setattr(owner, name, _timed(getattr(owner, name), label, spent))
+
+
+def _timed(function: Callable[..., Any], label: str, spent: dict[str, float]) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            spent[label] += time.perf_counter() - start
+
+    return wrapper
+
+
+def run(folder: Path, rounds: int) -> None:
+    snapshot = load_parquet_snapshot(folder)
+    goal = Goal()
+    targets = planner.target_brokers(snapshot, goal)
+    layout = RackLayout.of(snapshot.racks, targets)
+    spent: dict[str, float] = {}
+    instrument(spent)
+    print(f"{len(snapshot.partitions):,} partitions, {len(targets)} target brokers\n")
+    print("| round | balance s | " + " | ".join(label for _, _, label in PARTS) + " | finish s |")
+    print("|---" * (len(PARTS) + 3) + "|")
+    with paused():
+        topics = planner.in_scope(snapshot, goal)
+        demands = [planner.prepare_topic(parts, goal, layout)[1] for parts in topics]
+        for r in range(1, rounds + 1):
+            spent.update(dict.fromkeys(spent, 0.0))
+            start = time.perf_counter()
+            outcome = balance.assign_extras(layout, demands)
+            balanced = time.perf_counter() - start
+            planned = []
+            for parts, quota, keeps in zip(topics, outcome.quotas, outcome.keeps, strict=True):
+                work = planner.start_topic(parts, goal, layout)
+                planner.place_topic(work, layout, quota, keeps, goal.rack_mode)
+                planned.extend(planner.planned_replicas(work))
+            start = time.perf_counter()
+            planner.assemble(snapshot, goal, targets, planned, planner.lower_bound(demands, outcome), 0)
+            finished = time.perf_counter() - start
+            cells = " | ".join(f"{spent[label]:.2f}" for _, _, label in PARTS)
+            print(f"| {r} | {balanced:.2f} | {cells} | {finished:.2f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--case", default="1M", help="a case folder of pipeline_scale.py (default 1M)")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "ferry-pipeline-scale")
+    args = parser.parse_args()
+    folder = args.data / args.case / "cluster-00"
+    if not folder.is_dir():
+        parser.error(
+            f"{folder}: no such snapshot; run benchmarks/pipeline_scale.py --cases {args.case} first"
+        )
+    run(folder, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
