@@ -89,14 +89,16 @@ class ClusterContext:
 def topics_of(
     table: pa.Table, contexts: Mapping[str, ClusterContext]
 ) -> Iterator[tuple[ClusterContext, list[PartitionState]]]:
-    """The in-scope topics of a bucket, each with its partitions in partition order."""
+    """The topics of a bucket, each with its partitions in partition order.
+
+    A bucket holds in-scope topics only: the driver leaves the others out when it cuts the buckets
+    (:func:`ferry.pipeline.buckets.partitions_table`).
+    """
     ordered = table.sort_by([("cluster", "ascending"), ("topic", "ascending"), ("partition", "ascending")])
     names = ("cluster", "topic", "partition", "replicas", "leader", "isr", "size_bytes")
     rows = zip(*(ordered.column(n).to_pylist() for n in names), strict=True)
     for (cluster, topic), group in groupby(rows, key=lambda row: (row[0], row[1])):
         ctx = contexts[cluster]
-        if not ctx.goal.in_scope(topic):
-            continue
         parts = [
             PartitionState(
                 TopicPartition(topic, number),
