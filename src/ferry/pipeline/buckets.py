@@ -23,6 +23,8 @@ from ferry.formats.parquet import read_partitions_table, snapshot_tables
 from ferry.pipeline.driver import ClusterJob
 
 CLUSTER = "cluster"
+BUCKET = "bucket"
+"""The column of the bucket rows that holds their keys (:data:`ferry.pipeline.schemas.BUCKETS`)."""
 BLOBS = "partitions"
 """The column of the bucket rows that holds their blobs (:data:`ferry.pipeline.schemas.BUCKETS`)."""
 

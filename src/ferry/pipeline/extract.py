@@ -14,11 +14,9 @@ from collections.abc import Sequence
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
-from ferry.pipeline.buckets import BLOBS, partitions_table, split, to_blob
+from ferry.pipeline.buckets import BLOBS, BUCKET, partitions_table, split, to_blob
 from ferry.pipeline.driver import ClusterJob
 from ferry.pipeline.schemas import BUCKETS
-
-BUCKET = "bucket"
 
 
 def bucket_frame(spark: SparkSession, jobs: Sequence[ClusterJob], keys: Sequence[int]) -> DataFrame:

@@ -16,13 +16,15 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from ferry.pipeline.buckets import BLOBS, BUCKET
+
 # Arrow lists (pyarrow) declare nullable elements.
 _BROKER_IDS = ArrayType(IntegerType(), containsNull=True)
 
 BUCKETS = StructType(
     [
-        StructField("bucket", IntegerType(), nullable=False),
-        StructField("partitions", BinaryType(), nullable=False),
+        StructField(BUCKET, IntegerType(), nullable=False),
+        StructField(BLOBS, BinaryType(), nullable=False),
     ]
 )
 """A bucket of topics: its key and its partitions (the snapshot columns plus ``cluster``) as Arrow IPC."""

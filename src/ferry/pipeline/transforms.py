@@ -18,8 +18,7 @@ import pyarrow as pa
 from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 
-from ferry.pipeline.buckets import unpack
-from ferry.pipeline.extract import BUCKET
+from ferry.pipeline.buckets import BUCKET, unpack
 from ferry.pipeline.kernel import (
     ClusterContext,
     Decision,
