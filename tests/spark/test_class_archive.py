@@ -10,8 +10,10 @@ from pathlib import Path
 from ferry.pipeline.archive import ENV_DIR
 
 
-def plan_example(out: Path, archives: Path) -> subprocess.CompletedProcess[str]:
+def plan_example(out: Path, archives: Path, conf: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, ENV_DIR: str(archives)}
+    if conf is not None:
+        env["SPARK_CONF_DIR"] = str(conf)
     command = [sys.executable, "-m", "ferry", "plan", "--example", "--output-dir", str(out)]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
 
@@ -30,3 +32,17 @@ def test_the_first_spark_run_leaves_an_archive_the_next_one_uses(tmp_path: Path)
         assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "second" / name).read_bytes()
     # The JVM's archive chatter stays out of the user's terminal.
     assert "cds" not in first.stderr.lower() and "cds" not in second.stderr.lower()
+
+
+def test_a_conf_folder_with_files_means_no_archive_and_no_jvm_error(tmp_path: Path) -> None:
+    """Spark's launcher puts SPARK_CONF_DIR on the class path, and the JVM cannot archive a class path
+    with a folder that holds files: it used to fail at every exit with an error in the terminal."""
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "spark-defaults.conf").write_text("spark.sql.shuffle.partitions 8\n")
+    archives = tmp_path / "cds"
+    done = plan_example(tmp_path / "out", archives, conf)
+    assert done.returncode == 0, done.stderr
+    assert "Error occurred" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert not archives.exists() or not any(archives.iterdir())
+    assert (tmp_path / "out" / "reassignment.json").is_file()

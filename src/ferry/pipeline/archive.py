@@ -9,6 +9,13 @@ it exits (``-XX:ArchiveClassesAtExit``), into a name of its own, and renames it 
 JVM is gone, so no run ever maps a half-written file. Later runs map it (``-XX:SharedArchiveFile``);
 a JVM that finds it unusable starts without it, as it would anyway (``-Xshare:auto``).
 
+Spark's launcher puts more than its jars on that class path: the conf folder (``$SPARK_CONF_DIR``,
+else ``$SPARK_HOME/conf``), ``spark.driver.extraClassPath``, ``$HADOOP_CONF_DIR`` and the like
+(:func:`class_path_extras`). An archive holds only for the class path it was made with, so those
+entries are part of its name. The JVM cannot make an archive while a folder on the class path holds
+files (it says "Cannot have non-empty directory in paths" as it exits, and every run would try again,
+slower), so then there is no archive at all.
+
 ``$FERRY_SPARK_ARCHIVE_DIR`` picks the folder (default ``~/.cache/kafka-ferry/spark-cds``); an
 empty value turns archives off.
 """
@@ -57,24 +64,55 @@ class ClassArchive:
 
 
 def choose(
-    env: Mapping[str, str], fast_start: bool, spark_home: Path, spark_version: str
+    env: Mapping[str, str],
+    fast_start: bool,
+    spark_home: Path,
+    spark_version: str,
+    extra_class_path: str = "",
 ) -> ClassArchive | None:
-    """The archive of this JVM and Spark (``spark_home``: the pyspark folder, whose jars are the
-    class path): use it if it exists, else have this run write it; ``None`` when archives are off
-    or no folder can hold them."""
+    """The archive of this JVM, Spark and class path (``spark_home``: the pyspark folder, whose jars
+    are most of it): use it if it exists, else have this run write it; ``None`` when archives are
+    off, no folder can hold them, or a folder on the class path holds files."""
     folder = _folder(env)
     java = _java(env)
-    if folder is None or java is None:
+    extras = class_path_extras(env, spark_home, extra_class_path)
+    if folder is None or java is None or any(_holds_files(entry) for entry in extras):
         return None
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
     _drop_abandoned(folder)
-    path = folder / f"spark-{spark_version}-{_fingerprint(java, spark_home, fast_start)}.jsa"
+    path = folder / f"spark-{spark_version}-{_fingerprint(java, spark_home, fast_start, extras)}.jsa"
     if path.is_file():
         return ClassArchive(path)
     return ClassArchive(path, path.with_name(f"{path.stem}.{os.getpid()}.writing"))
+
+
+def class_path_extras(env: Mapping[str, str], spark_home: Path, extra_class_path: str = "") -> list[str]:
+    """The driver's class path entries besides Spark's jars, in the order Spark's launcher adds them
+    (``extra_class_path``: the ``spark.driver.extraClassPath`` setting)."""
+    conf = env.get("SPARK_CONF_DIR") or str(Path(env.get("SPARK_HOME") or spark_home) / "conf")
+    return [
+        *_entries(env.get("SPARK_CLASSPATH", "")),
+        *_entries(extra_class_path),
+        conf,
+        *_entries(env.get("HADOOP_CONF_DIR", "")),
+        *_entries(env.get("YARN_CONF_DIR", "")),
+        *_entries(env.get("SPARK_DIST_CLASSPATH", "")),
+    ]
+
+
+def _entries(class_path: str) -> list[str]:
+    return [entry for entry in class_path.split(os.pathsep) if entry]
+
+
+def _holds_files(entry: str) -> bool:
+    folder = Path(entry)
+    try:
+        return folder.is_dir() and any(folder.iterdir())
+    except OSError:
+        return False
 
 
 def _drop_abandoned(folder: Path) -> None:
@@ -99,8 +137,9 @@ def _java(env: Mapping[str, str]) -> Path | None:
     return Path(found).resolve() if found and Path(found).is_file() else None
 
 
-def _fingerprint(java: Path, spark_home: Path, fast_start: bool) -> str:
+def _fingerprint(java: Path, spark_home: Path, fast_start: bool, extras: list[str]) -> str:
     """Names the JVM build (its binary's path, size and time), the class path and the JIT flags."""
     info = java.stat()
-    key = f"{java}|{info.st_size}|{info.st_mtime_ns}|{spark_home}|{'c1' if fast_start else 'c2'}"
+    jit = "c1" if fast_start else "c2"
+    key = f"{java}|{info.st_size}|{info.st_mtime_ns}|{spark_home}|{jit}|{os.pathsep.join(extras)}"
     return hashlib.sha256(key.encode()).hexdigest()[:16]

@@ -29,6 +29,7 @@ DEFAULT_DRIVER_MEMORY = "4g"
 # C1-only JIT and the serial collector start the JVM about twice as fast on a busy 2-core box and
 # cap peak speed; `ferry plan` uses them at every size, where the JVM only moves blobs of topics.
 FAST_START_JVM = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+_EXTRA_CLASS_PATH = "spark.driver.extraClassPath"
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +160,10 @@ def _class_archive(settings: SessionSettings) -> ClassArchive | None:
         return None
     import pyspark
 
-    return choose(os.environ, settings.fast_start, Path(pyspark.__file__).parent, pyspark.__version__)
+    defaults = spark_defaults(os.environ)
+    extra = dict(settings.extra).get(_EXTRA_CLASS_PATH) or defaults.get(_EXTRA_CLASS_PATH, "")
+    home = Path(pyspark.__file__).parent
+    return choose(os.environ, settings.fast_start, home, pyspark.__version__, extra)
 
 
 def _end_jvm(timeout_s: float = 120.0) -> bool:

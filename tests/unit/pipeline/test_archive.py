@@ -80,3 +80,42 @@ def test_archives_abandoned_mid_write_are_cleared_and_fresh_ones_kept(
     os.utime(old, (hours_ago, hours_ago))
     assert choose(java, False, tmp_path / "pyspark", "4.3.0") is not None
     assert not old.exists() and fresh.exists()
+
+
+def test_each_class_path_has_its_own_archive(java: dict[str, str], tmp_path: Path) -> None:
+    """The launcher's conf folder and extra entries are on the class path the archive is made for."""
+    (tmp_path / "conf-a").mkdir()
+    names = set()
+    for env, extra in [
+        ({}, ""),
+        ({"SPARK_CONF_DIR": str(tmp_path / "conf-a")}, ""),
+        ({"SPARK_CONF_DIR": str(tmp_path / "conf-b")}, ""),
+        ({}, str(tmp_path / "lib" / "extra.jar")),
+        ({"SPARK_DIST_CLASSPATH": str(tmp_path / "hadoop" / "common.jar")}, ""),
+    ]:
+        archive = choose({**java, **env}, False, tmp_path / "pyspark", "4.3.0", extra)
+        assert archive is not None
+        names.add(archive.path.name)
+    assert len(names) == 5
+
+
+@pytest.mark.parametrize("variable", ["SPARK_CONF_DIR", "HADOOP_CONF_DIR", "YARN_CONF_DIR"])
+def test_no_archive_while_a_class_path_folder_holds_files(
+    java: dict[str, str], tmp_path: Path, variable: str
+) -> None:
+    """The JVM cannot archive with such a folder on its class path: each run would try and fail."""
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    assert choose({**java, variable: str(conf)}, False, tmp_path / "pyspark", "4.3.0") is not None
+    (conf / "spark-defaults.conf").write_text("spark.eventLog.enabled true\n")
+    assert choose({**java, variable: str(conf)}, False, tmp_path / "pyspark", "4.3.0") is None
+
+
+def test_no_archive_when_spark_homes_conf_folder_or_an_extra_entry_holds_files(
+    java: dict[str, str], tmp_path: Path
+) -> None:
+    home = tmp_path / "spark"
+    (home / "conf").mkdir(parents=True)
+    (home / "conf" / "spark-env.sh").write_text("\n")
+    assert choose({**java, "SPARK_HOME": str(home)}, False, tmp_path / "pyspark", "4.3.0") is None
+    assert choose(java, False, tmp_path / "pyspark", "4.3.0", str(home / "conf")) is None
