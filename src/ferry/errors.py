@@ -58,3 +58,10 @@ class ExecutionIncomplete(FerryError):
     """A reassignment did not finish; the journal holds the details."""
 
     exit_code = 6
+
+
+class SparkError(FerryError):
+    """Spark could not run the planning job: no Java, a master that cannot be reached, a JVM that
+    did not start."""
+
+    exit_code = 7

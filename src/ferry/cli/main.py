@@ -1,7 +1,7 @@
 """Entry point of the ``ferry`` command.
 
 This is the only place that catches :class:`~ferry.errors.FerryError` and turns it into an exit code
-(2 usage, 3 bad input, 4 precondition, 5 Kafka, 6 incomplete execution, 1 a bug, 130 Ctrl-C).
+(2 usage, 3 bad input, 4 precondition, 5 Kafka, 6 incomplete execution, 7 Spark, 1 a bug, 130 Ctrl-C).
 Commands below it raise; they never call ``sys.exit`` or print errors themselves.
 """
 

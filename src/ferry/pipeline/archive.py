@@ -74,7 +74,7 @@ def choose(
     are most of it): use it if it exists, else have this run write it; ``None`` when archives are
     off, no folder can hold them, or a folder on the class path holds files."""
     folder = _folder(env)
-    java = _java(env)
+    java = launcher_java(env)
     extras = class_path_extras(env, spark_home, extra_class_path)
     if folder is None or java is None or any(_holds_files(entry) for entry in extras):
         return None
@@ -130,7 +130,7 @@ def _folder(env: Mapping[str, str]) -> Path | None:
     return Path.home() / ".cache" / "kafka-ferry" / "spark-cds"
 
 
-def _java(env: Mapping[str, str]) -> Path | None:
+def launcher_java(env: Mapping[str, str]) -> Path | None:
     """The java Spark's launcher runs: ``$JAVA_HOME/bin/java``, else the one on PATH."""
     home = env.get("JAVA_HOME")
     found = str(Path(home) / "bin" / "java") if home else shutil.which("java", path=env.get("PATH"))

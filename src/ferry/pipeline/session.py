@@ -4,12 +4,19 @@ Which master: ``--spark-master`` if given, else ``SPARK_MASTER``, else ``spark.m
 spark-defaults.conf (``$SPARK_CONF_DIR``, then ``$SPARK_HOME/conf``), else ``local[2]``. The same
 order decides the driver memory (``SPARK_DRIVER_MEMORY`` / ``spark.driver.memory``), default 4g: the
 1g Spark default runs out of heap on million-row snapshots.
+
+Before a JVM starts, :func:`preflight` turns the usual ways of failing into one-line errors: a master
+that is no Spark master URL (:class:`~ferry.errors.UsageError`), no Java, or a standalone master
+that accepts no connection (:class:`~ferry.errors.SparkError`). Left to Spark, an unreachable master
+printed a hundred lines of Java stack traces for a minute before failing.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import re
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, MutableMapping
@@ -19,7 +26,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ferry.pipeline.archive import ClassArchive, choose
+from ferry.errors import SparkError, UsageError
+from ferry.pipeline.archive import ClassArchive, choose, launcher_java
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -30,6 +38,14 @@ DEFAULT_DRIVER_MEMORY = "4g"
 # cap peak speed; `ferry plan` uses them at every size, where the JVM only moves blobs of topics.
 FAST_START_JVM = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 _EXTRA_CLASS_PATH = "spark.driver.extraClassPath"
+MASTER_FORMS = "local, local[N], local[*], spark://HOST:PORT[,HOST:PORT...], yarn or k8s://URL"
+PROBE_TIMEOUT_S = 5.0
+"""How long a standalone master's address may take to accept a connection."""
+_HOST_PORT = r"(?:\[[0-9A-Fa-f:.]+\]|[^\s,:/\[\]]+):\d+"
+_MASTER_URL = re.compile(
+    rf"local(?:\[(?:\d+|\*)(?:,\d+)?\])?|local-cluster\[\d+, *\d+, *\d+\]"
+    rf"|spark://{_HOST_PORT}(?:,{_HOST_PORT})*|yarn|k8s://\S+"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +85,71 @@ def parse_properties(text: str) -> dict[str, str]:
     return out
 
 
+def pick_master(
+    settings: SessionSettings, env: Mapping[str, str], defaults: Mapping[str, str]
+) -> tuple[str, str]:
+    """The master URL, and where it was set (for error messages)."""
+    if settings.master:
+        return settings.master, "--spark-master"
+    if env.get("SPARK_MASTER"):
+        return env["SPARK_MASTER"], "SPARK_MASTER"
+    if defaults.get("spark.master"):
+        return defaults["spark.master"], "spark.master of spark-defaults.conf"
+    return DEFAULT_MASTER, "the default master"
+
+
+def check_master(url: str, source: str) -> None:
+    """Raise :class:`UsageError` unless ``url`` has a form Spark takes as a master."""
+    if not _MASTER_URL.fullmatch(url):
+        raise UsageError(f"{source}: {url!r} is not a Spark master URL", hint=f"use {MASTER_FORMS}")
+
+
+def standalone_addresses(url: str) -> list[tuple[str, int]]:
+    """The (host, port) of each master of a ``spark://`` URL (several for a standby setup)."""
+    if not url.startswith("spark://"):
+        return []
+    out = []
+    for item in url.removeprefix("spark://").split(","):
+        host, _, port = item.rpartition(":")
+        out.append((host.strip("[]"), int(port)))
+    return out
+
+
+def probe_master(url: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
+    """Raise :class:`SparkError` when no master of a ``spark://`` URL accepts a connection."""
+    failures = []
+    for host, port in standalone_addresses(url):
+        try:
+            with socket.create_connection((host, port), timeout=timeout_s):
+                return
+        except OSError as exc:
+            failures.append(f"{host}:{port} {exc.strerror or exc}")
+    if failures:
+        raise SparkError(
+            f"cannot reach the Spark master {url}: {'; '.join(failures)}",
+            hint="check the URL and that the master runs (pyspark's sbin/start-master.sh starts one)",
+        )
+
+
+def require_java(env: Mapping[str, str]) -> None:
+    """Raise :class:`SparkError` when there is no java for Spark's launcher to run."""
+    if launcher_java(env) is not None:
+        return
+    where = f"JAVA_HOME={env['JAVA_HOME']} has no bin/java" if env.get("JAVA_HOME") else "no java on PATH"
+    raise SparkError(f"Spark needs Java and finds none: {where}", hint="install Java 17+ and set JAVA_HOME")
+
+
+def preflight(settings: SessionSettings, env: Mapping[str, str], defaults: Mapping[str, str]) -> None:
+    """What can be checked before a JVM starts: the master URL, Java, a standalone master's address."""
+    url, source = pick_master(settings, env, defaults)
+    check_master(url, source)
+    require_java(env)
+    probe_master(url)
+
+
 def resolve(settings: SessionSettings, env: Mapping[str, str], defaults: Mapping[str, str]) -> dict[str, str]:
     """The Spark settings ferry passes to the session builder (pure, so it is tested without Spark)."""
-    master = settings.master or env.get("SPARK_MASTER") or defaults.get("spark.master") or DEFAULT_MASTER
+    master, _ = pick_master(settings, env, defaults)
     memory = (
         settings.driver_memory
         or env.get("SPARK_DRIVER_MEMORY")
@@ -113,12 +191,23 @@ def prepare_environment(env: MutableMapping[str, str]) -> None:
 def start_session(settings: SessionSettings) -> SparkSession:
     """Start (or join the already running) SparkSession of this process."""
     prepare_environment(os.environ)
+    defaults = spark_defaults(os.environ)
+    preflight(settings, os.environ, defaults)
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
-    for key, value in resolve(settings, os.environ, spark_defaults(os.environ)).items():
+    conf = resolve(settings, os.environ, defaults)
+    for key, value in conf.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except (PySparkException, Py4JError) as exc:
+        raise SparkError(
+            f"Spark did not start (master {conf['spark.master']}): {_first_line(exc)}",
+            hint="Spark's launcher or the JVM said why above; --debug shows the traceback",
+        ) from exc
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -148,6 +237,13 @@ def spark_session(settings: SessionSettings) -> Iterator[SparkSession]:
             # The JVM writes the archive as it exits, which takes seconds: let that happen once the
             # command has written its files and said its piece, when this process exits anyway.
             atexit.register(_publish_at_exit, archive)
+
+
+def _first_line(exc: Exception) -> str:
+    """The gist of a py4j or PySpark error: the Java exception's own line, not its stack."""
+    java = getattr(exc, "java_exception", None)
+    text = str(java) if java is not None else str(exc)
+    return next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
 
 
 def _publish_at_exit(archive: ClassArchive) -> None:

@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from pyspark.sql.types import DataType, StructType
 
+from ferry.errors import SparkError, UsageError
 from ferry.pipeline.kernel import DEMAND_ARROW, PLACED_ARROW
 from ferry.pipeline.schemas import DEMANDS, PLACED
 from ferry.pipeline.session import (
     DEFAULT_DRIVER_MEMORY,
     DEFAULT_MASTER,
     SessionSettings,
+    check_master,
     parse_properties,
+    pick_master,
+    probe_master,
+    require_java,
     resolve,
     spark_defaults,
+    standalone_addresses,
 )
 
 
@@ -79,3 +87,80 @@ def _same(spark: StructType, arrow: pa.Schema) -> None:
 def test_spark_schemas_match_the_arrow_schemas_they_exchange() -> None:
     _same(DEMANDS, DEMAND_ARROW)
     _same(PLACED, PLACED_ARROW)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "local",
+        "local[1]",
+        "local[*]",
+        "local[4,2]",
+        "local-cluster[2,1,1024]",
+        "spark://127.0.0.1:7077",
+        "spark://m1:7077,m2:7077",
+        "spark://[::1]:7077",
+        "yarn",
+        "k8s://https://127.0.0.1:6443",
+    ],
+)
+def test_master_urls_spark_takes_pass(url: str) -> None:
+    check_master(url, "--spark-master")
+
+
+@pytest.mark.parametrize(
+    "url", ["bogus", "local[x]", "spark://host", "spark://host:port", "spark://", "mesos"]
+)
+def test_other_master_urls_are_usage_errors_naming_where_they_came_from(url: str) -> None:
+    with pytest.raises(UsageError, match=r"^SPARK_MASTER: .* is not a Spark master URL$") as caught:
+        check_master(url, "SPARK_MASTER")
+    assert caught.value.exit_code == 2 and caught.value.hint and "spark://HOST:PORT" in caught.value.hint
+
+
+def test_the_master_is_reported_with_its_source() -> None:
+    defaults = {"spark.master": "spark://d:1"}
+    assert pick_master(SessionSettings(master="local[1]"), {"SPARK_MASTER": "yarn"}, defaults) == (
+        "local[1]",
+        "--spark-master",
+    )
+    assert pick_master(SessionSettings(), {"SPARK_MASTER": "yarn"}, defaults) == ("yarn", "SPARK_MASTER")
+    assert pick_master(SessionSettings(), {}, defaults)[1] == "spark.master of spark-defaults.conf"
+    assert pick_master(SessionSettings(), {}, {}) == (DEFAULT_MASTER, "the default master")
+
+
+def test_standalone_addresses_cover_standby_masters_and_ipv6() -> None:
+    assert standalone_addresses("spark://a:7077,b:7078") == [("a", 7077), ("b", 7078)]
+    assert standalone_addresses("spark://[::1]:7077") == [("::1", 7077)]
+    assert standalone_addresses("local[2]") == []
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_a_master_nobody_listens_on_is_a_spark_error_at_once() -> None:
+    port = _closed_port()
+    with pytest.raises(
+        SparkError, match=rf"cannot reach the Spark master spark://127.0.0.1:{port}: "
+    ) as caught:
+        probe_master(f"spark://127.0.0.1:{port}", timeout_s=2.0)
+    assert caught.value.exit_code == 7
+
+
+def test_one_listening_master_of_several_is_enough() -> None:
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        probe_master(f"spark://127.0.0.1:{_closed_port()},127.0.0.1:{port}", timeout_s=2.0)
+    probe_master("local[2]")  # nothing to reach
+
+
+def test_no_java_is_a_spark_error_naming_java_home(tmp_path: Path) -> None:
+    with pytest.raises(SparkError, match=r"JAVA_HOME=.*nowhere has no bin/java"):
+        require_java({"JAVA_HOME": str(tmp_path / "nowhere")})
+    with pytest.raises(SparkError, match="no java on PATH"):
+        require_java({"PATH": str(tmp_path)})
