@@ -315,7 +315,7 @@ def row(case: str, r: dict[str, Any]) -> str:
     if "failed" in r:
         return f"| {case} | {r['run']} | failed ({r['failed']}) after {r['wall']:.1f} s |"
     q, s, sp = r["quality"], r["stages"], r["spark"]
-    spark = " / ".join(f"{sp.get(k, 0):.1f}" for k in ("extract", "prepare", "balance", "place", "assemble"))
+    spark = " / ".join(f"{sp.get(k, 0):.1f}" for k in SPARK_STAGES)
     return (
         f"| {case} | {r['run']} | {r['wall']:.1f} | {q['partitions'] / r['wall']:,.0f} | {s['load']:.1f} | "
         f"{s['plan']:.1f} | {spark if sp else '-'} | {s['write']:.1f} | {r['peak_driver']:.0f} | "
@@ -324,10 +324,13 @@ def row(case: str, r: dict[str, Any]) -> str:
     )
 
 
+SPARK_STAGES = ("whole", "extract", "prepare", "balance", "place", "assemble")
+"""``whole``: a fleet's small clusters planned whole, one task each (ferry.pipeline.driver.whole_clusters)."""
+
 HEADER = (
-    "| case | run | wall s (process) | partitions/s | load s | plan s | extract / prepare / balance / "
-    "place / assemble s | write s | driver py MiB | JVM MiB | tree MiB | moves/bound | spreads r/t/l | "
-    "rack viol. |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "| case | run | wall s (process) | partitions/s | load s | plan s | whole / extract / prepare / "
+    "balance / place / assemble s | write s | driver py MiB | JVM MiB | tree MiB | moves/bound | "
+    "spreads r/t/l | rack viol. |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 

@@ -91,18 +91,32 @@ def read_partitions_table(directory: Path) -> pa.Table:
     return _read(directory / PARTITIONS_FILE, PARTITIONS_SCHEMA)
 
 
+def read_brokers_table(directory: Path) -> pa.Table:
+    """The brokers table, cast to the snapshot schema (errors as :func:`read_partitions_table`)."""
+    return _read(directory / BROKERS_FILE, BROKERS_SCHEMA)
+
+
 def load_parquet_snapshot(directory: Path) -> ClusterSnapshot:
     """Read and validate a Parquet snapshot directory.
 
     Raises:
         InputError: listing the problems found (at most 20), each with file, row and column.
     """
-    brokers = _brokers(_read(directory / BROKERS_FILE, BROKERS_SCHEMA), str(directory / BROKERS_FILE))
-    table = read_partitions_table(directory)
+    return snapshot_from_tables(read_brokers_table(directory), read_partitions_table(directory), directory)
+
+
+def snapshot_from_tables(brokers: pa.Table, partitions: pa.Table, directory: Path) -> ClusterSnapshot:
+    """Validate the two tables of a Parquet snapshot (in its schema) and build the snapshot; problems
+    name the files of ``directory``.
+
+    Raises:
+        InputError: listing the problems found (at most 20), each with file, row and column.
+    """
+    known = _brokers(brokers, str(directory / BROKERS_FILE))
     source = str(directory / PARTITIONS_FILE)
-    partitions = _partitions(table, frozenset(b.id for b in brokers), source)
+    states = _partitions(partitions, frozenset(b.id for b in known), source)
     try:
-        return ClusterSnapshot.of(brokers, partitions)
+        return ClusterSnapshot.of(known, states)
     except ValueError as exc:
         raise InputError(f"{source}: {exc}") from None
 

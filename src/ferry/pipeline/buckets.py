@@ -19,8 +19,9 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ferry.formats.parquet import read_partitions_table, snapshot_tables
+from ferry.formats.parquet import read_brokers_table, read_partitions_table, snapshot_tables
 from ferry.pipeline.driver import ClusterJob
+from ferry.pipeline.kernel import WholeCluster, from_blob
 
 CLUSTER = "cluster"
 BUCKET = "bucket"
@@ -79,9 +80,19 @@ def to_blob(table: pa.Table) -> bytes:
 
 def from_blobs(blobs: Sequence[bytes]) -> pa.Table:
     """The partitions of one or more buckets' blobs, as one table."""
-    return pa.concat_tables([pa.ipc.open_stream(pa.py_buffer(b)).read_all() for b in blobs])
+    return pa.concat_tables([from_blob(b) for b in blobs])
 
 
 def unpack(rows: pa.Table) -> pa.Table:
     """The partitions carried by bucket rows (what a worker gets for one bucket), as one table."""
     return from_blobs(rows.column(BLOBS).to_pylist())
+
+
+def whole_cluster(job: ClusterJob) -> WholeCluster:
+    """What a worker needs to plan ``job`` whole (:func:`ferry.pipeline.kernel.plan_whole`); a
+    Parquet snapshot's tables are read again, as :func:`partitions_table` does."""
+    if job.parquet is not None:
+        brokers, partitions = read_brokers_table(job.parquet), read_partitions_table(job.parquet)
+    else:
+        brokers, partitions = snapshot_tables(job.snapshot)
+    return job.name, job.goal, to_blob(brokers), to_blob(partitions)

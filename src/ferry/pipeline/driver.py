@@ -7,7 +7,7 @@ phases give exactly what ``ferry.plan.planner.plan`` gives (the planner's contra
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +44,23 @@ class ClusterJob:
     def topics(self) -> list[str]:
         """In-scope topics in the order the planner handles them."""
         return [parts[0].tp.topic for parts in in_scope(self.snapshot, self.goal)]
+
+
+def whole_clusters(jobs: Sequence[ClusterJob], slots: int) -> list[ClusterJob]:
+    """The clusters of a fleet to plan whole, one task each, biggest first.
+
+    A cluster at most ``1 / (2 * slots)`` of the fleet's partitions is one task among enough others
+    to keep every slot busy, and a task that plans it whole skips the shuffles of both passes, the
+    driver's balance program and its finish, which all run cluster by cluster. A bigger one would
+    keep its slot busy after the others finished: its topics go through the two passes, spread
+    over the slots. A single cluster always does.
+    """
+    if len(jobs) < 2:
+        return []
+    sizes = {job.name: len(job.snapshot.partitions) for job in jobs}
+    cap = sum(sizes.values()) / (2 * max(slots, 1))
+    chosen = [job for job in jobs if sizes[job.name] <= cap]
+    return sorted(chosen, key=lambda job: (-sizes[job.name], job.name))
 
 
 def balance(job: ClusterJob, demands: Mapping[str, TopicDemand]) -> Balanced:

@@ -2,14 +2,15 @@
 
 One job plans one cluster or a whole fleet: every cluster's topics share the two Spark passes. A
 single cluster's balance program runs on the driver; a fleet's programs are independent of each
-other and run on the workers, one per cluster, in parallel. Stage times are recorded for the
-benchmark and the fleet summary.
+other and run on the workers, one per cluster, in parallel. A fleet's small clusters are planned
+whole instead, one task each (:func:`ferry.pipeline.driver.whole_clusters` says which). Stage
+times are recorded for the benchmark and the fleet summary.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,13 +42,26 @@ def buckets_for(spark: SparkSession) -> int:
     return max(16, 4 * spark.sparkContext.defaultParallelism)
 
 
+Chooser = Callable[[Sequence[ClusterJob], int], Sequence[ClusterJob]]
+"""Which clusters of a fleet to plan whole, one task each, given the number of task slots."""
+
+
 def plan_jobs(
-    spark: SparkSession, jobs: Sequence[ClusterJob], stages: Stages | None = None
+    spark: SparkSession,
+    jobs: Sequence[ClusterJob],
+    stages: Stages | None = None,
+    *,
+    whole: Chooser = driver.whole_clusters,
 ) -> dict[str, Plan]:
     """Plan every cluster of ``jobs``; returns the plans by cluster name."""
     stages = stages if stages is not None else Stages()
     plans = {job.name: driver.plan_on_driver(job) for job in jobs if not job.distributed}
-    spread = [job for job in jobs if job.distributed]
+    distributed = [job for job in jobs if job.distributed]
+    alone = whole(distributed, spark.sparkContext.defaultParallelism)
+    if alone:
+        plans.update(_plan_whole(spark, alone, stages))
+    planned = {job.name for job in alone}
+    spread = [job for job in distributed if job.name not in planned]
     if not spread:
         return plans
     mark = time.perf_counter()
@@ -71,6 +85,20 @@ def plan_jobs(
         bound = balanced[job.name].bound
         plans[job.name] = driver.finish(job, bound, placed.get(job.name, {}), fallbacks.get(job.name, 0))
     stages.add("assemble", mark)
+    return plans
+
+
+def _plan_whole(spark: SparkSession, jobs: Sequence[ClusterJob], stages: Stages) -> dict[str, Plan]:
+    mark = time.perf_counter()
+    by_name = {job.name: job for job in jobs}
+    plans = {}
+    for name, result, seconds in transforms.whole_plans(spark, jobs):
+        by_name[name].seconds += seconds
+        plans[name] = result
+    missing = sorted(set(by_name) - set(plans))
+    if missing:
+        raise RuntimeError(f"{missing[0]}: no plan came back")
+    stages.add("whole", mark)
     return plans
 
 

@@ -9,6 +9,9 @@ driver as pickled bytes; the driver solves the one global balance program. Pass 
 (:func:`place_bucket`) builds each topic's scratch state again (``start_topic``: deterministic, and
 cheaper than shipping it back and forth; the demand is not computed twice) and runs ``place_topic``
 with the driver's decision, returning planned replicas.
+
+A fleet's small clusters skip both passes: :func:`plan_whole` plans each in one task, with the very
+function ``--engine local`` runs.
 """
 
 from __future__ import annotations
@@ -18,13 +21,22 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
+from pathlib import Path
 
 import pyarrow as pa
 
-from ferry.model import Goal, PartitionState, TopicPartition
+from ferry.formats.parquet import snapshot_from_tables
+from ferry.model import Goal, PartitionState, Plan, TopicPartition
 from ferry.plan.balance import assign_extras
 from ferry.plan.collector import pausing
-from ferry.plan.planner import lower_bound, place_topic, planned_replicas, prepare_topic, start_topic
+from ferry.plan.planner import (
+    lower_bound,
+    place_topic,
+    plan,
+    planned_replicas,
+    prepare_topic,
+    start_topic,
+)
 from ferry.plan.program import TopicDemand
 from ferry.plan.racks import RackLayout
 
@@ -199,3 +211,31 @@ def place_bucket(
             rows["fallbacks"].append(fallbacks if i == 0 else 0)
             rows["seconds"].append(elapsed if i == 0 else 0.0)
     return pa.table(rows, schema=PLACED_ARROW)
+
+
+WholeCluster = tuple[str, Goal, bytes, bytes]
+"""A cluster to plan whole: its name, goal, and brokers and partitions tables as Arrow IPC bytes
+(Spark pickles what it ships with cloudpickle, object by object: seconds for a snapshot's
+partitions, where bytes cost nothing)."""
+
+
+@pausing
+def plan_whole(cluster: WholeCluster) -> tuple[str, bytes, float]:
+    """A whole cluster planned in one worker, as ``--engine local`` plans it: its name, the plan as
+    pickled bytes (:func:`load_plan`) and the seconds it took."""
+    name, goal, brokers, partitions = cluster
+    start = time.perf_counter()
+    snapshot = snapshot_from_tables(from_blob(brokers), from_blob(partitions), Path(name))
+    result = plan(snapshot, goal)
+    blob = pickle.dumps((result.moves, dict(result.report)), protocol=pickle.HIGHEST_PROTOCOL)
+    return name, blob, time.perf_counter() - start
+
+
+def load_plan(blob: bytes) -> Plan:
+    moves, report = pickle.loads(blob)
+    return Plan(moves, report)
+
+
+def from_blob(blob: bytes) -> pa.Table:
+    """A table from its Arrow IPC stream bytes (:func:`ferry.pipeline.buckets.to_blob`)."""
+    return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()

@@ -12,18 +12,22 @@ chosen so that the shuffle sends it to a partition of its own (:func:`bucket_key
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 
-from ferry.pipeline.buckets import BUCKET, unpack
+from ferry.model import Plan
+from ferry.pipeline.buckets import BUCKET, unpack, whole_cluster
+from ferry.pipeline.driver import ClusterJob
 from ferry.pipeline.kernel import (
     ClusterContext,
     Decision,
     balance_cluster,
+    load_plan,
     place_bucket,
+    plan_whole,
     prepare_bucket,
 )
 from ferry.pipeline.schemas import BALANCED, DEMANDS, PLACED
@@ -81,3 +85,10 @@ def placements(
         return place_bucket(unpack(table), ctx, decisions.value)
 
     return frame.groupBy(BUCKET).applyInArrow(run, PLACED)
+
+
+def whole_plans(spark: SparkSession, jobs: Sequence[ClusterJob]) -> list[tuple[str, Plan, float]]:
+    """Each cluster of ``jobs`` planned whole in a task of its own, in the order given."""
+    clusters = [whole_cluster(job) for job in jobs]
+    done = spark.sparkContext.parallelize(clusters, len(clusters)).map(plan_whole).collect()
+    return [(name, load_plan(blob), seconds) for name, blob, seconds in done]

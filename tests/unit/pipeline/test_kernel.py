@@ -13,13 +13,14 @@ import sys
 
 import pyarrow as pa
 import pytest
+from support.clusters import generated
 from support.invariants import assert_valid
 from support.scenarios import Case, named, random_cases
 
 from ferry.formats import dump_reassignment, dumps_json
-from ferry.model import Plan
+from ferry.model import Goal, Plan
 from ferry.pipeline import driver
-from ferry.pipeline.buckets import from_blobs, partitions_table, split, to_blob
+from ferry.pipeline.buckets import from_blobs, partitions_table, split, to_blob, whole_cluster
 from ferry.pipeline.driver import ClusterJob
 from ferry.pipeline.kernel import (
     BALANCED_ARROW,
@@ -29,7 +30,9 @@ from ferry.pipeline.kernel import (
     balance_cluster,
     load_balanced,
     load_demand,
+    load_plan,
     place_bucket,
+    plan_whole,
     prepare_bucket,
 )
 from ferry.plan.planner import in_scope, plan
@@ -145,3 +148,32 @@ def test_the_worker_side_of_the_kernel_does_not_load_the_solvers() -> None:
     code = "import sys, ferry.pipeline.kernel; print(sorted({'scipy', 'ortools'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+def _job(name: str, partitions: int) -> ClusterJob:
+    snapshot = generated(brokers=4, racks=0, topics=1, partitions=partitions, rf=2, seed=1)
+    return ClusterJob(name, name, snapshot, Goal())
+
+
+def test_a_fleets_small_clusters_are_planned_whole_biggest_first() -> None:
+    jobs = [_job("a", 10), _job("b", 40), _job("c", 30), _job("big", 400), _job("d", 40)]
+    # 520 partitions over 2 slots: a cluster of at most 520 / 4 = 130 is one task among enough others.
+    assert [job.name for job in driver.whole_clusters(jobs, 2)] == ["b", "d", "c", "a"]
+    # Over 8 slots the cap is 32.5: the two 40s and the 400 go through the passes.
+    assert [job.name for job in driver.whole_clusters(jobs, 8)] == ["c", "a"]
+
+
+def test_a_single_cluster_always_goes_through_the_passes() -> None:
+    assert driver.whole_clusters([_job("only", 10)], 2) == []
+    assert driver.whole_clusters([], 2) == []
+
+
+def test_a_cluster_planned_whole_is_the_local_engines_plan() -> None:
+    """Through the bytes a worker gets and sends back (brokers and partitions as Arrow, the plan
+    pickled), for every named scenario: leaders, ISR and sizes unknown or known, racks or none."""
+    for name, snapshot, goal in named():
+        got_name, blob, seconds = plan_whole(whole_cluster(ClusterJob(name, name, snapshot, goal)))
+        got, expected = load_plan(blob), plan(snapshot, goal)
+        assert got_name == name and seconds > 0
+        assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected)), name
+        assert dict(got.report) == dict(expected.report), name
