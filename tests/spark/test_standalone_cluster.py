@@ -6,6 +6,7 @@ already holds the local one) against ``spark://127.0.0.1:PORT``; its files must 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -33,8 +34,10 @@ def _plan_files(folder: Path) -> dict[str, bytes]:
 @pytest.mark.timeout(JOB_TIMEOUT_S + 200)
 def test_fleet_job_on_a_standalone_cluster_equals_local_mode(tmp_path: Path) -> None:
     fleet = tmp_path / "fleet"
-    for i in range(3):
-        snapshot = generated(brokers=9, racks=3, topics=6, partitions=12, rf=3, seed=20 + i, skew=1.0)
+    for i in range(5):
+        # Three clusters go through the topic passes; the two small ones are planned whole, a task each.
+        topics, parts = (6, 12) if i < 3 else (2, 5)
+        snapshot = generated(brokers=9, racks=3, topics=topics, partitions=parts, rf=3, seed=20 + i, skew=1.0)
         write_any(snapshot, fleet / f"cluster-{i}" if i else fleet / f"cluster-{i}.json")
     local = tmp_path / "local"
     assert main(["plan", "--fleet", str(fleet), "--output-dir", str(local)]) == 0  # the local[2] session
@@ -52,8 +55,10 @@ def test_fleet_job_on_a_standalone_cluster_equals_local_mode(tmp_path: Path) -> 
             check=False,
         )
         assert done.returncode == 0, done.stderr[-3000:]
-        assert "Plans for 3 clusters:" in done.stdout
+        assert "Plans for 5 clusters:" in done.stdout
         # The executors ran on the worker, not in the driver: the worker logged an application.
         assert any((tmp_path / "spark" / "work").iterdir())
     assert _plan_files(remote) == _plan_files(local)
-    assert len(_plan_files(remote)) == 9
+    assert len(_plan_files(remote)) == 15
+    stages = json.loads((remote / "fleet-summary.json").read_text())["stage_seconds"]
+    assert {"whole", "prepare", "place"} <= set(stages), stages
