@@ -225,6 +225,7 @@ def plan_whole(cluster: WholeCluster) -> tuple[str, bytes, float]:
     pickled bytes (:func:`load_plan`) and the seconds it took."""
     name, goal, brokers, partitions = cluster
     start = time.perf_counter()
+    # The driver validated the snapshot as it loaded it; the cluster's name only labels a problem.
     snapshot = snapshot_from_tables(from_blob(brokers), from_blob(partitions), Path(name))
     result = plan(snapshot, goal)
     blob = pickle.dumps((result.moves, dict(result.report)), protocol=pickle.HIGHEST_PROTOCOL)
