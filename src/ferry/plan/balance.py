@@ -20,13 +20,11 @@ join the whole program for another round (:func:`_solve_lazily`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
-import numpy as np
-
-from ferry.plan.program import Balance, Outside, Program, Setting, TopicDemand, base_loads
-from ferry.plan.quotas import water_level
+from ferry.plan.program import Balance, Outside, Program, Setting, TopicDemand
 from ferry.plan.racks import RackLayout
+from ferry.plan.racktotals import exact_band, rack_loads, retarget
 
 
 def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: bool = True) -> Balance:
@@ -37,18 +35,44 @@ def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: b
             builds every row up front, which is slower and serves as the reference the lazy path
             must match.
     """
+    demands = retarget(layout, demands)
     band = broker_band(layout, demands)
     leader_cap = divmod(sum(d.partitions for d in demands), max(1, len(layout.brokers)))
     solve = _solve_lazily if lazy else _solve_whole
     # Stricter programs first; the last one lets replicas leave brokers that are not over quota,
     # which a rack short of open slots may need (one voluntary move opens a slot in the right rack).
     for voluntary in (False, True):
-        for slack in (0, 1, None):
+        for rung_band, slack in _rungs(layout, demands, band):
             for cap in (leader_cap, None):
-                solved = solve(layout, demands, Setting(band, slack, cap, voluntary))
+                solved = solve(layout, demands, Setting(rung_band, slack, cap, voluntary))
                 if solved is not None:
                     return solved
     raise RuntimeError("balance: the per-topic quotas admit no assignment of extras")
+
+
+def _rungs(
+    layout: RackLayout, demands: Sequence[TopicDemand], band: list[tuple[int, int]]
+) -> Iterator[tuple[list[tuple[int, int]], int | None]]:
+    """(band, slack) from strictest to loosest: with unequal racks, both the water-filled band and
+    the band of rack totals that add up (:func:`exact_band`), the narrower first."""
+    yield from ((b, 0) for b in bands(layout, demands, band))
+    yield band, 1
+    yield band, None
+
+
+def bands(
+    layout: RackLayout, demands: Sequence[TopicDemand], band: list[tuple[int, int]]
+) -> list[list[tuple[int, int]]]:
+    """The bands to try at slack 0: ``band`` and, for unequal racks, :func:`exact_band`, the one
+    allowing the smaller spread first (the water-filled one when they tie: it is less rigid)."""
+    exact = exact_band(layout, demands)
+    if exact is None or exact == band:
+        return [band]
+    return [exact, band] if _reach(exact) < _reach(band) else [band, exact]
+
+
+def _reach(band: Sequence[tuple[int, int]]) -> int:
+    return max(hi for _, hi in band) - min(lo for lo, _ in band)
 
 
 def _solve_whole(layout: RackLayout, demands: Sequence[TopicDemand], setting: Setting) -> Balance | None:
@@ -145,18 +169,10 @@ def _resolve(
 
 
 def broker_band(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tuple[int, int]]:
-    """Per broker, the (min, max) total load that global water-filling allows."""
-    n = len(layout.brokers)
-    base = base_loads(n, demands).tolist()
-    flex = np.zeros(n, dtype=np.int64)
-    for d in demands:
-        flex[d.quota.extra_positions(layout)] += 1
-    total = sum(d.quota.total for d in demands)
-    highs = [b + f for b, f in zip(base, flex, strict=True)]
-    level = water_level([1] * n, base, highs, total)
-    return [
-        (max(lo, min(hi, level)), max(lo, min(hi, level + 1))) for lo, hi in zip(base, highs, strict=True)
-    ]
+    """Per broker, the (min, max) total load that rack-aware water-filling allows
+    (:func:`ferry.plan.racktotals.rack_loads`)."""
+    by_rack = rack_loads(layout, demands)
+    return [by_rack[layout.rack_of[b]][:2] for b in layout.brokers]
 
 
 def final_quota(layout: RackLayout, quotas: Sequence[int]) -> Mapping[int, int]:

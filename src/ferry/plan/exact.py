@@ -39,9 +39,10 @@ import numpy as np
 
 from ferry.model.cluster import PartitionState
 from ferry.model.goal import Goal, RackMode
-from ferry.plan.balance import broker_band
+from ferry.plan.balance import bands, broker_band
 from ferry.plan.program import TopicDemand
 from ferry.plan.racks import RackLayout
+from ferry.plan.racktotals import retarget
 
 LIMIT = 8_000
 """Largest ``partitions x target brokers`` solved exactly: the property tests' clusters (up to 144
@@ -130,6 +131,7 @@ def solve_exactly(
     Returns:
         ``None`` when no plan meets the rules (or the solver gives up).
     """
+    demands = retarget(layout, demands)  # the quotas the balance program had
     program = _Program()
     weights = _Weights.of(states)
     rfs = [goal.replication_factors.get(s.tp.topic, s.replication_factor) for s in states]
@@ -141,8 +143,7 @@ def solve_exactly(
     leads = divmod(len(states), len(layout.brokers))
     for i in range(len(layout.brokers)):
         program.row(((c.leader[i], 1.0) for c in columns), leads[0], leads[0] + (leads[1] > 0))
-    band = broker_band(layout, demands)
-    for slack in _slacks(replicas, layout, band):
+    for band, slack in _rungs(replicas, layout, demands):
         posed = program.copy()
         if slack is not None:
             for i, (lo, hi) in enumerate(band):
@@ -153,19 +154,30 @@ def solve_exactly(
     return None
 
 
-def _slacks(
-    replicas: Sequence[Sequence[int]], layout: RackLayout, band: Sequence[tuple[int, int]]
-) -> list[int | None]:
-    """How far each broker's load may leave the band, strictest first, as on the balance program's
-    ladder (0, 1, no band), but never further than the passes' plan already left it: the exact plan
-    trades no cluster-wide balance for its leaders."""
+def _rungs(
+    replicas: Sequence[Sequence[int]], layout: RackLayout, demands: Sequence[TopicDemand]
+) -> list[tuple[Sequence[tuple[int, int]], int | None]]:
+    """(band, slack), strictest first, as on the balance program's ladder (its bands at slack 0, then
+    the water-filled band at slack 1, then none), but never looser than the passes' plan: a band it
+    meets is the only rung, and otherwise the slack stops at how far it left the water-filled band.
+    The exact plan trades no cluster-wide balance for its leaders."""
+    band = broker_band(layout, demands)
+    tried = bands(layout, demands, band)
+    met = [b for b in tried if _excess(replicas, layout, b) == 0]
+    if met:
+        return [(met[0], 0)]
+    ladder: list[int | None] = [1, None]
+    slacks = ladder[: min(_excess(replicas, layout, band), 2)]
+    return [*((b, 0) for b in tried), *((band, s) for s in slacks)]
+
+
+def _excess(replicas: Sequence[Sequence[int]], layout: RackLayout, band: Sequence[tuple[int, int]]) -> int:
+    """How far the broker loads of ``replicas`` leave ``band`` at most."""
     load = Counter(b for reps in replicas for b in reps)
-    excess = max(
+    return max(
         (max(lo - load[b], load[b] - hi, 0) for b, (lo, hi) in zip(layout.brokers, band, strict=True)),
         default=0,
     )
-    ladder: list[int | None] = [0, 1, None]
-    return ladder[: min(excess, 2) + 1]
 
 
 def _partition(

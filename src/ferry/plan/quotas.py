@@ -34,6 +34,9 @@ class TopicQuota:
     base: tuple[int, ...]
     extras: int
     rack_extras: tuple[tuple[int, int], ...]
+    limits: tuple[tuple[int, int], ...] = ()
+    """Per rack, the fewest and most of the topic's replicas the rack rule lets it hold (strict mode;
+    empty where racks do not bound loads)."""
 
     @property
     def total(self) -> int:
@@ -53,11 +56,13 @@ def topic_quota(layout: RackLayout, rfs: Sequence[int], mode: RackMode) -> Topic
     total = sum(rfs)
     sizes = layout.sizes
     partitions = len(rfs)
+    limits: tuple[tuple[int, int], ...] = ()
     if mode is RackMode.EVEN:
         # Racks do not constrain loads: one pseudo-rack spanning every broker.
         lows, highs = [0] * len(sizes), [n * partitions for n in sizes]
     else:
         lows, highs = _rack_totals(layout, rfs)
+        limits = tuple(zip(lows, highs, strict=True))
     level = water_level(sizes, lows, highs, total)
     base_by_rack: list[int] = []
     rack_extras: list[tuple[int, int]] = []
@@ -72,7 +77,14 @@ def topic_quota(layout: RackLayout, rfs: Sequence[int], mode: RackMode) -> Topic
             base_by_rack.append(at // n)
             rack_extras.append((at % n, at % n))
     base = tuple(base_by_rack[layout.rack_of[b]] for b in layout.brokers)
-    return TopicQuota(base, total - sum(base), tuple(rack_extras))
+    return TopicQuota(base, total - sum(base), tuple(rack_extras), limits)
+
+
+def fixed_quota(layout: RackLayout, totals: Sequence[int], limits: tuple[tuple[int, int], ...]) -> TopicQuota:
+    """The quota that puts exactly ``totals[k]`` replicas in rack ``k``, as evenly as its brokers allow."""
+    shares = [divmod(t, n) for t, n in zip(totals, layout.sizes, strict=True)]
+    base = tuple(shares[layout.rack_of[b]][0] for b in layout.brokers)
+    return TopicQuota(base, sum(r for _, r in shares), tuple((r, r) for _, r in shares), limits)
 
 
 def _rack_totals(layout: RackLayout, rfs: Sequence[int]) -> tuple[list[int], list[int]]:

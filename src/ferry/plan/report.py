@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from ferry.model.cluster import ClusterSnapshot, PartitionState
-from ferry.model.goal import Goal
+from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move
 from ferry.plan.racks import RackLayout
+from ferry.plan.spread import forced_spread
 from ferry.plan.stats import balance
 
 
@@ -37,8 +39,25 @@ def build_report(
         "leader_changes": sum(1 for m in moves if m.leader_changes),
         "target_brokers": list(targets),
         "rack_mode": goal.rack_mode.value,
+        "forced_replica_spread": least_spread(snapshot, goal, targets, planned),
         "balance": {
             "before": balance(before, targets, everyone),
-            "after": balance(after, targets, everyone),
+            # After the plan every replica is on a target: the rule is the targets' racks' (a rack
+            # left without targets no longer counts, so RF 3 over two racks may put two in one).
+            "after": balance(after, targets, RackLayout.of(snapshot.racks, targets)),
         },
     }
+
+
+def least_spread(
+    snapshot: ClusterSnapshot,
+    goal: Goal,
+    targets: Sequence[int],
+    planned: Sequence[tuple[PartitionState, Sequence[int]]],
+) -> int:
+    """The smallest replica spread over ``targets`` that any plan of these partitions can have: what
+    the rack rule forces on racks of unequal size (strict mode), else 0 or 1 as the total divides."""
+    factors = Counter(len(reps) for _, reps in planned)
+    if goal.rack_mode is RackMode.EVEN or not targets:
+        return 0 if sum(rf * n for rf, n in factors.items()) % max(1, len(targets)) == 0 else 1
+    return forced_spread(RackLayout.of(snapshot.racks, targets), factors).spread

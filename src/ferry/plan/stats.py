@@ -65,6 +65,8 @@ def balance(placement: Placement, targets: Sequence[int], racks: RackLayout) -> 
     return {
         "replica_spread": _spread(per_target),
         "topic_replica_spread_max": _topic_spread(placement, flat, on_target),
+        "rack_replica_spread_max": _rack_spread(per_target, flat.ids[on_target], racks),
+        "topic_rack_spread_max": _topic_rack_spread(placement, flat, on_target, racks),
         "leader_spread": _spread(np.bincount(flat.leaders(), minlength=width)[on_target]),
         "rack_violations": _violations(flat, racks),
         "replicas_off_target": int(replicas[off_target].sum()),
@@ -104,11 +106,52 @@ def _topic_spread(placement: Placement, flat: _Flat, on_target: np.ndarray) -> i
     return int((highs - lows).max())
 
 
+def _rack_of(ids: np.ndarray, racks: RackLayout) -> np.ndarray:
+    """Per broker id, its rack's index in ``racks`` (-1 where it has none there)."""
+    return np.array([racks.rack_of.get(int(b), -1) for b in ids], dtype=np.int64)
+
+
+def _rack_spread(per_target: np.ndarray, ids: np.ndarray, racks: RackLayout) -> int:
+    """The largest replica spread among the target brokers of one rack."""
+    rack = _rack_of(ids, racks)
+    spreads = [_spread(per_target[rack == k]) for k in np.unique(rack).tolist()]
+    return max(spreads, default=0)
+
+
+def _topic_rack_spread(placement: Placement, flat: _Flat, on_target: np.ndarray, racks: RackLayout) -> int:
+    """The largest spread of one topic's replicas among the target brokers of one rack.
+
+    Where the rack rule forces racks of unequal size to carry unequal loads, a topic cannot be even
+    over the whole cluster, but it can still be even inside every rack.
+    """
+    codes: dict[str, int] = {}
+    topic = np.fromiter(
+        (codes.setdefault(tp.topic, len(codes)) for tp, _ in placement), dtype=np.int64, count=len(placement)
+    )
+    rack_by_index = np.full(len(flat.ids), -1, dtype=np.int64)
+    rack_by_index[on_target] = _rack_of(flat.ids[on_target], racks)
+    members = np.bincount(rack_by_index[on_target] + 1, minlength=len(racks.names) + 1)[1:]
+    keep = rack_by_index[flat.broker] >= 0
+    width = len(flat.ids)
+    cells, counts = np.unique(topic[flat.partition[keep]] * width + flat.broker[keep], return_counts=True)
+    if not cells.size:
+        return 0
+    racks_n = max(1, len(racks.names))
+    group = (cells // width) * racks_n + rack_by_index[cells % width]
+    order = np.argsort(group, kind="stable")
+    group, counts = group[order], counts[order]
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    highs = np.maximum.reduceat(counts, starts)
+    # A rack broker without the topic holds 0 of it: the group's low is 0 unless every member has some.
+    full = np.diff(np.r_[starts, group.size]) == members[group[starts] % racks_n]
+    lows = np.where(full, np.minimum.reduceat(counts, starts), 0)
+    return int((highs - lows).max())
+
+
 def _violations(flat: _Flat, racks: RackLayout) -> int:
     """Partitions holding more replicas in a rack than the rack rule allows (brokers outside
     ``racks`` are not counted, as in :meth:`RackLayout.violations`)."""
-    rack_by_id = np.array([racks.rack_of.get(int(b), -1) for b in flat.ids], dtype=np.int64)
-    rack = rack_by_id[flat.broker]
+    rack = _rack_of(flat.ids, racks)[flat.broker]
     known = rack >= 0
     partition, rack = flat.partition[known], rack[known]
     width = max(1, len(racks.names))

@@ -25,9 +25,16 @@ def reference(placement: Placement, targets: list[int], racks: RackLayout) -> di
     for tp, reps in placement:
         per_topic.setdefault(tp.topic, Counter()).update(reps)
     on_target = [replicas.get(b, 0) for b in targets]
+    in_rack: dict[int, list[int]] = {}
+    for b in targets:
+        in_rack.setdefault(racks.rack_of[b], []).append(b)
     return {
         "replica_spread": _spread(replicas, targets),
         "topic_replica_spread_max": max((_spread(c, targets) for c in per_topic.values()), default=0),
+        "rack_replica_spread_max": max((_spread(replicas, m) for m in in_rack.values()), default=0),
+        "topic_rack_spread_max": max(
+            (_spread(c, m) for c in per_topic.values() for m in in_rack.values()), default=0
+        ),
         "leader_spread": _spread(leaders, targets),
         "rack_violations": sum(1 for _, reps in placement if racks.violations(reps) > 0),
         "replicas_off_target": sum(n for b, n in replicas.items() if b not in targets),
