@@ -7,6 +7,8 @@ seconds of ``plan()`` (CPU seconds are the fairer figure on a shared machine), p
     .venv/bin/python benchmarks/plan_quality.py            # small (~3k) and large (100k) cases
     .venv/bin/python benchmarks/plan_quality.py --small    # small cases only
     .venv/bin/python benchmarks/plan_quality.py --stress   # the worst case found (100k, RF 3->2)
+    .venv/bin/python benchmarks/plan_quality.py --unequal  # racks of unequal size only
+    .venv/bin/python benchmarks/plan_quality.py --huge     # 1M partitions in 100,000 topics
     .venv/bin/python benchmarks/plan_quality.py --only large --limit 900 --json out.json
 """
 
@@ -25,6 +27,7 @@ from typing import Any
 
 from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
 from ferry.plan.planner import plan
+from ferry.plan.racks import RackLayout
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,47 @@ class Case:
     goal: str
     delta: int = 0
     """Brokers added (add, replace) or removed (remove)."""
+    rack_sizes: tuple[int, ...] = ()
+    """Unequal racks: brokers per rack before the change (``brokers``/``racks`` are then ignored)."""
+    rack_delta: tuple[int, ...] = ()
+    """With ``rack_sizes``: brokers added (add) or removed (remove) per rack."""
+    spread: tuple[int, ...] = ()
+    """Partitions per topic drawn from these (default: ``partitions`` for every topic)."""
+    factors: tuple[int, ...] = ()
+    """Replication factors drawn per topic (default: ``rf`` for every topic)."""
+    sizes: str = "uniform"
+    """Partition sizes: ``uniform`` (1 MB - 10 GB) or ``lognormal`` (median 100 MB, heavy tail)."""
+
+    @property
+    def total_partitions(self) -> int:
+        if not self.spread:
+            return self.topics * self.partitions
+        return sum(_topic_shape(self, t)[0] for t in range(self.topics))
+
+
+def _topic_shape(case: Case, t: int) -> tuple[int, int]:
+    """(partitions, replication factor) of topic ``t``: drawn from its own seed, so a topic's shape
+    does not depend on the order the generator asks for it."""
+    rnd = random.Random(f"{case.name}/{t}")
+    parts = rnd.choice(case.spread) if case.spread else case.partitions
+    return parts, rnd.choice(case.factors) if case.factors else case.rf
+
+
+def _nodes(case: Case) -> tuple[list[Broker], list[Broker], Goal | None]:
+    """Every broker, the brokers holding replicas today, and the goal of an unequal-rack case."""
+    if not case.rack_sizes:
+        extra = case.delta if case.goal in ("add", "replace") else 0
+        nodes = [Broker(i, f"r{i % case.racks}" if case.racks else None) for i in range(case.brokers + extra)]
+        return nodes, nodes[: case.brokers], None
+    nodes, live, removed = [], [], set()
+    delta = case.rack_delta or (0,) * len(case.rack_sizes)
+    for k, (n, d) in enumerate(zip(case.rack_sizes, delta, strict=True)):
+        rack = [Broker(len(nodes) + j, f"r{k}") for j in range(n + max(d, 0))]
+        nodes += rack
+        live += rack[:n]
+        removed |= {b.id for b in rack[n + d : n]} if d < 0 else set()
+    goal = Goal(brokers=frozenset(b.id for b in nodes) - removed) if removed else None
+    return nodes, live, goal
 
 
 def interleaved(brokers: list[Broker]) -> list[int]:
@@ -55,34 +99,42 @@ def interleaved(brokers: list[Broker]) -> list[int]:
 def generate(case: Case, seed: int = 7) -> tuple[ClusterSnapshot, Goal]:
     """A cluster and a goal for ``case``; placements start balanced and rack-clean unless skewed."""
     rnd = random.Random(seed)
-    extra = case.delta if case.goal in ("add", "replace") else 0
-    nodes = [Broker(i, f"r{i % case.racks}" if case.racks else None) for i in range(case.brokers + extra)]
-    live = nodes[: case.brokers]
+    nodes, live, uneven_goal = _nodes(case)
     order = interleaved(live)
+    weights = [1.0 / (1 + 0.05 * i) for i in range(len(order))]
     states = []
     for t in range(case.topics):
-        for p in range(case.partitions):
+        partitions, rf = _topic_shape(case, t)
+        for p in range(partitions):
             if case.goal in ("rebalance", "rf-down-skewed"):
-                weights = [1.0 / (1 + 0.05 * i) for i in range(len(order))]
-                replicas = _weighted(rnd, order, weights, case.rf)
+                replicas = _weighted(rnd, order, weights, rf)
             else:
                 start = rnd.randrange(len(order))
-                replicas = [order[(start + i) % len(order)] for i in range(case.rf)]
-            tp = TopicPartition(f"topic-{t:04d}", p)
-            size = rnd.randint(10**6, 10**10)
-            states.append(PartitionState(tp, tuple(replicas), replicas[0], tuple(replicas), size))
+                replicas = [order[(start + i) % len(order)] for i in range(rf)]
+            tp = TopicPartition(f"topic-{t:06d}", p)
+            states.append(PartitionState(tp, tuple(replicas), replicas[0], tuple(replicas), _size(rnd, case)))
     snapshot = ClusterSnapshot.of(nodes, states)
-    down = Goal(replication_factors={f"topic-{t:04d}": case.rf - 1 for t in range(case.topics)})
+    if uneven_goal is not None:
+        return snapshot, uneven_goal
+    down = Goal(replication_factors={f"topic-{t:06d}": case.rf - 1 for t in range(case.topics)})
     goal = {
         "add": Goal(),
         "rebalance": Goal(),
         "remove": Goal(brokers=frozenset(range(case.brokers - case.delta))),
         "replace": Goal(replace=((0, case.brokers),)),
-        "rf-up": Goal(replication_factors={f"topic-{t:04d}": case.rf + 1 for t in range(case.topics)}),
+        "rf-up": Goal(replication_factors={f"topic-{t:06d}": case.rf + 1 for t in range(case.topics)}),
         "rf-down": down,
         "rf-down-skewed": down,
     }[case.goal]
     return snapshot, goal
+
+
+def _size(rnd: random.Random, case: Case) -> int:
+    if case.sizes == "lognormal":
+        # Median 100 MB; sigma 2 puts the 99.9th percentile ~ 500x the median and the smallest
+        # of 10k partitions ~ 1/1000 of it: the spread of sizes seen on real clusters.
+        return max(1, int(rnd.lognormvariate(18.42, 2.0)))
+    return rnd.randint(10**6, 10**10)
 
 
 def _weighted(rnd: random.Random, pool: list[int], weights: list[float], k: int) -> list[int]:
@@ -103,6 +155,7 @@ def run_case(case: Case, queue: Any) -> None:
     seconds = time.perf_counter() - start
     cpu_seconds = time.process_time() - cpu
     report = dict(result.report)
+    targets = RackLayout.of(snapshot.racks, report["target_brokers"])
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     queue.put(
         {
@@ -111,6 +164,7 @@ def run_case(case: Case, queue: Any) -> None:
             "cpu_seconds": cpu_seconds,
             "peak_mib": peak_mib,
             "report": report,
+            "racks": targets.sizes,
         }
     )
 
@@ -141,11 +195,105 @@ SMALL = [
     Case("RF 3->2", 24, 4, 30, 100, 3, "rf-down"),
     Case("no racks, add 2", 20, 0, 30, 100, 3, "add", 2),
 ]
+ODD = (1, 2, 3, 5, 8, 12, 20, 50)
+"""Partitions per topic on real clusters: mostly few, some many, rarely a multiple of the brokers."""
+UNEQUAL = [
+    Case(
+        "unequal: 2/2/2 + 1/1/0 -> 3/3/2",
+        6,
+        3,
+        300,
+        0,
+        3,
+        "add",
+        rack_sizes=(2, 2, 2),
+        rack_delta=(1, 1, 0),
+        spread=ODD,
+    ),
+    Case(
+        "unequal: 4/3/3 - 1/0/1 -> 3/3/2",
+        10,
+        3,
+        300,
+        0,
+        3,
+        "remove",
+        rack_sizes=(4, 3, 3),
+        rack_delta=(-1, 0, -1),
+        spread=ODD,
+    ),
+    Case(
+        "unequal: 4/3/1 + 1/1/0 -> 5/4/1",
+        8,
+        3,
+        300,
+        0,
+        3,
+        "add",
+        rack_sizes=(4, 3, 1),
+        rack_delta=(1, 1, 0),
+        spread=ODD,
+    ),
+    Case(
+        "unequal: 5/4/1, RF 1-3",
+        10,
+        3,
+        300,
+        0,
+        3,
+        "rebalance",
+        rack_sizes=(5, 4, 1),
+        spread=ODD,
+        factors=(1, 2, 3),
+    ),
+    Case(
+        "unequal: 5/4/3/3, RF 2-3",
+        15,
+        4,
+        300,
+        0,
+        3,
+        "rebalance",
+        rack_sizes=(5, 4, 3, 3),
+        spread=ODD,
+        factors=(2, 3),
+    ),
+    Case(
+        "unequal: 12/12/10, log-normal",
+        34,
+        3,
+        3000,
+        0,
+        3,
+        "add",
+        rack_sizes=(10, 10, 10),
+        rack_delta=(2, 2, 0),
+        spread=ODD,
+        sizes="lognormal",
+    ),
+]
 LARGE = [
     Case("large: add 6 to 54", 54, 6, 500, 200, 3, "add", 6),
     Case("large: remove 6 of 60", 60, 6, 500, 200, 3, "remove", 6),
     Case("large: skewed rebalance", 60, 6, 500, 200, 3, "rebalance"),
     Case("large: RF 3->2", 60, 6, 500, 200, 3, "rf-down"),
+    Case("large: 10,000 topics, add 6 to 54", 54, 6, 10_000, 10, 3, "add", 6),
+    Case(
+        "large: unequal 20/20/17 + 0/0/3",
+        57,
+        3,
+        8_000,
+        0,
+        3,
+        "add",
+        rack_sizes=(20, 20, 17),
+        rack_delta=(0, 0, 3),
+        spread=ODD,
+    ),
+]
+HUGE = [
+    # The scale of a big cluster: 1M partitions in 100,000 topics on 200 brokers (--huge).
+    Case("huge: 100,000 topics, add 10 to 190", 190, 10, 100_000, 10, 3, "add", 10),
 ]
 STRESS = [
     # Every partition on its own replica set (placed as in the skewed rebalance), so no two
@@ -158,12 +306,14 @@ def row(result: dict[str, Any]) -> str:
     r, case = result["report"], result["case"]
     after = r["balance"]["after"]
     ratio = r["moves_over_bound"] if r["lower_bound"] else (1.0 if r["replica_moves"] == 0 else "inf")
-    parts = case["topics"] * case["partitions"]
+    racks = "/".join(map(str, result["racks"]))
     return (
-        f"| {case['name']} | {parts:,} | {case['brokers']}/{case['racks']} | {r['replica_moves']:,} | "
-        f"{r['lower_bound']:,} | {ratio} | {after['replica_spread']} | {after['topic_replica_spread_max']} | "
-        f"{after['leader_spread']} | {after['rack_violations']} | {r.get('placement_fallbacks', 0)} | "
-        f"{result['seconds']:.2f} | {result['cpu_seconds']:.2f} | {result['peak_mib']:.0f} |"
+        f"| {case['name']} | {r['partitions']:,} | {racks} | {r['replica_moves']:,} | "
+        f"{r['lower_bound']:,} | {ratio} | {after['replica_spread']} | {r['forced_replica_spread']} | "
+        f"{after['rack_replica_spread_max']} | {after['topic_replica_spread_max']} | "
+        f"{after['topic_rack_spread_max']} | {after['leader_spread']} | {after['rack_violations']} | "
+        f"{r.get('placement_fallbacks', 0)} | {result['seconds']:.2f} | {result['cpu_seconds']:.2f} | "
+        f"{result['peak_mib']:.0f} |"
     )
 
 
@@ -173,20 +323,29 @@ def main() -> None:
     )
     parser.add_argument("--small", action="store_true", help="only the ~3k-partition cases")
     parser.add_argument("--stress", action="store_true", help="only the stress case (not in the default run)")
+    parser.add_argument("--unequal", action="store_true", help="only the unequal-rack cases")
+    parser.add_argument(
+        "--huge", action="store_true", help="only the 1M-partition case (not in the default run)"
+    )
     parser.add_argument("--json", help="also write raw results to this file")
     parser.add_argument("--only", help="run only the cases whose name contains this text")
     parser.add_argument("--limit", type=float, default=600, help="seconds per case before giving up")
     args = parser.parse_args()
-    cases = SMALL if args.small else SMALL + LARGE
+    cases = SMALL + UNEQUAL if args.small else SMALL + UNEQUAL + LARGE
     if args.stress:
         cases = STRESS
+    if args.unequal:
+        cases = UNEQUAL + [c for c in LARGE if c.rack_sizes]
+    if args.huge:
+        cases = HUGE
     if args.only:
         cases = [c for c in cases if args.only in c.name]
     print(
-        "| case | partitions | brokers/racks | moves | lower bound | moves/bound | replica spread | "
-        "topic spread | leader spread | rack violations | fallbacks | seconds | CPU s | peak MiB |"
+        "| case | partitions | brokers per rack | moves | lower bound | moves/bound | replica spread | "
+        "forced spread | spread in a rack | topic spread | topic spread in a rack | leader spread | "
+        "rack violations | fallbacks | seconds | CPU s | peak MiB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---" * 17 + "|")
     results = []
     for case in cases:
         result = measure(case, args.limit)

@@ -20,7 +20,7 @@ join the whole program for another round (:func:`_solve_lazily`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ferry.plan.program import Balance, Outside, Program, Setting, TopicDemand
 from ferry.plan.racks import RackLayout
@@ -42,22 +42,29 @@ def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: b
     # Stricter programs first; the last one lets replicas leave brokers that are not over quota,
     # which a rack short of open slots may need (one voluntary move opens a slot in the right rack).
     for voluntary in (False, True):
-        for rung_band, slack in _rungs(layout, demands, band):
-            for cap in (leader_cap, None):
-                solved = solve(layout, demands, Setting(rung_band, slack, cap, voluntary))
-                if solved is not None:
-                    return solved
+        settings = [
+            Setting(rung_band, slack, cap, voluntary)
+            for rung_band, slack in _rungs(layout, demands, band)
+            for cap in (leader_cap, None)
+        ]
+        for i, setting in enumerate(settings):
+            solved = solve(layout, demands, setting)
+            if solved is not None:
+                return solved
+            if i == 0 and solve(layout, demands, settings[-1]) is None:
+                # The loosest rung has the same columns and a subset of the rows of every other: if it
+                # has no solution, none has (most often a rack short of open slots: only voluntary
+                # drops help), so the rungs between are skipped.
+                break
     raise RuntimeError("balance: the per-topic quotas admit no assignment of extras")
 
 
 def _rungs(
     layout: RackLayout, demands: Sequence[TopicDemand], band: list[tuple[int, int]]
-) -> Iterator[tuple[list[tuple[int, int]], int | None]]:
+) -> list[tuple[list[tuple[int, int]], int | None]]:
     """(band, slack) from strictest to loosest: with unequal racks, both the water-filled band and
     the band of rack totals that add up (:func:`exact_band`), the narrower first."""
-    yield from ((b, 0) for b in bands(layout, demands, band))
-    yield band, 1
-    yield band, None
+    return [*((b, 0) for b in bands(layout, demands, band)), (band, 1), (band, None)]
 
 
 def bands(
