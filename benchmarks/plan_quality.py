@@ -279,7 +279,7 @@ LARGE = [
     Case("large: RF 3->2", 60, 6, 500, 200, 3, "rf-down"),
     Case("large: 10,000 topics, add 6 to 54", 54, 6, 10_000, 10, 3, "add", 6),
     Case(
-        "large: unequal 20/20/17 + 0/0/3",
+        "large: unequal 20/20/17 + 0/0/2",
         57,
         3,
         8_000,

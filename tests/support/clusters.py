@@ -71,3 +71,25 @@ def with_new_brokers(snapshot: ClusterSnapshot, count: int, racks: int) -> Clust
     first = max(snapshot.broker_ids) + 1
     extra = [Broker(i, f"r{i % racks}" if racks else None) for i in range(first, first + count)]
     return ClusterSnapshot.of((*snapshot.brokers, *extra), snapshot.partitions)
+
+
+def unequal_racks(rack_sizes: tuple[int, ...], shapes: list[tuple[int, int]], seed: int) -> ClusterSnapshot:
+    """Racks of the given sizes (``r0``, ``r1``, ...) and one topic per (partitions, rf) in ``shapes``,
+    replicas placed at random (rack rule ignored, as on a cluster that grew by hand)."""
+    rnd = random.Random(seed)
+    racks = [f"r{k}" for k, n in enumerate(rack_sizes) for _ in range(n)]
+    nodes = [Broker(i, rack) for i, rack in enumerate(racks)]
+    states = []
+    for t, (partitions, rf) in enumerate(shapes):
+        for p in range(partitions):
+            replicas = rnd.sample(range(len(nodes)), rf)
+            states.append(
+                PartitionState(
+                    TopicPartition(f"topic-{t:03d}", p),
+                    tuple(replicas),
+                    replicas[0],
+                    tuple(replicas),
+                    rnd.randint(1, 10**9),
+                )
+            )
+    return ClusterSnapshot.of(nodes, states)

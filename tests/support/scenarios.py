@@ -7,7 +7,7 @@ modes, a replace goal.
 
 from __future__ import annotations
 
-from support.clusters import balanced, generated, with_new_brokers
+from support.clusters import balanced, generated, unequal_racks, with_new_brokers
 
 from ferry.model import ClusterSnapshot, Goal, RackMode
 
@@ -32,6 +32,12 @@ def named() -> list[Case]:
             Goal(topics=frozenset({"topic-001"})),
         ),
         ("replace", with_new_brokers(balanced(6, 3, 3, 10, 3), 1, racks=3), Goal(replace=((3, 6),))),
+        # Racks of 5, 4 and 1: RF 3 overloads the lone broker, RF 1 and 2 topics make up for it.
+        (
+            "unequal-racks",
+            unequal_racks((5, 4, 1), [(7, 3), (12, 3), (5, 1), (9, 2), (13, 2)], seed=5),
+            Goal(),
+        ),
     ]
 
 
