@@ -274,7 +274,9 @@ def _parse_partition(
     if adding is not None or removing is not None:
         details.adding[entry.tp] = adding or ()
         details.removing[entry.tp] = removing or ()
-    return PartitionState(entry.tp, replicas, leader, isr, size)
+    return PartitionState(
+        entry.tp, replicas, leader, isr, size, tuple(sorted(sizes.items())) if sizes else ()
+    )
 
 
 def _parse_replica_sizes(

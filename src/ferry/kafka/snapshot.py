@@ -59,7 +59,14 @@ def collect(admin: ClusterAdmin, topics: Collection[str] | None = None) -> LiveS
     # Passing the explicit list keeps the log-dir and config requests as narrow as the metadata.
     sizes = admin.describe_replica_sizes(names) if names else {}
     reassignments = {r.tp: r for r in admin.list_reassignments(names)} if names else {}
-    sized = tuple(replace(p, size_bytes=leader_size(p, sizes.get(p.tp, {}))) for p in partitions)
+    sized = tuple(
+        replace(
+            p,
+            size_bytes=leader_size(p, sizes.get(p.tp, {})),
+            replica_bytes=tuple(sorted(sizes.get(p.tp, {}).items())),
+        )
+        for p in partitions
+    )
     return LiveSnapshot(
         snapshot=ClusterSnapshot.of(brokers, sized),
         replica_sizes=sizes,

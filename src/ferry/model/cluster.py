@@ -53,6 +53,10 @@ class PartitionState:
     leader: int | None = None
     isr: tuple[int, ...] | None = None
     size_bytes: int | None = None
+    replica_bytes: tuple[tuple[int, int], ...] = field(default=(), compare=False)
+    """(broker, bytes on its disk) per replica, where measured (DescribeLogDirs): replicas of one
+    partition differ in size (a follower that lags, segments deleted at different times). A
+    measurement, not part of what the partition is: two states differing only here are equal."""
 
     def __post_init__(self) -> None:
         if not self.replicas:
@@ -68,6 +72,13 @@ class PartitionState:
     def size(self) -> int:
         """Size in bytes, 0 when unknown."""
         return self.size_bytes or 0
+
+    def bytes_on(self, broker: int) -> int:
+        """Bytes of this partition's replica on ``broker``: as measured there, else its size."""
+        for b, n in self.replica_bytes:
+            if b == broker:
+                return n
+        return self.size
 
     @property
     def current_leader(self) -> int:

@@ -21,6 +21,18 @@ class RackMode(StrEnum):
     EVEN = "even"
 
 
+class BalanceMode(StrEnum):
+    """What the planner evens out over the target brokers.
+
+    ``REPLICAS`` (the default) evens replica counts per broker and per topic with the fewest moves.
+    ``BYTES`` evens disk bytes per broker (or the fraction of each broker's capacity in use) with the
+    fewest bytes moved; replica counts may then differ more.
+    """
+
+    REPLICAS = "replicas"
+    BYTES = "bytes"
+
+
 @dataclass(frozen=True, slots=True)
 class Goal:
     """A planning request.
@@ -32,6 +44,9 @@ class Goal:
         topics: plan only these topics (``None``: all).
         exclude_topics: never touch these topics.
         rack_mode: see :class:`RackMode`.
+        balance: see :class:`BalanceMode`.
+        capacity: disk bytes per broker (``BYTES`` only): balance by the fraction in use.
+        max_disk_fraction: with ``capacity``, no plan may fill a broker beyond this fraction.
     """
 
     brokers: frozenset[int] | None = None
@@ -40,8 +55,12 @@ class Goal:
     topics: frozenset[str] | None = None
     exclude_topics: frozenset[str] = frozenset()
     rack_mode: RackMode = RackMode.STRICT
+    balance: BalanceMode = BalanceMode.REPLICAS
+    capacity: Mapping[int, int] | None = None
+    max_disk_fraction: float = 0.85
 
     def __post_init__(self) -> None:
+        self._check_disk()
         object.__setattr__(self, "replication_factors", MappingProxyType(dict(self.replication_factors)))
         for topic, rf in self.replication_factors.items():
             if rf < 1:
@@ -54,6 +73,17 @@ class Goal:
         for old, new in self.replace:
             if old == new:
                 raise ValueError(f"cannot replace broker {old} with itself")
+
+    def _check_disk(self) -> None:
+        if self.capacity is not None:
+            if self.balance is not BalanceMode.BYTES:
+                raise ValueError("a disk capacity balances bytes: it needs the bytes balance")
+            for broker, size in self.capacity.items():
+                if size <= 0:
+                    raise ValueError(f"capacity of broker {broker} must be > 0 bytes, got {size}")
+            object.__setattr__(self, "capacity", MappingProxyType(dict(self.capacity)))
+        if not 0 < self.max_disk_fraction <= 1:
+            raise ValueError(f"the largest disk fraction must be in (0, 1], got {self.max_disk_fraction}")
 
     def in_scope(self, topic: str) -> bool:
         """Whether the planner may touch ``topic``."""

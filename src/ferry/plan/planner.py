@@ -38,11 +38,12 @@ from itertools import groupby
 from typing import Any
 
 from ferry.model.cluster import ClusterSnapshot, PartitionState
-from ferry.model.goal import Goal, RackMode
+from ferry.model.goal import BalanceMode, Goal, RackMode
 from ferry.model.plan import Move, Plan
 from ferry.plan.balance import assign_extras, final_quota
 from ferry.plan.collector import pausing
 from ferry.plan.demand import topic_demand
+from ferry.plan.disk import plan_disk
 from ferry.plan.drops import apply_keeps, over_quota_drops
 from ferry.plan.exact import LIMIT, solve_exactly
 from ferry.plan.placement import place
@@ -60,6 +61,8 @@ def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     """Plan the reassignment that reaches ``goal`` with the fewest replica moves."""
     if goal.replace:
         return plan_replace(snapshot, goal)
+    if goal.balance is BalanceMode.BYTES:
+        return plan_bytes(snapshot, goal)
     targets = target_brokers(snapshot, goal)
     layout = RackLayout.of(snapshot.racks, targets)
     prepared = [prepare_topic(parts, goal, layout) for parts in in_scope(snapshot, goal)]
@@ -163,6 +166,22 @@ def _falls_short(
     led = Counter(leaders)
     counts = [led[b] for b in layout.brokers]
     return moved > bound or fallbacks > 0 or (bool(counts) and max(counts) - min(counts) > 1)
+
+
+def plan_bytes(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
+    """The byte balance (:mod:`ferry.plan.disk`) and its report."""
+    targets = target_brokers(snapshot, goal)
+    scope = [state for parts in in_scope(snapshot, goal) for state in parts]
+    result = plan_disk(snapshot, goal, targets, scope)
+    moves = _moves(result.planned, result.leaders)
+    report: dict[str, Any] = build_report(snapshot, goal, targets, result.planned, moves, 0)
+    disk = result.figures
+    moved = report["bytes_moved"]
+    bound = int(str(disk["bytes_lower_bound"]))
+    disk["bytes_moved_over_bound"] = round(moved / bound, 4) if bound else None
+    report["disk"] = disk
+    report["placement_fallbacks"] = 0
+    return Plan.of(moves, report)
 
 
 def in_scope(snapshot: ClusterSnapshot, goal: Goal) -> list[list[PartitionState]]:

@@ -39,6 +39,7 @@ def build_report(
         "leader_changes": sum(1 for m in moves if m.leader_changes),
         "target_brokers": list(targets),
         "rack_mode": goal.rack_mode.value,
+        "balance_by": goal.balance.value,
         "forced_replica_spread": least_spread(snapshot, goal, targets, planned),
         "balance": {
             "before": balance(before, targets, everyone),

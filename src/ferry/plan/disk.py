@@ -1,0 +1,444 @@
+"""Byte balance (``--balance bytes``): even disk bytes per broker, moving as few bytes as possible.
+
+Operators rebalance mostly because a disk fills up, and partitions differ in size a thousandfold,
+so even replica counts can leave one disk twice as full as another. This planner evens the bytes
+instead, with the same rack rule and the same even preferred leaders as the replica planner.
+
+Targets. Every target broker should hold its share of the bytes: the cluster's bytes (those of the
+partitions in scope as planned, plus those of the partitions out of scope, which stay) in
+proportion to its weight, 1 or its disk capacity (``--capacity``: the same fraction in use
+everywhere). The rack rule bounds each rack's bytes (RF 3 over three racks: every rack holds one
+replica of every partition), so the shares are water-filled over racks as for replica counts
+(:mod:`ferry.plan.quotas`), and a broker's target is its weight's part of its rack's share. A plan
+is balanced when every broker ends within :data:`TOLERANCE` of its target.
+
+Lower bound on bytes moved. A broker gains bytes only by receiving replicas, so a balanced plan
+moves at least ``sum_b max(0, (1 - TOLERANCE) * target_b - held_b)`` bytes, where ``held_b`` is what
+``b`` holds now; unless a replication factor goes down, a broker loses bytes only by sending
+replicas, so at least ``sum_b max(0, held_b - (1 + TOLERANCE) * target_b)``; and a partition short
+of replicas on target brokers (a removed broker, a higher replication factor, a rack over the
+rule's bound) needs that many new copies of itself. The largest of the three is reported.
+
+Plan. Replicas must leave brokers that are removed and racks over the rule's bound, and a lower
+replication factor drops replicas (out-of-sync ones first, then on the fullest brokers); the open
+slots go to the brokers furthest below their target. Then, while a broker is outside its band,
+replicas move from the fullest brokers to the emptiest, each the largest that fits what both ends
+lack, so that no byte is moved past the target: the bytes moved stay close to the bound.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right, insort
+from collections import Counter
+from collections.abc import Sequence, Set
+from dataclasses import dataclass
+
+from ferry.errors import PreconditionError
+from ferry.model.cluster import ClusterSnapshot, PartitionState
+from ferry.model.goal import Goal, RackMode
+from ferry.plan.leaders import choose_leaders
+from ferry.plan.racks import RackLayout
+
+TOLERANCE = 0.0225
+"""How far a broker's bytes may end from its target, as a fraction of the target: at most 5 % of
+the mean between the fullest and the emptiest broker (the band's width, 4.5 %, leaves room for
+rounding)."""
+_SEARCH = 256
+"""Replicas looked at per (donor, receiver) pair before giving up on it: keeps a step bounded on
+brokers holding tens of thousands of replicas (almost always the first few fit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DiskTargets:
+    """Per target broker (layout order): the bytes it should hold and its weight."""
+
+    target: tuple[float, ...]
+    weight: tuple[float, ...]
+
+    def band(self, i: int) -> tuple[float, float]:
+        return self.target[i] * (1 - TOLERANCE), self.target[i] * (1 + TOLERANCE)
+
+
+def disk_targets(
+    layout: RackLayout,
+    parts: Sequence[PartitionState],
+    factors: Sequence[int],
+    fixed: Sequence[int],
+    goal: Goal,
+) -> DiskTargets:
+    """Water-fill the bytes over racks by weight; see the module docstring.
+
+    Args:
+        fixed: per broker (layout order), bytes of partitions out of scope, which stay.
+    """
+    weight = tuple(float(goal.capacity.get(b, 0)) if goal.capacity else 1.0 for b in layout.brokers)
+    racks = len(layout.members)
+    lows, highs = [0.0] * racks, [0.0] * racks
+    for p, rf in zip(parts, factors, strict=True):
+        for k, (lo, hi) in enumerate(_bounds(layout, rf, goal.rack_mode)):
+            lows[k] += lo * p.size
+            highs[k] += hi * p.size
+    at = [[layout.position[b] for b in m] for m in layout.members]
+    rack_fixed = [sum(fixed[i] for i in members) for members in at]
+    rack_weight = [sum(weight[i] for i in members) for members in at]
+    total = sum(p.size * rf for p, rf in zip(parts, factors, strict=True)) + sum(fixed)
+    floors = [f + lo for f, lo in zip(rack_fixed, lows, strict=True)]
+    ceilings = [f + hi for f, hi in zip(rack_fixed, highs, strict=True)]
+    level = _level(rack_weight, floors, ceilings, total)
+    shares = [min(hi, max(lo, level * w)) for w, lo, hi in zip(rack_weight, floors, ceilings, strict=True)]
+    target = [0.0] * len(layout.brokers)
+    for k, members in enumerate(at):
+        for i in members:
+            target[i] = shares[k] * weight[i] / rack_weight[k] if rack_weight[k] else 0.0
+    return DiskTargets(tuple(target), weight)
+
+
+def _bounds(layout: RackLayout, rf: int, mode: RackMode) -> tuple[tuple[int, int], ...]:
+    if mode is RackMode.EVEN:
+        return tuple((0, min(len(m), rf)) for m in layout.members)
+    return layout.bounds(rf)
+
+
+def _level(weights: Sequence[float], lows: Sequence[float], highs: Sequence[float], total: float) -> float:
+    """Bytes per unit of weight at which the racks, each held within its (low, high), add up to
+    ``total`` (bisection: the fill is monotone in the level)."""
+    top = max((hi / w for w, hi in zip(weights, highs, strict=True) if w > 0), default=0.0)
+    lo, hi = 0.0, max(top, 1.0)
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        fill = sum(min(h, max(low, mid * w)) for w, low, h in zip(weights, lows, highs, strict=True))
+        lo, hi = (mid, hi) if fill < total else (lo, mid)
+    return hi
+
+
+class _Disk:
+    """Scratch state of one plan: the planned replicas and every target broker's bytes."""
+
+    def __init__(self, layout: RackLayout, parts: Sequence[PartitionState], fixed: Sequence[int], goal: Goal):
+        self.layout = layout
+        self.parts = parts
+        self.mode = goal.rack_mode
+        self.bytes = [float(n) for n in fixed]
+        self.replicas: list[list[int]] = []
+        self.held: list[list[tuple[int, int]]] = [[] for _ in layout.brokers]
+        """Per broker position, sorted (bytes, partition) of the replicas it holds in scope."""
+        for p, state in enumerate(parts):
+            self.replicas.append([])
+            for b in state.replicas:
+                if b in layout.position:
+                    self.add(p, b)
+
+    def size(self, p: int, broker: int) -> int:
+        """Bytes of partition ``p``'s replica on ``broker``: measured where it is, else its size."""
+        return self.parts[p].bytes_on(broker)
+
+    def add(self, p: int, broker: int) -> None:
+        i = self.layout.position[broker]
+        n = self.size(p, broker)
+        self.replicas[p].append(broker)
+        self.bytes[i] += n
+        insort(self.held[i], (n, p))
+
+    def drop(self, p: int, broker: int) -> None:
+        i = self.layout.position[broker]
+        n = self.size(p, broker)
+        self.replicas[p].remove(broker)
+        self.bytes[i] -= n
+        held = self.held[i]
+        del held[bisect_right(held, (n, p)) - 1]
+
+    def counts(self, p: int) -> list[int]:
+        counts = [0] * len(self.layout.members)
+        for b in self.replicas[p]:
+            counts[self.layout.rack_of[b]] += 1
+        return counts
+
+    def bounds(self, rf: int) -> tuple[tuple[int, int], ...]:
+        return _bounds(self.layout, rf, self.mode)
+
+    def may_move(self, p: int, rf: int, source: int, dest: int) -> bool:
+        """Whether ``p``'s replica may go from ``source`` to ``dest`` under the rack rule."""
+        if dest in self.replicas[p]:
+            return False
+        a, b = self.layout.rack_of[source], self.layout.rack_of[dest]
+        if a == b:
+            return True
+        counts, bounds = self.counts(p), self.bounds(rf)
+        return counts[b] < bounds[b][1] and counts[a] > bounds[a][0]
+
+    def may_add(self, p: int, rf: int, dest: int) -> bool:
+        """Whether an open slot of ``p`` may go to ``dest``: room in its rack, and every rack's lower
+        bound still reachable with the slots left."""
+        if dest in self.replicas[p]:
+            return False
+        counts, bounds = self.counts(p), self.bounds(rf)
+        k = self.layout.rack_of[dest]
+        if counts[k] >= bounds[k][1]:
+            return False
+        counts[k] += 1
+        need = sum(max(0, lo - c) for (lo, _), c in zip(bounds, counts, strict=True))
+        return need <= rf - len(self.replicas[p]) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class DiskPlan:
+    """Per partition in scope: its planned replicas (kept ones first) and preferred leader; and the
+    report's disk section."""
+
+    planned: list[tuple[PartitionState, tuple[int, ...]]]
+    leaders: list[int]
+    figures: dict[str, object]
+
+
+def plan_disk(
+    snapshot: ClusterSnapshot, goal: Goal, targets: Sequence[int], scope: Sequence[PartitionState]
+) -> DiskPlan:
+    """Plan the byte balance of the partitions in ``scope``; see the module docstring.
+
+    Raises:
+        PreconditionError: with ``goal.capacity``, the plan would fill a broker beyond
+            ``goal.max_disk_fraction`` of its capacity.
+    """
+    layout = RackLayout.of(snapshot.racks, targets)
+    factors = [goal.replication_factors.get(p.tp.topic, p.replication_factor) for p in scope]
+    fixed = _fixed(snapshot, goal, layout)
+    aims = disk_targets(layout, scope, factors, fixed, goal)
+    disk = _Disk(layout, scope, fixed, goal)
+    before = list(disk.bytes)
+    bound = _bound(disk, aims, factors)
+    for p, rf in enumerate(factors):
+        _shed(disk, aims, p, rf)
+    for p in sorted(range(len(scope)), key=lambda p: (-scope[p].size, p)):
+        _fill(disk, aims, p, factors[p])
+    _balance(disk, aims, factors)
+    leaders = _even_leaders(disk, aims, factors)
+    _check_capacity(disk, goal)
+    planned = [(state, tuple(reps)) for state, reps in zip(scope, disk.replicas, strict=True)]
+    return DiskPlan(planned, leaders, _figures(layout, aims, before, disk.bytes, bound))
+
+
+def _even_leaders(disk: _Disk, aims: DiskTargets, factors: Sequence[int]) -> list[int]:
+    """Preferred leaders as even as the replicas allow (:func:`ferry.plan.leaders.choose_leaders`);
+    where a broker still leads too few (single-replica partitions tie leaders to bytes), it takes a
+    replica of the smallest partition a broker leading too many leads, which it then leads."""
+    current = [s.current_leader for s in disk.parts]
+    brokers = disk.layout.brokers
+    leaders = choose_leaders(disk.replicas, current, brokers)
+    low, extra = divmod(len(leaders), max(1, len(brokers)))
+    for _ in range(len(leaders)):
+        led = Counter(leaders)
+        if max(led[b] for b in brokers) - min(led[b] for b in brokers) <= 1:
+            break
+        step = _leader_move(disk, factors, leaders, led, low + (extra > 0))
+        if step is None:
+            break
+        p, source, dest = step
+        disk.drop(p, source)
+        disk.add(p, dest)
+        leaders = choose_leaders(disk.replicas, current, brokers)
+    return leaders
+
+
+def _leader_move(
+    disk: _Disk, factors: Sequence[int], leaders: Sequence[int], led: Counter[int], high: int
+) -> tuple[int, int, int] | None:
+    """(partition, source, destination): the smallest partition led by a broker above ``high`` whose
+    replica there may move to the broker leading fewest; ``None`` if there is none."""
+    dest = min(disk.layout.brokers, key=lambda b: (led[b], b))
+    over = {b for b in disk.layout.brokers if led[b] > high} or {max(led, key=lambda b: (led[b], -b))}
+    candidates = [p for p, leader in enumerate(leaders) if leader in over]
+    candidates.sort(key=lambda p: (disk.size(p, leaders[p]), p))
+    for p in candidates:
+        if disk.may_move(p, factors[p], leaders[p], dest):
+            return p, leaders[p], dest
+    return None
+
+
+def _fixed(snapshot: ClusterSnapshot, goal: Goal, layout: RackLayout) -> list[int]:
+    """Per target broker, bytes of partitions the plan does not touch."""
+    fixed = [0] * len(layout.brokers)
+    for p in snapshot.partitions:
+        if not goal.in_scope(p.tp.topic):
+            for b in p.replicas:
+                if b in layout.position:
+                    fixed[layout.position[b]] += p.bytes_on(b)
+    return fixed
+
+
+def _bound(disk: _Disk, aims: DiskTargets, factors: Sequence[int]) -> int:
+    """Bytes any balanced plan moves at least (module docstring), from the state before any change."""
+    arriving = sum(max(0.0, aims.band(i)[0] - held) for i, held in enumerate(disk.bytes))
+    copies = sum(_copies(disk, p, rf) * disk.parts[p].size for p, rf in enumerate(factors))
+    # Without a lower replication factor a broker sheds bytes only by moving replicas away, and
+    # every byte that leaves one arrives at another.
+    shrinks = any(rf < len(reps) for rf, reps in zip(factors, disk.replicas, strict=True))
+    leaving = 0.0 if shrinks else sum(max(0.0, held - aims.band(i)[1]) for i, held in enumerate(disk.bytes))
+    return int(max(arriving, leaving, copies))
+
+
+def _copies(disk: _Disk, p: int, rf: int) -> int:
+    """New replicas ``p`` needs at least: its replication factor less what it may keep on target
+    brokers, at most a rack's bound in each rack."""
+    bounds = disk.bounds(rf)
+    keepable = sum(min(c, hi) for c, (_, hi) in zip(disk.counts(p), bounds, strict=True))
+    return max(0, rf - keepable)
+
+
+def _fullness(disk: _Disk, aims: DiskTargets, broker: int) -> float:
+    i = disk.layout.position[broker]
+    return (disk.bytes[i] - aims.target[i]) / (aims.weight[i] or 1.0)
+
+
+def _shed(disk: _Disk, aims: DiskTargets, p: int, rf: int) -> None:
+    """Drop the replicas ``p`` must lose: above a rack's bound; above its replication factor
+    (out-of-sync replicas first, then those on the fullest brokers, never below a rack's bound);
+    and, while a rack lacks replicas its bound asks for, one from a rack that can spare it."""
+    bounds = disk.bounds(rf)
+    isr = disk.parts[p].isr
+    in_sync = set(isr) if isr is not None else set(disk.replicas[p])
+    rack_of = disk.layout.rack_of
+    while True:
+        counts = disk.counts(p)
+        over = [b for b in disk.replicas[p] if counts[rack_of[b]] > bounds[rack_of[b]][1]]
+        spare = [b for b in disk.replicas[p] if counts[rack_of[b]] > bounds[rack_of[b]][0]]
+        lacking = sum(max(0, lo - c) for (lo, _), c in zip(bounds, counts, strict=True))
+        if over:
+            choice = over
+        elif len(disk.replicas[p]) > rf or (lacking > rf - len(disk.replicas[p]) and spare):
+            choice = spare
+        else:
+            return
+        disk.drop(p, max(choice, key=lambda b: (b not in in_sync, _fullness(disk, aims, b), b)))
+
+
+def _fill(disk: _Disk, aims: DiskTargets, p: int, rf: int) -> None:
+    """Give each open slot of ``p`` to the allowed broker furthest below its target."""
+    while len(disk.replicas[p]) < rf:
+        allowed = [b for b in disk.layout.brokers if disk.may_add(p, rf, b)]
+        if not allowed:
+            raise RuntimeError(f"{disk.parts[p].tp}: no broker may take a replica under the rack rule")
+        disk.add(p, min(allowed, key=lambda b: (_fullness(disk, aims, b), b)))
+
+
+def _balance(disk: _Disk, aims: DiskTargets, factors: Sequence[int]) -> None:
+    """Move replicas until every broker is in its band, or no move brings one closer (a replica too
+    big for what is left to even out)."""
+    floor = -(-len(disk.parts) // max(1, len(disk.layout.brokers)))
+    while True:
+        move = _next_move(disk, aims, factors, floor)
+        if move is None:
+            return
+        p, source, dest = move
+        disk.drop(p, source)
+        disk.add(p, dest)
+
+
+def _next_move(
+    disk: _Disk, aims: DiskTargets, factors: Sequence[int], floor: int
+) -> tuple[int, int, int] | None:
+    """The next (partition, source, destination), or ``None`` when every broker is in its band or
+    nothing helps.
+
+    A move goes from a broker above its band's low end to one below its band's high end, one of the
+    two outside its band, the furthest out first (racks may keep a broker's replicas from the brokers
+    of other racks: then a broker of its own rack gives or takes). A move never takes a broker out of
+    its band, and no byte of it is wasted: it is at most what the source has above its band or the
+    destination lacks below it, whichever is more.
+
+    Leaders: a broker leads its share of the partitions only if it holds that many, and brokers that
+    fill up together (new ones) only if they hold that many different partitions. So a broker keeps
+    ``floor`` replicas at least, and one below that takes smaller replicas, and none of a partition
+    that another broker below ``floor`` holds.
+    """
+    gap = [_gap(disk, aims, i) for i in range(len(disk.layout.brokers))]
+    over = [i for i, g in enumerate(gap) if g > 0]
+    under = [i for i, g in enumerate(gap) if g < 0]
+    if not over and not under:
+        return None
+    sources = sorted((i for i in range(len(gap)) if _spare(disk, aims, i) > 0), key=lambda i: (-gap[i], i))
+    dests = sorted((i for i in range(len(gap)) if _room(disk, aims, i) > 0), key=lambda i: (gap[i], i))
+    short = {b for i, b in enumerate(disk.layout.brokers) if len(disk.held[i]) < floor}
+    for a in sources:
+        if len(disk.held[a]) <= floor:
+            continue
+        for b in dests:
+            if gap[a] <= 0 and gap[b] >= 0:
+                continue  # both in their bands: moving between them helps no broker
+            cap = min(_spare(disk, aims, a), _room(disk, aims, b), max(gap[a], -gap[b]))
+            lacking = floor - len(disk.held[b])
+            if lacking > 1:
+                cap /= lacking
+            p = _fitting(disk, factors, a, b, cap, short if lacking > 0 else frozenset())
+            if p is not None:
+                return p, disk.layout.brokers[a], disk.layout.brokers[b]
+    return None
+
+
+def _gap(disk: _Disk, aims: DiskTargets, i: int) -> float:
+    """Bytes above the band (positive), below it (negative), or 0 inside it."""
+    lo, hi = aims.band(i)
+    return max(0.0, disk.bytes[i] - hi) - max(0.0, lo - disk.bytes[i])
+
+
+def _spare(disk: _Disk, aims: DiskTargets, i: int) -> float:
+    """Bytes broker ``i`` may give before it falls below its band."""
+    return disk.bytes[i] - aims.band(i)[0]
+
+
+def _room(disk: _Disk, aims: DiskTargets, i: int) -> float:
+    """Bytes broker ``i`` may take before it rises above its band."""
+    return aims.band(i)[1] - disk.bytes[i]
+
+
+def _fitting(disk: _Disk, factors: Sequence[int], a: int, b: int, cap: float, avoid: Set[int]) -> int | None:
+    """The partition with the largest replica on broker position ``a`` not above ``cap`` that may
+    move to position ``b`` under the rack rule and has no replica on a broker in ``avoid``."""
+    held = disk.held[a]
+    start = bisect_right(held, (cap, len(disk.parts)))
+    source, dest = disk.layout.brokers[a], disk.layout.brokers[b]
+    for n, p in reversed(held[max(0, start - _SEARCH) : start]):
+        if n <= 0 or (avoid and any(r in avoid and r != dest for r in disk.replicas[p])):
+            continue
+        if disk.may_move(p, factors[p], source, dest):
+            return p
+    return None
+
+
+def _check_capacity(disk: _Disk, goal: Goal) -> None:
+    if not goal.capacity:
+        return
+    for i, broker in enumerate(disk.layout.brokers):
+        limit = goal.capacity[broker] * goal.max_disk_fraction
+        if disk.bytes[i] > limit:
+            used = disk.bytes[i] / goal.capacity[broker]
+            raise PreconditionError(
+                f"broker {broker} would hold {int(disk.bytes[i]):,} bytes, {used:.1%} of its capacity, "
+                f"above the largest fraction allowed ({goal.max_disk_fraction:.0%})",
+                hint="add brokers or disk, or raise --max-disk-fraction",
+            )
+
+
+def _figures(
+    layout: RackLayout, aims: DiskTargets, before: Sequence[float], after: Sequence[float], bound: int
+) -> dict[str, object]:
+    """The disk section of the report: bytes per broker before and after, their spread in bytes and
+    as a fraction of the mean share (of capacity, with capacities), and the byte bound."""
+
+    def figures(values: Sequence[float]) -> dict[str, object]:
+        shares = [v / w for v, w in zip(values, aims.weight, strict=True)]
+        mean = sum(shares) / len(shares) if shares else 0.0
+        off = [abs(v - t) / t for v, t in zip(values, aims.target, strict=True) if t]
+        return {
+            "bytes": {str(b): int(v) for b, v in zip(layout.brokers, values, strict=True)},
+            "spread_bytes": int(max(values, default=0.0) - min(values, default=0.0)),
+            "spread_of_mean": round((max(shares) - min(shares)) / mean, 4) if mean else 0.0,
+            "off_target_max": round(max(off, default=0.0), 4),
+        }
+
+    return {
+        "tolerance": TOLERANCE,
+        "target_bytes": {str(b): int(t) for b, t in zip(layout.brokers, aims.target, strict=True)},
+        "before": figures(before),
+        "after": figures(after),
+        "bytes_lower_bound": bound,
+    }
