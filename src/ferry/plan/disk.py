@@ -433,6 +433,9 @@ def _figures(
             "spread_bytes": int(max(values, default=0.0) - min(values, default=0.0)),
             "spread_of_mean": round((max(shares) - min(shares)) / mean, 4) if mean else 0.0,
             "off_target_max": round(max(off, default=0.0), 4),
+            "outside_band": sum(
+                1 for i, v in enumerate(values) if not aims.band(i)[0] <= v <= aims.band(i)[1]
+            ),
         }
 
     return {
