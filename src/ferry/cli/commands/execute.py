@@ -29,8 +29,9 @@ from ferry.errors import UsageError
 from ferry.execute import safety
 from ferry.execute.batching import DEFAULT_MAX_MOVES_PER_BROKER, Limits
 from ferry.execute.events import Event, Listener, ProgressUpdate, SubmissionPaused, SubmissionResumed
-from ferry.execute.executor import ExecuteOptions, Executor
+from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal, default_journal_path
+from ferry.execute.options import ExecuteOptions
 from ferry.execute.resume import resumable_request
 from ferry.execute.states import RequestState
 from ferry.execute.strategies import DEFAULT_ORDER, STRATEGIES, parse_order
