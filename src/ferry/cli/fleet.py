@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ferry.cli import render
-from ferry.cli.commands.plan import goal_json
 from ferry.cli.engines import Cluster, plan_clusters
 from ferry.errors import InputError
+from ferry.formats.goal_json import goal_json
 from ferry.formats.parquet import is_parquet_snapshot
 from ferry.formats.sources import fleet_members, load_any
 from ferry.model import ClusterSnapshot, Goal

@@ -12,7 +12,7 @@ from support.fake_admin import FakeAdmin
 
 from ferry.cli.commands import freeze as freeze_cmd
 from ferry.cli.commands import status as status_cmd
-from ferry.cli.commands.execute import freeze_notices, listener_for
+from ferry.cli.running import freeze_notices, listener_for
 from ferry.cli.commands.status import RequestLine, status_json, status_text, unfinished_requests
 from ferry.cli.exec_render import event_line
 from ferry.cli.main import main
