@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from ferry.cli.render import human_bytes
+from ferry.cli.render import progress_line
 from ferry.execute.cancel import Outcome
 from ferry.execute.events import (
     BatchSubmitted,
@@ -99,17 +99,14 @@ def utc_text(at: datetime) -> str:
 
 def progress_text(event: ProgressUpdate) -> str:
     """``42.0% (1.2 MiB of 3.0 MiB), 2/6 moves done, 3 in flight, 1.1 MiB/s, ETA 2 s``."""
-    p = event.progress
-    parts = [
-        f"{p.fraction * 100:.1f}% ({human_bytes(p.done)} of {human_bytes(p.total)})",
-        f"{event.moves_done}/{event.moves_total} moves done",
-        f"{event.in_flight} in flight",
-    ]
-    if event.estimate.rate is not None:
-        parts.append(f"{human_bytes(max(0, int(event.estimate.rate)))}/s")
-    if event.estimate.eta_s is not None:
-        parts.append(f"ETA {event.estimate.eta_s:.0f} s")
-    return ", ".join(parts)
+    return progress_line(
+        event.progress,
+        event.estimate,
+        done=event.moves_done,
+        total=event.moves_total,
+        in_flight=event.in_flight,
+        say_unknown=False,
+    )
 
 
 def resumed_text(found: Reconciled) -> str:

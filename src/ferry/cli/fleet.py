@@ -53,6 +53,5 @@ def load_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> list[Cluste
         parquet = path if is_parquet_snapshot(path) else None
         clusters.append(Cluster(name, str(path), snapshot, goal, parquet))
     if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise InputError(problems[0] + more, problems=tuple(problems))
+        raise InputError.of(problems)
     return clusters

@@ -240,8 +240,7 @@ def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str
     except InputError as exc:
         problems += exc.problems
     if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise InputError(problems[0] + more, problems=tuple(problems))
+        raise InputError.of(problems)
     return goal
 
 
