@@ -164,6 +164,14 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_request_options(parser: argparse.ArgumentParser, *, originals: bool) -> None:
+    """Everything a verb that starts a request takes: connection, journal, run and safety options."""
+    add_connection_options(parser)
+    add_journal_option(parser)
+    add_run_options(parser)
+    add_safety_options(parser, originals=originals)
+
+
 def run_options(args: argparse.Namespace) -> ExecuteOptions:
     """The :class:`ExecuteOptions` of :func:`add_run_options` and ``--force``."""
     if args.throttle is not None and args.throttle < 1:

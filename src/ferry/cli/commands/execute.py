@@ -19,14 +19,7 @@ from typing import Any
 
 from ferry.cli.exec_render import resumed_text
 from ferry.cli.interrupts import Interrupts
-from ferry.cli.options import (
-    add_connection_options,
-    add_journal_option,
-    add_run_options,
-    add_safety_options,
-    admin_options,
-    run_options,
-)
+from ferry.cli.options import add_request_options, admin_options, run_options
 from ferry.cli.running import progress_listener, run_request
 from ferry.execute import safety
 from ferry.execute.executor import Executor
@@ -58,10 +51,7 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--plan", type=Path, required=True, metavar="FILE", help="reassignment JSON")
-    add_connection_options(parser)
-    add_journal_option(parser)
-    add_run_options(parser)
-    add_safety_options(parser)
+    add_request_options(parser, originals=True)
     parser.set_defaults(func=_run)
 
 

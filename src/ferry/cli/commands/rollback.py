@@ -6,14 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ferry.cli.options import (
-    add_connection_options,
-    add_journal_option,
-    add_run_options,
-    add_safety_options,
-    admin_options,
-    run_options,
-)
+from ferry.cli.options import add_request_options, admin_options, run_options
 from ferry.cli.requests import journal_path
 from ferry.cli.running import run_request
 from ferry.errors import PreconditionError, UsageError
@@ -52,10 +45,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--file", type=str, metavar="ROLLBACK_JSON", help="original replicas in Kafka's format"
     )
-    add_connection_options(parser)
-    add_journal_option(parser)
-    add_run_options(parser)
-    add_safety_options(parser, originals=False)
+    add_request_options(parser, originals=False)
     parser.set_defaults(func=_run)
 
 
