@@ -39,8 +39,9 @@ from pathlib import Path
 
 from ferry.execute.batching import Limits
 from ferry.execute.events import Event, ProgressUpdate
-from ferry.execute.executor import ExecuteOptions, Executor
+from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
+from ferry.execute.options import ExecuteOptions
 from ferry.execute.progress import by_broker
 from ferry.formats import load_reassignment
 from ferry.kafka.client import KafkaPythonAdmin, ready_brokers

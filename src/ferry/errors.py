@@ -7,6 +7,14 @@ command line returns for it, so ``ferry.cli.main`` is the only place that turns 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+
+def and_more(items: Sequence[object]) -> str:
+    """The first item and how many more there are, for a one-line message: ``x (and 2 more)``."""
+    first = str(items[0])
+    return first if len(items) == 1 else f"{first} (and {len(items) - 1} more)"
+
 
 class FerryError(Exception):
     """Base of every error the tool raises on purpose."""
@@ -40,6 +48,11 @@ class InputError(FerryError):
     def __init__(self, message: str, *, problems: tuple[str, ...] = (), hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.problems = problems or (message,)
+
+    @classmethod
+    def of(cls, problems: Sequence[str], *, hint: str | None = None) -> InputError:
+        """One error for every problem found: the first one (and how many more) is the message."""
+        return cls(and_more(problems), problems=tuple(problems), hint=hint)
 
 
 class PreconditionError(FerryError):

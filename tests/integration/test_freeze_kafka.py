@@ -18,8 +18,9 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kafka_helpers import create_topics, produce, wait_until
 
 from ferry.cli.main import main
-from ferry.execute.executor import ExecuteOptions, Executor
+from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
+from ferry.execute.options import ExecuteOptions
 from ferry.execute.states import RequestState, TaskState
 from ferry.kafka.client import KafkaPythonAdmin
 from ferry.kafka.freeze import FreezeState
@@ -235,9 +236,9 @@ def test_a_stalled_consumer_is_replaced_and_the_flag_still_read(bootstrap: str) 
     with KafkaPythonAdmin(bootstrap, timeout_s=6, control_topic=topic) as admin:
         admin.write_freeze(state)
         assert admin.read_freeze() == state
-        stalled = admin._consumer
+        stalled = admin._freeze._consumer
         stalled.pause(*stalled.assignment())
         started = time.monotonic()
         assert admin.read_freeze() == state
         assert time.monotonic() - started >= 3  # the first attempt waited out its half of the budget
-        assert admin._consumer is not stalled
+        assert admin._freeze._consumer is not stalled

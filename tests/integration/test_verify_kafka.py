@@ -9,8 +9,9 @@ from ferry_process import write_plan
 from kafka_helpers import create_topics, produce, wait_until
 
 from ferry.cli.main import main
-from ferry.execute.executor import ExecuteOptions, Executor
+from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
+from ferry.execute.options import ExecuteOptions
 from ferry.execute.states import RequestState, TaskState
 from ferry.kafka.client import KafkaPythonAdmin
 from ferry.kafka.resources import ConfigKey, ResourceType

@@ -1,14 +1,17 @@
-"""Executor events as one-line log messages (pure: event in, ``str`` out).
+"""Executor events as one-line log messages, and a cancel's outcome (pure: value in, ``str`` out).
 
 ``ferry execute --wait`` prints these to stderr; they are plain lines so they read the same in a
-terminal and in a log file.
+terminal and in a log file. ``ferry cancel`` and ``ferry freeze --cancel`` print the same
+outcome summary.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
-from ferry.cli.render import human_bytes
+from ferry.cli.render import progress_line
+from ferry.execute.cancel import Outcome
 from ferry.execute.events import (
     BatchSubmitted,
     Event,
@@ -96,17 +99,14 @@ def utc_text(at: datetime) -> str:
 
 def progress_text(event: ProgressUpdate) -> str:
     """``42.0% (1.2 MiB of 3.0 MiB), 2/6 moves done, 3 in flight, 1.1 MiB/s, ETA 2 s``."""
-    p = event.progress
-    parts = [
-        f"{p.fraction * 100:.1f}% ({human_bytes(p.done)} of {human_bytes(p.total)})",
-        f"{event.moves_done}/{event.moves_total} moves done",
-        f"{event.in_flight} in flight",
-    ]
-    if event.estimate.rate is not None:
-        parts.append(f"{human_bytes(max(0, int(event.estimate.rate)))}/s")
-    if event.estimate.eta_s is not None:
-        parts.append(f"ETA {event.estimate.eta_s:.0f} s")
-    return ", ".join(parts)
+    return progress_line(
+        event.progress,
+        event.estimate,
+        done=event.moves_done,
+        total=event.moves_total,
+        in_flight=event.in_flight,
+        say_unknown=False,
+    )
 
 
 def resumed_text(found: Reconciled) -> str:
@@ -115,3 +115,35 @@ def resumed_text(found: Reconciled) -> str:
         f"on resume {len(found.done)} move(s) had finished, {len(found.moving)} were still moving,"
         f" {len(found.unsent)} were sent again, {len(found.failed)} had been changed by others"
     )
+
+
+def outcome_text(outcome: Outcome) -> str:
+    """The human summary: what stopped, what stayed bigger, what was never started."""
+    lines = [f"cancelled {len(outcome.stopped)} move(s) in flight and {outcome.pending} pending move(s)"]
+    if outcome.foreign:
+        lines.append(f"  of which {len(outcome.foreign)} not started by ferry")
+    if outcome.kept:
+        lines.append(
+            f"{len(outcome.kept)} partition(s) now have more replicas than before the move (cancel is "
+            "not a rollback; 'ferry rollback' restores the originals):"
+        )
+        lines += [f"  {tp}: replicas {list(replicas)}" for tp, replicas in outcome.kept.items()]
+    for tp, why in sorted(outcome.refused.items()):
+        lines.append(f"not cancelled: {tp}: {why}")
+    if outcome.requests:
+        lines.append("requests ended: " + ", ".join(str(r) for r in outcome.requests))
+    lines.append(f"throttle configs updated: {outcome.throttles}")
+    return "\n".join(lines) + "\n"
+
+
+def outcome_json(outcome: Outcome) -> dict[str, Any]:
+    """The outcome as JSON-ready data (``--json``)."""
+    return {
+        "stopped": [str(tp) for tp in outcome.stopped],
+        "kept": {str(tp): list(r) for tp, r in outcome.kept.items()},
+        "pending_cancelled": outcome.pending,
+        "foreign": [str(tp) for tp in outcome.foreign],
+        "refused": {str(tp): why for tp, why in outcome.refused.items()},
+        "requests_ended": list(outcome.requests),
+        "throttle_configs_written": outcome.throttles,
+    }

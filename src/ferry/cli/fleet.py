@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ferry.cli import render
-from ferry.cli.commands.plan import goal_json
 from ferry.cli.engines import Cluster, plan_clusters
 from ferry.errors import InputError
+from ferry.formats.goal_json import goal_json
 from ferry.formats.parquet import is_parquet_snapshot
 from ferry.formats.sources import fleet_members, load_any
 from ferry.model import ClusterSnapshot, Goal
@@ -53,6 +53,5 @@ def load_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> list[Cluste
         parquet = path if is_parquet_snapshot(path) else None
         clusters.append(Cluster(name, str(path), snapshot, goal, parquet))
     if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise InputError(problems[0] + more, problems=tuple(problems))
+        raise InputError.of(problems)
     return clusters

@@ -7,7 +7,7 @@ import io
 from rich.console import Console
 from rich.table import Table
 
-from ferry.cli.render import human_bytes
+from ferry.cli.render import human_bytes, progress_line
 from ferry.execute.progress import Progress
 from ferry.execute.report import RequestProgress
 
@@ -49,19 +49,14 @@ def progress_table(report: RequestProgress) -> str:
 
 def summary_line(report: RequestProgress) -> str:
     """``42.0% (1.2 MiB of 3.0 MiB), 2/6 moves done, 3 in flight, 1.1 MiB/s, ETA 2 s``."""
-    p = report.total
-    parts = [
-        f"{p.fraction * 100:.1f}% ({human_bytes(p.done)} of {human_bytes(p.total)})",
-        f"{report.moves_done}/{len(report.tasks)} moves done",
-        f"{report.in_flight} in flight",
-    ]
-    rate, eta = report.estimate.rate, report.estimate.eta_s
-    parts.append("rate unknown" if rate is None else f"{human_bytes(max(0, int(rate)))}/s")
-    if eta is not None:
-        parts.append(f"ETA {eta:.0f} s")
-    elif p.remaining:
-        parts.append("ETA unknown")
-    return ", ".join(parts)
+    return progress_line(
+        report.total,
+        report.estimate,
+        done=report.moves_done,
+        total=len(report.tasks),
+        in_flight=report.in_flight,
+        say_unknown=True,
+    )
 
 
 def _cells(p: Progress) -> tuple[str, str, str]:

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ferry.execute.progress import Estimate, Progress
+
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 _MISSING = "n/a"
 
@@ -23,6 +25,37 @@ def human_bytes(size: int) -> str:
         value /= 1024
         unit += 1
     return f"{value:.1f} {_UNITS[unit]}"
+
+
+def progress_line(
+    progress: Progress,
+    estimate: Estimate,
+    *,
+    done: int,
+    total: int,
+    in_flight: int,
+    say_unknown: bool,
+) -> str:
+    """``42.0% (1.2 MiB of 3.0 MiB), 2/6 moves done, 3 in flight, 1.1 MiB/s, ETA 2 s``.
+
+    ``say_unknown``: write "rate unknown" and "ETA unknown" where there is no figure yet, as a
+    one-shot ``ferry progress`` does; ``execute --wait`` logs a line every few seconds and leaves
+    them out until the figures come.
+    """
+    parts = [
+        f"{progress.fraction * 100:.1f}% ({human_bytes(progress.done)} of {human_bytes(progress.total)})",
+        f"{done}/{total} moves done",
+        f"{in_flight} in flight",
+    ]
+    if estimate.rate is not None:
+        parts.append(f"{human_bytes(max(0, int(estimate.rate)))}/s")
+    elif say_unknown:
+        parts.append("rate unknown")
+    if estimate.eta_s is not None:
+        parts.append(f"ETA {estimate.eta_s:.0f} s")
+    elif say_unknown and progress.remaining:
+        parts.append("ETA unknown")
+    return ", ".join(parts)
 
 
 def plan_summary(report: Mapping[str, Any], *, snapshot: str, files: Sequence[Path]) -> str:

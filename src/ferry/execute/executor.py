@@ -29,15 +29,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
 
-from ferry.errors import ExecutionIncomplete, PreconditionError
+from ferry.errors import PreconditionError
 from ferry.execute import lock, sharing
-from ferry.execute import throttles as thr
-from ferry.execute.batching import InFlight, Limits, held_by_foreign, in_flight_of, next_batch
+from ferry.execute.batching import InFlight, held_by_foreign, in_flight_of, next_batch
 from ferry.execute.events import (
     BatchSubmitted,
-    LeadersElected,
     Listener,
     ProgressUpdate,
     SubmissionPaused,
@@ -47,14 +44,17 @@ from ferry.execute.events import (
     WaitingForForeign,
     ignore,
 )
+from ferry.execute.finish import finish_request
 from ferry.execute.journal import Journal
-from ferry.execute.progress import History
+from ferry.execute.options import ExecuteOptions
+from ferry.execute.prepare import prepare_request
+from ferry.execute.progress import History, next_poll_in
 from ferry.execute.progress import total as total_progress
-from ferry.execute.records import ConfigKey, RequestKind, TaskRecord, ThrottleRecord
+from ferry.execute.records import TaskRecord
 from ferry.execute.report import measure
 from ferry.execute.resume import Reconciled, reconcile
 from ferry.execute.states import OPEN_TASK_STATES, RequestState, TaskState
-from ferry.execute.strategies import Ordering
+from ferry.execute.waiting import Waiting, blockers_of, next_waiting
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
 from ferry.kafka.freeze import FreezeState
 from ferry.model import Plan, TopicPartition
@@ -64,59 +64,6 @@ from ferry.model import Plan, TopicPartition
 # so the broker answering the metadata request may not have seen the completion.
 _ENDED_GRACE_S = 10.0
 
-# How many polls per --poll-interval once the last bytes are due (see _pause).
-_END_POLLS_PER_INTERVAL = 4
-
-# How often to repeat that foreign reassignments hold moves back while nothing changes.
-_WAITING_REPORT_EVERY_S = 60.0
-
-
-@dataclass(frozen=True, slots=True)
-class ExecuteOptions:
-    """How to run a request; stored in the journal with it (:meth:`to_json`)."""
-
-    throttle: int | None = None
-    limits: Limits = field(default_factory=Limits)
-    ordering: Ordering = field(default_factory=Ordering)
-    additional: bool = False
-    elect: bool = True
-    poll_interval_s: float = 1.0
-    force: str | None = None
-    """Why the safety checks were overridden (None: they were not)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "throttle": self.throttle,
-            "max_moves_per_broker": self.limits.max_moves_per_broker,
-            "max_moves": self.limits.max_moves,
-            "order": list(self.ordering.names),
-            "additional": self.additional,
-            "elect": self.elect,
-            "poll_interval_s": self.poll_interval_s,
-            "force": self.force,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ExecuteOptions:
-        return cls(
-            throttle=data.get("throttle"),
-            limits=Limits(data.get("max_moves_per_broker", 5), data.get("max_moves")),
-            ordering=Ordering(tuple(data.get("order", ("smallest-first",)))),
-            additional=bool(data.get("additional", False)),
-            elect=bool(data.get("elect", True)),
-            poll_interval_s=float(data.get("poll_interval_s", 1.0)),
-            force=data.get("force"),
-        )
-
-
-@dataclass
-class _Waiting:
-    """Pending moves held back by foreign reassignments: which, since when, last said when."""
-
-    blockers: dict[TopicPartition, tuple[int, ...]]
-    since: float
-    reported_at: float
-
 
 @dataclass
 class _Run:
@@ -124,8 +71,7 @@ class _Run:
 
     request_id: int
     options: ExecuteOptions
-    previous: dict[ConfigKey, str | None]
-    applied: dict[ConfigKey, str] = field(default_factory=dict)
+    throttles: sharing.RequestThrottles
     batches: int = 0
     history: History = field(default_factory=History)
     ended_at: dict[int, float] = field(default_factory=dict)
@@ -133,7 +79,7 @@ class _Run:
     # Tasks the journal calls submitted that the cluster never got (found by resume), by id: sent
     # at the first poll the cluster is not frozen, and not taken for ended before then.
     unsent: set[int] = field(default_factory=set)
-    waiting: _Waiting | None = None
+    waiting: Waiting | None = None
     eta_s: float | None = None
 
 
@@ -201,33 +147,9 @@ class Executor:
                 ``additional``). A partition moving under an earlier ferry request is fine: this
                 request re-targets it when its turn comes, and the journal links the two tasks.
         """
-        ongoing = self._admin.list_reassignments()
-        self._check_in_flight(plan, ongoing, options.additional)
-        keys = thr.required(plan.moves, options.throttle).keys
-        on_cluster = self._admin.describe_throttle_configs(keys) if keys else {}
-        # A config another running request has applied holds ferry's value, not the operator's.
-        previous = sharing.previous_values(self._journal, on_cluster, keys)
-        planned = thr.desired(thr.required(plan.moves, options.throttle), previous)
-        records = [ThrottleRecord(k, previous.get(k), planned.get(k)) for k in sorted(keys)]
-        return self._journal.record_request(
-            plan,
-            bootstrap=bootstrap,
-            cluster_id=self._admin.cluster_id(),
-            options=options.to_json(),
-            throttles=records,
-            kind=RequestKind.EXECUTE if rollback_of is None else RequestKind.ROLLBACK,
-            origin_request=rollback_of,
+        return prepare_request(
+            self._admin, self._journal, plan, bootstrap=bootstrap, options=options, rollback_of=rollback_of
         )
-
-    def _check_in_flight(self, plan: Plan, ongoing: Sequence[OngoingReassignment], additional: bool) -> None:
-        ours = self._journal.moving_partitions()
-        foreign = sorted(r.tp for r in ongoing if r.tp not in ours)
-        if foreign and not additional:
-            shown = ", ".join(str(tp) for tp in foreign[:3]) + (" ..." if len(foreign) > 3 else "")
-            raise PreconditionError(
-                f"{len(foreign)} reassignment(s) not started by ferry are in flight ({shown})",
-                hint="wait for them, or pass --additional to run alongside them",
-            )
 
     # -- run -------------------------------------------------------------------------------------
 
@@ -272,21 +194,19 @@ class Executor:
     def _run_locked(self, request_id: int, resend: Sequence[TaskRecord] = ()) -> None:
         request = self._journal.request(request_id)
         options = ExecuteOptions.from_json(request.options)
-        throttles = self._journal.throttles(request_id)
-        previous = {t.config: t.previous for t in throttles}
-        run = _Run(request_id, options, previous, history=History(throttle=options.throttle))
-        run.applied = {t.config: t.applied for t in throttles if t.applied is not None}
+        throttles = sharing.RequestThrottles.load(self._admin, self._journal, request_id)
+        run = _Run(request_id, options, throttles, history=History(throttle=options.throttle))
         # Re-sent by the poll, like a new batch: a freeze holds them back the same way.
         run.unsent = {t.id for t in resend}
         self._journal.set_request_state(request_id, RequestState.RUNNING)
         finished = False
         try:
             while not self._tick(run):
-                self._sleep(_pause(options.poll_interval_s, run.eta_s))
+                self._sleep(next_poll_in(options.poll_interval_s, run.eta_s))
             finished = True
         finally:
             self._clean_up(run, finished)
-        self._finish(run)
+        finish_request(self._admin, self._journal, request_id, elect=options.elect, listener=self._listener)
 
     def _clean_up(self, run: _Run, finished: bool) -> None:
         """Restore the throttles; mark the request interrupted unless it finished and stayed so."""
@@ -295,7 +215,7 @@ class Executor:
             # Shielded: an interrupt raised halfway through would leave throttles behind. The
             # CLI's shield raises one that came meanwhile at its end, before ``ended`` is set.
             with self._shield():
-                self._restore_throttles(run)
+                self._say_changed(run, run.throttles.restore())
             ended = finished
         finally:
             if not ended:
@@ -376,27 +296,12 @@ class Executor:
         brokers: frozenset[int],
         foreign: Sequence[OngoingReassignment],
     ) -> None:
-        """Say which foreign reassignments hold pending moves back on which brokers, every minute.
-
-        ferry keeps waiting (a foreign move may be slow, not stuck, and submitting onto its
-        brokers would break the limits), but says why, so a stuck one can be cancelled.
-        """
-        blockers = {
-            r.tp: held
-            for r in foreign
-            if (held := tuple(sorted(brokers & {*r.adding_replicas, *r.removing_replicas})))
-        }
-        if not blockers:
-            run.waiting = None
-            return
+        """Say which foreign reassignments hold pending moves back on which brokers, every minute."""
         now = self._clock()
-        if run.waiting is None or run.waiting.blockers != blockers:
-            run.waiting = _Waiting(blockers, since=now, reported_at=now)
-        elif now - run.waiting.reported_at >= _WAITING_REPORT_EVERY_S:
-            run.waiting.reported_at = now
-        else:
-            return
-        self._listener(WaitingForForeign(run.request_id, blockers, len(waiting), now - run.waiting.since))
+        run.waiting, due = next_waiting(run.waiting, blockers_of(foreign, brokers), now)
+        if due and run.waiting is not None:
+            blockers, held_for = run.waiting.blockers, now - run.waiting.since
+            self._listener(WaitingForForeign(run.request_id, blockers, len(waiting), held_for))
 
     def _end_task(self, run: _Run, task: TaskRecord, state: TaskState, error: str | None = None) -> None:
         # A task cancelled or re-targeted by another process meanwhile keeps that outcome.
@@ -451,28 +356,11 @@ class Executor:
 
     def _sync_throttles(self, run: _Run, moving: Iterable[TaskRecord]) -> None:
         """Make the cluster's throttle configs exactly those ``moving`` needs (merged with theirs)."""
-        wanted = sharing.wanted(
-            self._journal, run.request_id, moving, run.options.throttle, run.previous, run.previous.keys()
-        )
-        self._write_throttles(run, thr.changes(run.applied, wanted, run.previous), wanted)
+        self._say_changed(run, run.throttles.sync(moving))
 
-    def _restore_throttles(self, run: _Run) -> None:
-        # Configs another request's moves still need keep their entries; the rest go back.
-        kept = sharing.wanted(self._journal, run.request_id, (), None, run.previous, run.applied.keys())
-        self._write_throttles(run, thr.changes(run.applied, kept, run.previous), {})
-        if run.applied:
-            # Left at a value another request needs as it is: that request owns it from now on.
-            self._journal.set_throttles_applied(run.request_id, dict.fromkeys(run.applied))
-            run.applied = {}
-
-    def _write_throttles(
-        self, run: _Run, writes: Mapping[ConfigKey, str | None], wanted: Mapping[ConfigKey, str]
-    ) -> None:
-        if not writes:
-            return
-        ours, restored = sharing.write(self._admin, self._journal, run.request_id, writes, wanted)
-        run.applied = {k: v for k, v in {**run.applied, **ours}.items() if k not in restored}
-        self._listener(ThrottlesChanged(run.request_id, len(ours), len(restored)))
+    def _say_changed(self, run: _Run, changed: tuple[int, int] | None) -> None:
+        if changed is not None:
+            self._listener(ThrottlesChanged(run.request_id, *changed))
 
     # -- progress and the end --------------------------------------------------------------------
 
@@ -489,48 +377,6 @@ class Executor:
             ProgressUpdate(run.request_id, progress, eta, done, len(tasks), len(moving), replicas, moving)
         )
 
-    def _finish(self, run: _Run) -> None:
-        tasks = self._journal.tasks(run.request_id)
-        done = [t.tp for t in tasks if t.state is TaskState.DONE]
-        if run.options.elect and done:
-            answers = self._admin.elect_preferred_leaders(done)
-            failed = {tp: why for tp, why in answers.items() if why}
-            self._listener(LeadersElected(run.request_id, len(done), failed))
-        if self._journal.request(run.request_id).state.is_final:
-            return  # 'ferry cancel' ended it from another process; it said what happened
-        failed_tasks = [t for t in tasks if t.state is TaskState.FAILED]
-        cancelled = [t for t in tasks if t.state is TaskState.CANCELLED and t.superseded_by is None]
-        if cancelled and not failed_tasks:
-            self._journal.set_request_state(
-                run.request_id, RequestState.CANCELLED, note=f"{len(cancelled)} move(s) cancelled"
-            )
-            return
-        if failed_tasks:
-            self._journal.set_request_state(
-                run.request_id, RequestState.FAILED, note=f"{len(failed_tasks)} move(s) failed"
-            )
-            raise ExecutionIncomplete(
-                f"request {run.request_id}: {len(failed_tasks)} of {len(tasks)} move(s) failed "
-                f"(first: {failed_tasks[0].tp}: {failed_tasks[0].error})",
-                hint=f"see the journal for request {run.request_id}",
-            )
-        self._journal.set_request_state(run.request_id, RequestState.DONE)
-
 
 def _in_flight(reassignment: OngoingReassignment) -> InFlight:
     return InFlight(reassignment.adding_replicas, reassignment.removing_replicas)
-
-
-def _pause(poll_interval_s: float, eta_s: float | None) -> float:
-    """The wait before the next poll: a poll, or a quarter of one once the last bytes are due.
-
-    The end of a move is only seen at a poll, and until then its slot, its throttles and the
-    run's exit wait. Within the last poll the ETA cannot say when: bytes arrive in fetch-sized
-    steps, a quota stall may come first, and the move ends only once its new replicas joined the
-    ISR. In four benchmark runs the last byte came 0.1-0.7 s before the last ETA said, which
-    waiting for the ETA would miss by that much. Polling four times as often from then on sees
-    the end within a quarter of a poll, for a few cheap extra polls per run.
-    """
-    if eta_s is None or eta_s > poll_interval_s:
-        return poll_interval_s
-    return poll_interval_s / _END_POLLS_PER_INTERVAL

@@ -17,7 +17,7 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``)::
                previous, planned, applied
     task_log   every task transition (task_id, from_state, to_state, at): the audit trail
 
-Room for interruptions (issue 6): a rollback request names its ``origin_request``; a task re-targeted
+Room for interruptions: a rollback request names its ``origin_request``; a task re-targeted
 by a later request is cancelled with ``superseded_by`` pointing at the new task, so both requests stay
 linked; the request list is a plain query over ``requests``.
 
@@ -31,40 +31,31 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ferry.errors import InputError, PreconditionError
-from ferry.execute.records import (
-    ConfigKey,
-    RequestKind,
-    RequestRecord,
-    ResourceType,
-    TaskRecord,
-    ThrottleRecord,
-)
+from ferry.execute.journal_tasks import TaskTable
+from ferry.execute.journal_throttles import ThrottleTable
+from ferry.execute.records import RequestKind, RequestRecord, ThrottleRecord
 from ferry.execute.schema import (
     BUSY_TIMEOUT_MS,
     MIGRATIONS,
     REQUEST_COLUMNS,
     SCHEMA_VERSION,
-    TASK_COLUMNS,
     lastrowid,
     marks,
     request_from_row,
     statements,
-    task_from_row,
 )
 from ferry.execute.states import (
     RequestState,
     TaskState,
     check_request_transition,
-    check_task_transition,
 )
 from ferry.formats import dump_reassignment
-from ferry.model import Plan, TopicPartition
+from ferry.model import Plan
 
 
 def default_journal_path(env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
@@ -81,16 +72,11 @@ def default_journal_path(env: Mapping[str, str] | None = None, home: Path | None
     return state_home / "kafka-ferry" / "journal.sqlite"
 
 
-class Journal:
+class Journal(TaskTable, ThrottleTable):
     """The journal on one SQLite file; open it with :meth:`open`, close it (or use ``with``).
 
     Every public write is one transaction: after it returns, it is on disk.
     """
-
-    def __init__(self, conn: sqlite3.Connection, path: Path, clock: Callable[[], float]) -> None:
-        self._conn = conn
-        self.path = path
-        self._clock = clock
 
     @classmethod
     def open(cls, path: Path, *, clock: Callable[[], float] = time.time) -> Journal:
@@ -127,17 +113,6 @@ class Journal:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (BEGIN IMMEDIATE ... COMMIT), rolled back on any exception."""
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
 
     def _prepare(self) -> None:
         conn = self._conn
@@ -267,204 +242,3 @@ class Journal:
                 "UPDATE requests SET state = ?, finished_at = ?, note = COALESCE(?, note) WHERE id = ?",
                 (new.value, finished, note, request_id),
             )
-
-    # -- tasks -----------------------------------------------------------------------------------
-
-    def tasks(
-        self, request_id: int | None = None, states: Iterable[TaskState] | None = None
-    ) -> tuple[TaskRecord, ...]:
-        """Tasks of one request (all requests when None), optionally only those in ``states``."""
-        where: list[str] = []
-        params: list[object] = []
-        if request_id is not None:
-            where.append("request_id = ?")
-            params.append(request_id)
-        if states is not None:
-            values = [s.value for s in states]
-            where.append(f"state IN ({marks(values)})")
-            params.extend(values)
-        sql = f"SELECT {TASK_COLUMNS} FROM tasks"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        return tuple(task_from_row(r) for r in self._conn.execute(sql + " ORDER BY id", params))
-
-    def task(self, task_id: int) -> TaskRecord:
-        """The task ``task_id``.
-
-        Raises:
-            PreconditionError: there is no such task.
-        """
-        found = self._conn.execute(f"SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?", (task_id,)).fetchone()
-        if found is None:
-            raise PreconditionError(f"no task {task_id} in {self.path}")
-        return task_from_row(found)
-
-    def active_tasks(self, tp: TopicPartition) -> tuple[TaskRecord, ...]:
-        """Submitted tasks of ``tp`` in any request: the moves ferry has in flight for it."""
-        rows = self._conn.execute(
-            f"SELECT {TASK_COLUMNS} FROM tasks WHERE topic = ? AND partition = ? AND state = ? ORDER BY id",
-            (tp.topic, tp.partition, TaskState.SUBMITTED.value),
-        )
-        return tuple(task_from_row(r) for r in rows)
-
-    def moving_partitions(self) -> frozenset[TopicPartition]:
-        """Partitions with a submitted task in any request: what ferry has in flight."""
-        rows = self._conn.execute(
-            "SELECT DISTINCT topic, partition FROM tasks WHERE state = ?", (TaskState.SUBMITTED.value,)
-        )
-        return frozenset(TopicPartition(topic, partition) for topic, partition in rows)
-
-    def set_task_states(
-        self,
-        task_ids: Sequence[int],
-        new: TaskState,
-        *,
-        batch: int | None = None,
-        error: str | None = None,
-    ) -> None:
-        """Move every task in ``task_ids`` to ``new`` in one transaction (all or none).
-
-        ``batch`` is stamped when tasks are submitted; ``error`` says why a task failed.
-
-        Raises:
-            IllegalTransition: the table forbids the transition for any of the tasks.
-        """
-        now = self._clock()
-        with self.transaction() as conn:
-            for task_id in task_ids:
-                self._transition(conn, task_id, new, now, batch=batch, error=error)
-
-    def transition_if(
-        self,
-        task_ids: Sequence[int],
-        current: TaskState | Iterable[TaskState],
-        new: TaskState,
-        *,
-        batch: int | None = None,
-        error: str | None = None,
-    ) -> tuple[int, ...]:
-        """Move the tasks of ``task_ids`` that are still in ``current`` to ``new``; skip the others.
-
-        For changes another process may race: an executor claiming pending tasks while ``ferry
-        cancel`` cancels them, or two cancels at once. Whoever commits first wins, the other sees
-        the task's new state and leaves it alone.
-
-        Returns:
-            The ids that changed, in ``task_ids`` order.
-        """
-        allowed = {current} if isinstance(current, TaskState) else set(current)
-        now = self._clock()
-        changed: list[int] = []
-        with self.transaction() as conn:
-            for task_id in task_ids:
-                row = conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
-                if row is not None and TaskState(row[0]) in allowed:
-                    self._transition(conn, task_id, new, now, batch=batch, error=error)
-                    changed.append(task_id)
-        return tuple(changed)
-
-    def supersede(self, old_task_id: int, new_task_id: int) -> None:
-        """Cancel ``old_task_id`` because ``new_task_id`` (a later request) re-targets its partition.
-
-        Raises:
-            IllegalTransition: the old task is already final.
-            PreconditionError: the two tasks are not of the same partition.
-        """
-        old, new = self.task(old_task_id), self.task(new_task_id)
-        if old.tp != new.tp:
-            raise PreconditionError(
-                f"task {new_task_id} ({new.tp}) cannot supersede {old_task_id} ({old.tp})"
-            )
-        now = self._clock()
-        with self.transaction() as conn:
-            self._transition(conn, old_task_id, TaskState.CANCELLED, now)
-            conn.execute("UPDATE tasks SET superseded_by = ? WHERE id = ?", (new_task_id, old_task_id))
-
-    def task_log(self, task_id: int) -> tuple[tuple[TaskState | None, TaskState, float], ...]:
-        """Every transition of a task, oldest first: (from, to, at)."""
-        rows = self._conn.execute(
-            "SELECT from_state, to_state, at FROM task_log WHERE task_id = ? ORDER BY rowid", (task_id,)
-        )
-        return tuple((TaskState(f) if f else None, TaskState(t), at) for f, t, at in rows)
-
-    def _transition(
-        self,
-        conn: sqlite3.Connection,
-        task_id: int,
-        new: TaskState,
-        now: float,
-        *,
-        batch: int | None = None,
-        error: str | None = None,
-    ) -> None:
-        row = conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
-        if row is None:
-            raise PreconditionError(f"no task {task_id} in {self.path}")
-        current = TaskState(row[0])
-        check_task_transition(current, new, f"task {task_id}")
-        conn.execute(
-            "UPDATE tasks SET state = ?, batch = COALESCE(?, batch), error = COALESCE(?, error),"
-            " submitted_at = CASE WHEN ? = 'submitted' THEN ? ELSE submitted_at END,"
-            " finished_at = CASE WHEN ? THEN ? ELSE finished_at END WHERE id = ?",
-            (new.value, batch, error, new.value, now, new.is_final, now, task_id),
-        )
-        self._log(conn, task_id, current, new, now)
-
-    @staticmethod
-    def _log(
-        conn: sqlite3.Connection, task_id: int, old: TaskState | None, new: TaskState, at: float
-    ) -> None:
-        conn.execute(
-            "INSERT INTO task_log (task_id, from_state, to_state, at) VALUES (?, ?, ?, ?)",
-            (task_id, old.value if old else None, new.value, at),
-        )
-
-    # -- throttles -------------------------------------------------------------------------------
-
-    def throttles(self, request_id: int) -> tuple[ThrottleRecord, ...]:
-        """The throttle configs request ``request_id`` owns, in config order."""
-        rows = self._conn.execute(
-            "SELECT resource_type, resource_name, config_key, previous, planned, applied FROM throttles"
-            " WHERE request_id = ? ORDER BY resource_type, resource_name, config_key",
-            (request_id,),
-        )
-        return tuple(
-            ThrottleRecord(ConfigKey(ResourceType(t), n, k), previous, planned, applied)
-            for t, n, k, previous, planned, applied in rows
-        )
-
-    def set_throttles_applied(self, request_id: int, applied: Mapping[ConfigKey, str | None]) -> None:
-        """Record what ferry wrote (a value) or restored (None) for each config, in one transaction.
-
-        Call it *before* writing to the cluster when setting (so a crash leaves a record to clean up)
-        and *after* restoring (so a crash leaves the record until the restore is done).
-
-        Raises:
-            PreconditionError: a config is not one the request recorded up front.
-        """
-        with self.transaction() as conn:
-            for config, value in applied.items():
-                cursor = conn.execute(
-                    "UPDATE throttles SET applied = ? WHERE request_id = ? AND resource_type = ?"
-                    " AND resource_name = ? AND config_key = ?",
-                    (value, request_id, config.resource_type.value, config.resource_name, config.key),
-                )
-                if cursor.rowcount != 1:
-                    raise PreconditionError(f"request {request_id} recorded no throttle {config}")
-
-    @staticmethod
-    def _insert_throttle(conn: sqlite3.Connection, request_id: int, throttle: ThrottleRecord) -> None:
-        c = throttle.config
-        conn.execute(
-            "INSERT INTO throttles (request_id, resource_type, resource_name, config_key, previous,"
-            " planned, applied) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                request_id,
-                c.resource_type.value,
-                c.resource_name,
-                c.key,
-                throttle.previous,
-                throttle.planned,
-                throttle.applied,
-            ),
-        )

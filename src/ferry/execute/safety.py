@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ferry.errors import PreconditionError
+from ferry.errors import PreconditionError, and_more
 from ferry.execute.strategies import MoveLike
 from ferry.model import ClusterSnapshot, TopicPartition
 
@@ -105,5 +105,4 @@ def enforce(refusals: Sequence[Refusal], force: str | None) -> None:
 
 def summary(refusals: Sequence[Refusal]) -> str:
     """The first refusal and how many more there are, for a one-line message (one refusal at least)."""
-    more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
-    return f"{refusals[0]}{more}"
+    return and_more(refusals)

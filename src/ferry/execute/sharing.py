@@ -16,9 +16,11 @@ request's executor is alive (a live one converges to the same values on its next
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
 
 from ferry.execute import throttles as thr
 from ferry.execute.journal import Journal
+from ferry.execute.options import ExecuteOptions
 from ferry.execute.records import ConfigKey, TaskRecord
 from ferry.execute.states import TaskState
 from ferry.kafka.admin import ClusterAdmin
@@ -40,7 +42,7 @@ def others_need(journal: Journal, request_id: int) -> thr.Throttles:
             by_request.setdefault(task.request_id, []).append(task)
     needed = thr.Throttles({}, {})
     for other, tasks in sorted(by_request.items()):
-        rate = journal.request(other).options.get("throttle")
+        rate = ExecuteOptions.from_json(journal.request(other).options).throttle
         needed = merge(needed, thr.required(tasks, rate))
     return needed
 
@@ -78,17 +80,64 @@ def settle(admin: ClusterAdmin, journal: Journal, request_id: int) -> int:
     Returns:
         How many configs were written.
     """
-    records = journal.throttles(request_id)
-    applied = {r.config: r.applied for r in records if r.applied is not None}
-    if not applied:
+    throttles = RequestThrottles.load(admin, journal, request_id)
+    if not throttles.applied:
         return 0
-    previous = {r.config: r.previous for r in records}
-    moving = journal.tasks(request_id, [TaskState.SUBMITTED])
-    rate = journal.request(request_id).options.get("throttle")
-    target = wanted(journal, request_id, moving, rate, previous, previous.keys())
-    writes = thr.changes(applied, target, previous)
-    write(admin, journal, request_id, writes, target)
-    return len(writes)
+    changed = throttles.sync(journal.tasks(request_id, [TaskState.SUBMITTED]))
+    return 0 if changed is None else sum(changed)
+
+
+@dataclass
+class RequestThrottles:
+    """One request's throttle configs as the process writing them sees them.
+
+    ``previous`` holds each config's pre-ferry value (recorded when the request was prepared),
+    ``applied`` what this request has written and still owns.
+    """
+
+    admin: ClusterAdmin
+    journal: Journal
+    request_id: int
+    rate: int | None
+    previous: dict[ConfigKey, str | None]
+    applied: dict[ConfigKey, str]
+
+    @classmethod
+    def load(cls, admin: ClusterAdmin, journal: Journal, request_id: int) -> RequestThrottles:
+        """The request's configs and rate as the journal has them."""
+        records = journal.throttles(request_id)
+        rate = ExecuteOptions.from_json(journal.request(request_id).options).throttle
+        previous = {r.config: r.previous for r in records}
+        applied = {r.config: r.applied for r in records if r.applied is not None}
+        return cls(admin, journal, request_id, rate, previous, applied)
+
+    def sync(self, moving: Iterable[TaskRecord]) -> tuple[int, int] | None:
+        """Make the configs exactly what ``moving`` and the other requests need.
+
+        Returns:
+            How many configs the request now owns and how many it released; None: no change.
+        """
+        target = wanted(self.journal, self.request_id, moving, self.rate, self.previous, self.previous.keys())
+        return self._write(thr.changes(self.applied, target, self.previous), target)
+
+    def restore(self) -> tuple[int, int] | None:
+        """Put back the pre-ferry values, except where another request's moves still need ours."""
+        kept = wanted(self.journal, self.request_id, (), None, self.previous, self.applied.keys())
+        changed = self._write(thr.changes(self.applied, kept, self.previous), {})
+        if self.applied:
+            # Left at a value another request needs as it is: that request owns it from now on.
+            self.journal.set_throttles_applied(self.request_id, dict.fromkeys(self.applied))
+            self.applied = {}
+        return changed
+
+    def _write(
+        self, writes: Mapping[ConfigKey, str | None], owned: Mapping[ConfigKey, str]
+    ) -> tuple[int, int] | None:
+        if not writes:
+            return None
+        ours, released = write(self.admin, self.journal, self.request_id, writes, owned)
+        self.applied = {k: v for k, v in {**self.applied, **ours}.items() if k not in released}
+        return len(ours), len(released)
 
 
 def write(

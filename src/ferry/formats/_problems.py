@@ -45,8 +45,7 @@ def raise_problems(problems: Sequence[str]) -> None:
     """Raise an InputError whose message is the first problem and whose ``problems`` are all."""
     if not problems:
         return
-    message = problems[0] if len(problems) == 1 else f"{problems[0]} (and {len(problems) - 1} more)"
-    raise InputError(message, problems=tuple(problems))
+    raise InputError.of(problems)
 
 
 def read_bytes(path: str | Path) -> bytes:

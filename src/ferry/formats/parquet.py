@@ -245,5 +245,4 @@ def _row_problem(
 
 def _raise_if(problems: list[str]) -> None:
     if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise InputError(problems[0] + more, problems=tuple(problems))
+        raise InputError.of(problems)

@@ -12,10 +12,10 @@ from support.fake_admin import FakeAdmin
 
 from ferry.cli.commands import freeze as freeze_cmd
 from ferry.cli.commands import status as status_cmd
-from ferry.cli.commands.execute import freeze_notices, listener_for
 from ferry.cli.commands.status import RequestLine, status_json, status_text, unfinished_requests
 from ferry.cli.exec_render import event_line
 from ferry.cli.main import main
+from ferry.cli.running import freeze_notices, listener_for
 from ferry.execute import lock
 from ferry.execute.events import ProgressUpdate, SubmissionPaused, SubmissionResumed
 from ferry.execute.journal import Journal

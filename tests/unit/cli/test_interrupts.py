@@ -14,8 +14,9 @@ import pytest
 from support.exec_fake import ExecFakeAdmin
 
 from ferry.cli.interrupts import WAIT_MESSAGE, Interrupts
-from ferry.execute.executor import ExecuteOptions, Executor
+from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
+from ferry.execute.options import ExecuteOptions
 from ferry.execute.records import ConfigKey, ResourceType
 from ferry.execute.states import RequestState, TaskState
 from ferry.execute.throttles import FOLLOWER_RATE

@@ -11,8 +11,10 @@ from support.exec_fake import ExecFakeAdmin
 from ferry.errors import ExecutionIncomplete, KafkaError, PreconditionError
 from ferry.execute.batching import Limits
 from ferry.execute.events import BatchSubmitted, Event, ProgressUpdate, WaitingForForeign
-from ferry.execute.executor import ExecuteOptions, Executor, _pause
+from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
+from ferry.execute.options import ExecuteOptions
+from ferry.execute.progress import next_poll_in
 from ferry.execute.records import ConfigKey, ResourceType
 from ferry.execute.states import RequestState, TaskState
 from ferry.execute.throttles import FOLLOWER_RATE, LEADER_REPLICAS
@@ -239,8 +241,8 @@ def test_the_eta_holds_to_the_throttle_the_run_sets(journal: Journal) -> None:
 
 
 def test_polls_sooner_when_the_last_bytes_are_due_within_a_poll() -> None:
-    assert _pause(1.0, None) == 1.0  # no estimate yet
-    assert _pause(1.0, 30.0) == 1.0
-    assert _pause(2.0, 1.5) == 0.5  # due within a poll: a quarter of one, whatever the ETA says
-    assert _pause(1.0, 0.7) == 0.25
-    assert _pause(1.0, 0.0) == 0.25  # bytes all there, the move not ended yet: not a busy loop
+    assert next_poll_in(1.0, None) == 1.0  # no estimate yet
+    assert next_poll_in(1.0, 30.0) == 1.0
+    assert next_poll_in(2.0, 1.5) == 0.5  # due within a poll: a quarter of one, whatever the ETA says
+    assert next_poll_in(1.0, 0.7) == 0.25
+    assert next_poll_in(1.0, 0.0) == 0.25  # bytes all there, the move not ended yet: not a busy loop

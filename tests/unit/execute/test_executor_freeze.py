@@ -11,8 +11,9 @@ from support.exec_fake import ExecFakeAdmin
 
 from ferry.execute.batching import Limits
 from ferry.execute.events import BatchSubmitted, Event, SubmissionPaused, SubmissionResumed
-from ferry.execute.executor import ExecuteOptions, Executor
+from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
+from ferry.execute.options import ExecuteOptions
 from ferry.execute.states import RequestState, TaskState
 from ferry.kafka.freeze import FreezeState
 from ferry.model import Move, Plan, TopicPartition

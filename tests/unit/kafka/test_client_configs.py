@@ -8,7 +8,7 @@ from typing import Any
 
 from kafka.admin import ConfigResource, ConfigResourceType
 
-from ferry.kafka.client import _per_request, _side_by_side
+from ferry.kafka.client.configs import per_request, side_by_side
 
 
 def test_each_broker_alone_and_the_topics_together() -> None:
@@ -16,11 +16,11 @@ def test_each_broker_alone_and_the_topics_together() -> None:
     b3 = ConfigResource(ConfigResourceType.BROKER, "3", {})
     t = ConfigResource(ConfigResourceType.TOPIC, "t", {})
     u = ConfigResource(ConfigResourceType.TOPIC, "u", {})
-    assert _per_request([b1, t, b3, u]) == [[b1], [b3], [t, u]]
-    assert _per_request([t]) == [[t]]
+    assert per_request([b1, t, b3, u]) == [[b1], [b3], [t, u]]
+    assert per_request([t]) == [[t]]
 
 
-def test_requests_go_side_by_side_and_their_answers_merge() -> None:
+def test_requests_goside_by_side_and_their_answers_merge() -> None:
     """Each call waits for all three to have started: sent one after another, they would time out."""
     started = threading.Barrier(3, timeout=5)
 
@@ -31,6 +31,6 @@ def test_requests_go_side_by_side_and_their_answers_merge() -> None:
 
         return send
 
-    merged = _side_by_side([call("broker", "1"), call("broker", "3"), call("topic", "t")])
+    merged = side_by_side([call("broker", "1"), call("broker", "3"), call("topic", "t")])
     assert merged == {"broker": {"1": "OK", "3": "OK"}, "topic": {"t": "OK"}}
-    assert _side_by_side([lambda: {"topic": {"u": "OK"}}]) == {"topic": {"u": "OK"}}
+    assert side_by_side([lambda: {"topic": {"u": "OK"}}]) == {"topic": {"u": "OK"}}

@@ -6,15 +6,14 @@ import argparse
 import sys
 from typing import Any
 
-from ferry.cli.commands.execute import add_journal_option
-from ferry.cli.commands.snapshot import add_connection_options
+from ferry.cli.exec_render import outcome_json, outcome_text
+from ferry.cli.options import add_connection_options, add_journal_option, admin_options
 from ferry.cli.requests import journal_path, open_existing
 from ferry.errors import UsageError
-from ferry.execute.cancel import Outcome, Scope, cancel
+from ferry.execute.cancel import Scope, cancel
 from ferry.execute.journal import Journal
 from ferry.formats import dumps_json
 from ferry.kafka.admin import ClusterAdmin
-from ferry.kafka.client import KafkaPythonAdmin, load_command_config
 from ferry.model import TopicPartition
 
 _DESCRIPTION = """\
@@ -65,11 +64,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     partition = parse_partition(args.partition) if args.partition else None
-    settings = load_command_config(args.command_config)
+    connection = admin_options(args)
     with (
         # --all works without a journal too: it may cancel only others' moves.
         Journal.open(journal_path(args)) if args.all else open_existing(journal_path(args)) as journal,
-        KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=args.timeout) as admin,
+        connection.open() as admin,
     ):
         foreign = args.all and _confirm_foreign(admin, journal, args.yes)
         scope = Scope(args.request, args.topic, partition, args.all, foreign)
@@ -95,34 +94,3 @@ def _confirm_foreign(admin: ClusterAdmin, journal: Journal, yes: bool) -> bool:
     )
     answer = input("Cancel them too? [y/N] ").strip().lower()
     return answer in ("y", "yes")
-
-
-def outcome_text(outcome: Outcome) -> str:
-    """The human summary: what stopped, what stayed bigger, what was never started."""
-    lines = [f"cancelled {len(outcome.stopped)} move(s) in flight and {outcome.pending} pending move(s)"]
-    if outcome.foreign:
-        lines.append(f"  of which {len(outcome.foreign)} not started by ferry")
-    if outcome.kept:
-        lines.append(
-            f"{len(outcome.kept)} partition(s) now have more replicas than before the move (cancel is "
-            "not a rollback; 'ferry rollback' restores the originals):"
-        )
-        lines += [f"  {tp}: replicas {list(replicas)}" for tp, replicas in outcome.kept.items()]
-    for tp, why in sorted(outcome.refused.items()):
-        lines.append(f"not cancelled: {tp}: {why}")
-    if outcome.requests:
-        lines.append("requests ended: " + ", ".join(str(r) for r in outcome.requests))
-    lines.append(f"throttle configs updated: {outcome.throttles}")
-    return "\n".join(lines) + "\n"
-
-
-def outcome_json(outcome: Outcome) -> dict[str, Any]:
-    return {
-        "stopped": [str(tp) for tp in outcome.stopped],
-        "kept": {str(tp): list(r) for tp, r in outcome.kept.items()},
-        "pending_cancelled": outcome.pending,
-        "foreign": [str(tp) for tp in outcome.foreign],
-        "refused": {str(tp): why for tp, why in outcome.refused.items()},
-        "requests_ended": list(outcome.requests),
-        "throttle_configs_written": outcome.throttles,
-    }

@@ -16,10 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ferry.cli.commands.cancel import outcome_text
-from ferry.cli.commands.execute import add_journal_option
-from ferry.cli.commands.snapshot import add_connection_options, open_admin
-from ferry.cli.exec_render import frozen_by_text, frozen_text
+from ferry.cli.exec_render import frozen_by_text, frozen_text, outcome_text
+from ferry.cli.options import add_connection_options, add_journal_option, open_admin
 from ferry.cli.requests import journal_path
 from ferry.errors import UsageError
 from ferry.execute.cancel import Outcome, Scope, cancel

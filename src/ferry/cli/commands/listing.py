@@ -11,8 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ferry.cli.commands.execute import add_journal_option
-from ferry.cli.commands.snapshot import add_connection_options, open_admin
+from ferry.cli.options import add_connection_options, add_journal_option, open_admin
 from ferry.execute.journal import Journal, default_journal_path
 from ferry.execute.states import TaskState
 from ferry.formats import dumps_json

@@ -24,10 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from ferry.cli import render
-from ferry.cli.commands.execute import add_safety_options, check_force
-from ferry.cli.commands.snapshot import add_connection_options, open_admin, take_snapshot
 from ferry.cli.engines import Cluster, add_engine_options, plan_clusters
-from ferry.errors import InputError, PreconditionError, UsageError
+from ferry.cli.options import (
+    add_safety_options,
+    open_admin,
+    take_snapshot,
+)
+from ferry.cli.plan_args import (
+    add_broker_options,
+    add_input_options,
+    add_topic_options,
+    check_usage,
+    usage_error,
+)
+from ferry.errors import InputError, PreconditionError
 from ferry.execute import safety
 from ferry.formats import (
     parse_snapshot,
@@ -35,6 +45,7 @@ from ferry.formats import (
     render_snapshot,
     write_files_atomic,
 )
+from ferry.formats.goal_json import goal_json
 from ferry.formats.parquet import is_parquet_snapshot
 from ferry.formats.sources import load_any
 from ferry.kafka.snapshot import to_json, with_current_brokers
@@ -109,9 +120,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         # Scripts keep working when a new flag shares a prefix with an old one.
         allow_abbrev=False,
     )
-    _add_input_options(parser)
-    _add_broker_options(parser)
-    _add_topic_options(parser)
+    add_input_options(parser, EXAMPLE_NAME)
+    add_broker_options(parser)
+    add_topic_options(parser)
     add_engine_options(parser)
     add_safety_options(parser, originals=False, force_help=_FORCE_HELP)
     parser.add_argument(
@@ -134,127 +145,6 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(func=run)
 
 
-def _add_input_options(parser: argparse.ArgumentParser) -> None:
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument(
-        "--snapshot",
-        metavar="FILE",
-        type=Path,
-        help="cluster snapshot JSON (version 1): brokers with racks, partitions with replicas and "
-        "optionally leader, isr and size_bytes; or a Parquet snapshot directory (see 'ferry "
-        "snapshot convert')",
-    )
-    source.add_argument(
-        "--fleet",
-        metavar="DIR",
-        type=Path,
-        help="plan every snapshot in DIR (*.json files and Parquet snapshot directories, one "
-        "cluster each, named after them) with the same options; writes OUT/<cluster>/ per cluster "
-        "and OUT/fleet-summary.{json,csv}",
-    )
-    source.add_argument(
-        "--example",
-        action="store_true",
-        help=f"plan the bundled example snapshot ({EXAMPLE_NAME}: 8 brokers in 2 racks, 2 of them new)",
-    )
-    add_connection_options(parser, bootstrap_group=source)
-
-
-def _add_broker_options(parser: argparse.ArgumentParser) -> None:
-    brokers = parser.add_mutually_exclusive_group()
-    brokers.add_argument(
-        "--brokers",
-        metavar="IDS",
-        type=_broker_ids,
-        help="comma-separated target brokers; replicas leave every other broker (default: every "
-        "broker in the snapshot; a broker with no replicas is a new one), e.g. 1,2,3,4",
-    )
-    brokers.add_argument(
-        "--remove-brokers",
-        metavar="IDS",
-        type=_broker_ids,
-        help="comma-separated brokers to empty; the rest of the snapshot's brokers are the targets, e.g. 5,6",
-    )
-    parser.add_argument(
-        "--replace",
-        metavar="OLD=NEW",
-        type=_replace_pair,
-        action="append",
-        default=[],
-        help="move exactly broker OLD's replicas to broker NEW and nothing else (repeatable; not "
-        "with --brokers, --remove-brokers or --replication-factor), e.g. 3=9",
-    )
-
-
-def _add_topic_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--replication-factor",
-        metavar="TOPIC=N",
-        dest="replication_factors",
-        type=_topic_rf,
-        action="append",
-        default=[],
-        help="change TOPIC's replication factor to N, up or down (repeatable), e.g. orders=3",
-    )
-    topics = parser.add_mutually_exclusive_group()
-    topics.add_argument(
-        "--topics",
-        metavar="T,...",
-        type=_topic_names,
-        help="plan only these topics (comma-separated), e.g. orders,payments",
-    )
-    topics.add_argument(
-        "--exclude-topics",
-        metavar="T,...",
-        type=_topic_names,
-        help="never touch these topics (comma-separated), e.g. __consumer_offsets",
-    )
-
-
-def _broker_ids(text: str) -> frozenset[int]:
-    """``"1,2,3"`` -> {1, 2, 3}; argparse reports the error with the option name."""
-    items = [item.strip() for item in text.split(",")]
-    ids: set[int] = set()
-    for item in items:
-        if not item.isdigit():
-            shown = repr(item) if item else "an empty item"
-            raise argparse.ArgumentTypeError(f"{shown} in {text!r} is not a broker id (expected e.g. 1,2,3)")
-        ids.add(int(item))
-    return frozenset(ids)
-
-
-def _replace_pair(text: str) -> tuple[int, int]:
-    """``"3=9"`` -> (3, 9)."""
-    old, sep, new = (part.strip() for part in text.partition("="))
-    if not sep or not old.isdigit() or not new.isdigit():
-        raise argparse.ArgumentTypeError(f"expected OLD=NEW broker ids (e.g. 3=9), got {text!r}")
-    if int(old) == int(new):
-        raise argparse.ArgumentTypeError(f"cannot replace broker {old} with itself")
-    return int(old), int(new)
-
-
-def _topic_rf(text: str) -> tuple[str, int]:
-    """``"orders=3"`` -> ("orders", 3)."""
-    topic, sep, value = text.rpartition("=")
-    topic = topic.strip()
-    value = value.strip()
-    if not sep or not topic:
-        raise argparse.ArgumentTypeError(f"expected TOPIC=N (e.g. orders=3), got {text!r}")
-    if not value.isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(
-            f"replication factor must be a whole number >= 1, got {value!r} in {text!r}"
-        )
-    return topic, int(value)
-
-
-def _topic_names(text: str) -> frozenset[str]:
-    """``"a,b"`` -> {"a", "b"}."""
-    names = [name.strip() for name in text.split(",")]
-    if not all(names):
-        raise argparse.ArgumentTypeError(f"empty topic name in {text!r} (expected e.g. a,b)")
-    return frozenset(names)
-
-
 def run(args: argparse.Namespace) -> int:
     """Plan, write the output files atomically and print a summary; returns the exit code.
 
@@ -264,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         PreconditionError: the goal would move replicas onto a broker that is down.
         KafkaError: the live cluster could not be read.
     """
-    _check_usage(args)
+    check_usage(args)
     # Loading, planning and writing build millions of long-lived objects (ferry.plan.collector).
     with paused():
         return _run(args)
@@ -292,44 +182,6 @@ def _run(args: argparse.Namespace) -> int:
     files = _write_outputs(args.output_dir, result, report, extra)
     print(render.plan_summary(report, snapshot=source, files=files))
     return 0
-
-
-def _check_usage(args: argparse.Namespace) -> None:
-    """Option combinations argparse cannot express; raised before anything is read."""
-    if args.replace and (
-        args.brokers is not None or args.remove_brokers is not None or args.replication_factors
-    ):
-        raise _usage(
-            "--replace cannot be combined with --brokers, --remove-brokers or "
-            "--replication-factor: it moves exactly OLD's replicas to NEW"
-        )
-    olds = [old for old, _ in args.replace]
-    twice = sorted({old for old in olds if olds.count(old) > 1})
-    if twice:
-        raise _usage(f"--replace: broker {twice[0]} is replaced twice")
-    factors: dict[str, int] = {}
-    for topic, rf in args.replication_factors:
-        if factors.setdefault(topic, rf) != rf:
-            raise _usage(f"--replication-factor: {topic} is given both {factors[topic]} and {rf}")
-    check_force(args)
-    if args.bootstrap_server is None:
-        # --force overrides the live checks; offline there are none, so it would say nothing.
-        live_only = (
-            ("--command-config", args.command_config),
-            ("--timeout", args.timeout),
-            ("--force", args.force),
-        )
-        offline = [flag for flag, value in live_only if value is not None]
-        if offline:
-            raise _usage(f"{offline[0]} only goes with --bootstrap-server")
-    if args.spark_master is not None and args.engine != "spark":
-        raise _usage("--spark-master needs --engine spark")
-    if args.output_dir.exists() and not args.output_dir.is_dir():
-        raise _usage(f"--output-dir {args.output_dir}: exists and is not a directory")
-
-
-def _usage(message: str) -> UsageError:
-    return UsageError(message, hint="see 'ferry plan --help'")
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,8 +240,7 @@ def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str
     except InputError as exc:
         problems += exc.problems
     if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise InputError(problems[0] + more, problems=tuple(problems))
+        raise InputError.of(problems)
     return goal
 
 
@@ -438,18 +289,6 @@ def _check_safety(args: argparse.Namespace, loaded: _Loaded, result: Plan) -> di
     return None
 
 
-def goal_json(goal: Goal) -> dict[str, Any]:
-    """The goal as JSON-ready data for report.json (sets sorted, so reports diff cleanly)."""
-    return {
-        "brokers": None if goal.brokers is None else sorted(goal.brokers),
-        "replace": [{"old": old, "new": new} for old, new in goal.replace],
-        "replication_factors": dict(sorted(goal.replication_factors.items())),
-        "topics": None if goal.topics is None else sorted(goal.topics),
-        "exclude_topics": sorted(goal.exclude_topics),
-        "rack_mode": goal.rack_mode.value,
-    }
-
-
 def _write_outputs(
     output_dir: Path, result: Plan, report: Mapping[str, Any], extra: Mapping[Path, str]
 ) -> list[Path]:
@@ -460,5 +299,5 @@ def _write_outputs(
         output_dir.mkdir(parents=True, exist_ok=True)
         write_files_atomic(files)
     except OSError as exc:
-        raise _usage(f"--output-dir {output_dir}: cannot write: {exc.strerror or exc}") from None
+        raise usage_error(f"--output-dir {output_dir}: cannot write: {exc.strerror or exc}") from None
     return list(files)

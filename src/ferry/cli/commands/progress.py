@@ -14,16 +14,15 @@ import argparse
 import time
 from typing import Any
 
-from ferry.cli.commands.execute import add_journal_option
-from ferry.cli.commands.snapshot import add_connection_options
+from ferry.cli.options import add_connection_options, add_journal_option, add_measure_options, admin_options
 from ferry.cli.progress_render import progress_table
 from ferry.cli.requests import journal_path, open_existing, pick_request
 from ferry.errors import UsageError
+from ferry.execute.options import ExecuteOptions
 from ferry.execute.progress import History
 from ferry.execute.report import RequestProgress, measure, to_json
 from ferry.execute.states import RequestState, TaskState
 from ferry.formats import dumps_json
-from ferry.kafka.client import KafkaPythonAdmin, load_command_config
 
 
 def register(subparsers: Any) -> None:
@@ -40,28 +39,17 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=_run)
 
 
-def add_measure_options(parser: argparse.ArgumentParser) -> None:
-    """``--json`` and ``--interval``: how a one-shot progress measurement is taken and shown."""
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument(
-        "--interval",
-        type=float,
-        default=2.0,
-        metavar="S",
-        help="seconds between the two measurements the rate comes from (%(default)s; 0: no rate)",
-    )
-
-
 def _run(args: argparse.Namespace) -> int:
     if args.timeout <= 0 or args.interval < 0:
         raise UsageError("--timeout must be positive and --interval not negative")
-    settings = load_command_config(args.command_config)
+    connection = admin_options(args)
     with open_existing(journal_path(args)) as journal:
         request = pick_request(journal, args.request, [RequestState.RUNNING], live=True)
         tasks = journal.tasks(request.id)
-        with KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=args.timeout) as admin:
+        with connection.open() as admin:
             replicas = measure(admin, tasks)
-            history = History(throttle=request.options.get("throttle")).add(time.monotonic(), replicas)
+            throttle = ExecuteOptions.from_json(request.options).throttle
+            history = History(throttle=throttle).add(time.monotonic(), replicas)
             if args.interval > 0 and any(t.state is TaskState.SUBMITTED for t in tasks):
                 time.sleep(args.interval)
                 # The journal may have moved on meanwhile (a move finished): measure its new state.

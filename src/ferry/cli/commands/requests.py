@@ -15,9 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ferry.cli.commands.execute import add_journal_option
-from ferry.cli.commands.progress import add_measure_options
-from ferry.cli.commands.snapshot import add_connection_options
+from ferry.cli.options import add_connection_options, add_journal_option, add_measure_options, open_admin
 from ferry.cli.render import human_bytes
 from ferry.cli.requests import journal_path, open_existing
 from ferry.errors import UsageError
@@ -28,7 +26,6 @@ from ferry.execute.records import RequestRecord
 from ferry.execute.report import measure
 from ferry.formats import dumps_json
 from ferry.kafka.admin import ClusterAdmin
-from ferry.kafka.client import KafkaPythonAdmin, load_command_config
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +59,7 @@ def _run(args: argparse.Namespace) -> int:
     with open_existing(journal_path(args)) as journal:
         rows = [_row(journal, r) for r in journal.requests()]
         if args.bootstrap_server:
-            settings = load_command_config(args.command_config)
-            with KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=args.timeout or 30.0) as admin:
+            with open_admin(args) as admin:
                 rows = _measured(admin, journal, rows, args.interval)
     print(dumps_json([_json(r) for r in rows]) if args.json else _table(rows), end="")
     return 0

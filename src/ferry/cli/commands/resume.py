@@ -14,14 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ferry.cli.commands.execute import add_journal_option, progress_listener
-from ferry.cli.commands.snapshot import DEFAULT_TIMEOUT_S
 from ferry.cli.exec_render import resumed_text
 from ferry.cli.interrupts import Interrupts
+from ferry.cli.options import DEFAULT_TIMEOUT_S, add_journal_option, admin_options
 from ferry.cli.requests import journal_path, open_existing
+from ferry.cli.running import progress_listener
 from ferry.errors import PreconditionError, UsageError
 from ferry.execute.executor import Executor
-from ferry.kafka.client import KafkaPythonAdmin, load_command_config
 
 
 def register(subparsers: Any) -> None:
@@ -41,11 +40,11 @@ def register(subparsers: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    settings = load_command_config(args.command_config)
+    connection = admin_options(args)
     with open_existing(journal_path(args)) as journal:
         request = journal.request(args.request)
         bootstrap = args.bootstrap_server or request.bootstrap
-        with KafkaPythonAdmin(bootstrap, settings, timeout_s=args.timeout) as admin:
+        with connection.open(bootstrap) as admin:
             cluster_id = admin.cluster_id()
             if request.cluster_id and cluster_id and cluster_id != request.cluster_id:
                 raise PreconditionError(

@@ -6,15 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from ferry.cli.commands.execute import (
-    add_journal_option,
-    add_run_options,
-    add_safety_options,
-    run_options,
-    run_request,
-)
-from ferry.cli.commands.snapshot import add_connection_options
+from ferry.cli.options import add_request_options, admin_options, run_options
 from ferry.cli.requests import journal_path
+from ferry.cli.running import run_request
 from ferry.errors import PreconditionError, UsageError
 from ferry.execute import safety
 from ferry.execute.executor import Executor
@@ -22,7 +16,6 @@ from ferry.execute.journal import Journal
 from ferry.execute.rollback import RollbackPlan, plan_rollback
 from ferry.execute.states import TaskState
 from ferry.formats import load_reassignment
-from ferry.kafka.client import KafkaPythonAdmin, load_command_config
 from ferry.kafka.snapshot import collect
 from ferry.model import TopicPartition
 
@@ -52,10 +45,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--file", type=str, metavar="ROLLBACK_JSON", help="original replicas in Kafka's format"
     )
-    add_connection_options(parser)
-    add_journal_option(parser)
-    add_run_options(parser)
-    add_safety_options(parser, originals=False)
+    add_request_options(parser, originals=False)
     parser.set_defaults(func=_run)
 
 
@@ -63,9 +53,9 @@ def _run(args: argparse.Namespace) -> int:
     if (args.request is None) == (args.file is None):
         raise UsageError("name either a REQUEST to roll back or --file ROLLBACK_JSON, not both")
     options = run_options(args)
-    settings = load_command_config(args.command_config)
+    connection = admin_options(args)
     with (
-        KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=args.timeout) as admin,
+        connection.open() as admin,
         Journal.open(journal_path(args)) as journal,
     ):
         originals = _originals(journal, args)

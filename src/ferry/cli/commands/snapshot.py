@@ -7,17 +7,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ferry.cli.options import add_connection_options, take_snapshot
 from ferry.errors import UsageError
 from ferry.formats.sources import load_any, write_any
-from ferry.kafka.client import KafkaPythonAdmin, load_command_config
-from ferry.kafka.snapshot import LiveSnapshot, collect, write_json
+from ferry.kafka.snapshot import write_json
 from ferry.plan.collector import pausing
-
-DEFAULT_TIMEOUT_S = 30.0
 
 
 def register(subparsers: Any) -> None:
@@ -43,64 +40,6 @@ def register(subparsers: Any) -> None:
     convert.add_argument("input", type=Path, metavar="IN")
     convert.add_argument("output_path", type=Path, metavar="OUT")
     convert.set_defaults(func=_convert)
-
-
-def add_connection_options(
-    parser: argparse.ArgumentParser, *, bootstrap_group: Any = None, required: bool = True
-) -> None:
-    """``--bootstrap-server``, ``--command-config`` and ``--timeout``, as in Kafka's tools.
-
-    ``--bootstrap-server`` is required unless ``bootstrap_group`` (a mutually exclusive group of
-    input choices) is given to hold it, or ``required`` is False (checked by the command itself);
-    with a group, ``--timeout`` defaults to None so a command can tell whether it was given at all.
-    """
-    target = parser if bootstrap_group is None else bootstrap_group
-    target.add_argument(
-        "--bootstrap-server",
-        required=bootstrap_group is None and required,
-        metavar="HOST:PORT[,...]",
-        help="brokers to connect to, as Kafka's tools take them, e.g. 127.0.0.1:9092",
-    )
-    parser.add_argument(
-        "--command-config",
-        type=Path,
-        metavar="FILE",
-        help="Kafka client properties file (security.protocol, sasl.mechanism, sasl.jaas.config, "
-        "PEM ssl.* settings), the same file kafka-topics.sh takes",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT_S if bootstrap_group is None else None,
-        metavar="S",
-        help=f"seconds per Kafka call (default {DEFAULT_TIMEOUT_S:g})",
-    )
-
-
-def take_snapshot(args: argparse.Namespace, topics: Sequence[str] | None = None) -> LiveSnapshot:
-    """Connect as the connection options say and collect a live snapshot.
-
-    Raises:
-        UsageError: a non-positive ``--timeout``.
-        InputError: an unreadable or invalid ``--command-config``.
-        KafkaError: the cluster cannot be reached, refuses the credentials, or a call fails.
-    """
-    with open_admin(args) as admin:
-        return collect(admin, topics)
-
-
-def open_admin(args: argparse.Namespace) -> KafkaPythonAdmin:
-    """The admin client the connection options describe (use it as a context manager).
-
-    Raises:
-        UsageError: a non-positive ``--timeout``.
-        InputError: an unreadable or invalid ``--command-config``.
-    """
-    timeout = DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout
-    if timeout <= 0:
-        raise UsageError("--timeout must be positive")
-    settings = load_command_config(args.command_config)
-    return KafkaPythonAdmin(args.bootstrap_server, settings, timeout_s=timeout)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -13,9 +13,8 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from ferry.cli.commands.execute import add_journal_option
-from ferry.cli.commands.snapshot import add_connection_options, open_admin
 from ferry.cli.exec_render import frozen_by_text, utc_text
+from ferry.cli.options import add_connection_options, add_journal_option, open_admin
 from ferry.cli.requests import journal_path
 from ferry.execute.journal import Journal
 from ferry.execute.lock import is_live

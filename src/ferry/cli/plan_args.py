@@ -1,0 +1,175 @@
+"""``ferry plan``'s own options: their parsers, and the combinations argparse cannot check.
+
+Everything here runs before anything is read or written, so bad usage exits 2 with nothing done.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ferry.cli.options import add_connection_options, check_force
+from ferry.errors import UsageError
+
+
+def add_input_options(parser: argparse.ArgumentParser, example_name: str) -> None:
+    """Where the snapshot comes from: a file, a fleet folder, the bundled example or a live cluster."""
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--snapshot",
+        metavar="FILE",
+        type=Path,
+        help="cluster snapshot JSON (version 1): brokers with racks, partitions with replicas and "
+        "optionally leader, isr and size_bytes; or a Parquet snapshot directory (see 'ferry "
+        "snapshot convert')",
+    )
+    source.add_argument(
+        "--fleet",
+        metavar="DIR",
+        type=Path,
+        help="plan every snapshot in DIR (*.json files and Parquet snapshot directories, one "
+        "cluster each, named after them) with the same options; writes OUT/<cluster>/ per cluster "
+        "and OUT/fleet-summary.{json,csv}",
+    )
+    source.add_argument(
+        "--example",
+        action="store_true",
+        help=f"plan the bundled example snapshot ({example_name}: 8 brokers in 2 racks, 2 of them new)",
+    )
+    add_connection_options(parser, bootstrap_group=source)
+
+
+def add_broker_options(parser: argparse.ArgumentParser) -> None:
+    """Which brokers the replicas go to: ``--brokers``, ``--remove-brokers`` or ``--replace``."""
+    brokers = parser.add_mutually_exclusive_group()
+    brokers.add_argument(
+        "--brokers",
+        metavar="IDS",
+        type=_broker_ids,
+        help="comma-separated target brokers; replicas leave every other broker (default: every "
+        "broker in the snapshot; a broker with no replicas is a new one), e.g. 1,2,3,4",
+    )
+    brokers.add_argument(
+        "--remove-brokers",
+        metavar="IDS",
+        type=_broker_ids,
+        help="comma-separated brokers to empty; the rest of the snapshot's brokers are the targets, e.g. 5,6",
+    )
+    parser.add_argument(
+        "--replace",
+        metavar="OLD=NEW",
+        type=_replace_pair,
+        action="append",
+        default=[],
+        help="move exactly broker OLD's replicas to broker NEW and nothing else (repeatable; not "
+        "with --brokers, --remove-brokers or --replication-factor), e.g. 3=9",
+    )
+
+
+def add_topic_options(parser: argparse.ArgumentParser) -> None:
+    """Which topics are planned, and replication-factor changes."""
+    parser.add_argument(
+        "--replication-factor",
+        metavar="TOPIC=N",
+        dest="replication_factors",
+        type=_topic_rf,
+        action="append",
+        default=[],
+        help="change TOPIC's replication factor to N, up or down (repeatable), e.g. orders=3",
+    )
+    topics = parser.add_mutually_exclusive_group()
+    topics.add_argument(
+        "--topics",
+        metavar="T,...",
+        type=_topic_names,
+        help="plan only these topics (comma-separated), e.g. orders,payments",
+    )
+    topics.add_argument(
+        "--exclude-topics",
+        metavar="T,...",
+        type=_topic_names,
+        help="never touch these topics (comma-separated), e.g. __consumer_offsets",
+    )
+
+
+def _broker_ids(text: str) -> frozenset[int]:
+    """``"1,2,3"`` -> {1, 2, 3}; argparse reports the error with the option name."""
+    items = [item.strip() for item in text.split(",")]
+    ids: set[int] = set()
+    for item in items:
+        if not item.isdigit():
+            shown = repr(item) if item else "an empty item"
+            raise argparse.ArgumentTypeError(f"{shown} in {text!r} is not a broker id (expected e.g. 1,2,3)")
+        ids.add(int(item))
+    return frozenset(ids)
+
+
+def _replace_pair(text: str) -> tuple[int, int]:
+    """``"3=9"`` -> (3, 9)."""
+    old, sep, new = (part.strip() for part in text.partition("="))
+    if not sep or not old.isdigit() or not new.isdigit():
+        raise argparse.ArgumentTypeError(f"expected OLD=NEW broker ids (e.g. 3=9), got {text!r}")
+    if int(old) == int(new):
+        raise argparse.ArgumentTypeError(f"cannot replace broker {old} with itself")
+    return int(old), int(new)
+
+
+def _topic_rf(text: str) -> tuple[str, int]:
+    """``"orders=3"`` -> ("orders", 3)."""
+    topic, sep, value = text.rpartition("=")
+    topic = topic.strip()
+    value = value.strip()
+    if not sep or not topic:
+        raise argparse.ArgumentTypeError(f"expected TOPIC=N (e.g. orders=3), got {text!r}")
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(
+            f"replication factor must be a whole number >= 1, got {value!r} in {text!r}"
+        )
+    return topic, int(value)
+
+
+def _topic_names(text: str) -> frozenset[str]:
+    """``"a,b"`` -> {"a", "b"}."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"empty topic name in {text!r} (expected e.g. a,b)")
+    return frozenset(names)
+
+
+def check_usage(args: argparse.Namespace) -> None:
+    """Option combinations argparse cannot express; raised before anything is read."""
+    if args.replace and (
+        args.brokers is not None or args.remove_brokers is not None or args.replication_factors
+    ):
+        raise usage_error(
+            "--replace cannot be combined with --brokers, --remove-brokers or "
+            "--replication-factor: it moves exactly OLD's replicas to NEW"
+        )
+    olds = [old for old, _ in args.replace]
+    twice = sorted({old for old in olds if olds.count(old) > 1})
+    if twice:
+        raise usage_error(f"--replace: broker {twice[0]} is replaced twice")
+    factors: dict[str, int] = {}
+    for topic, rf in args.replication_factors:
+        if factors.setdefault(topic, rf) != rf:
+            raise usage_error(f"--replication-factor: {topic} is given both {factors[topic]} and {rf}")
+    check_force(args)
+    if args.bootstrap_server is None:
+        # --force overrides the live checks; offline there are none, so it would say nothing.
+        live_only = (
+            ("--command-config", args.command_config),
+            ("--timeout", args.timeout),
+            ("--force", args.force),
+        )
+        offline = [flag for flag, value in live_only if value is not None]
+        if offline:
+            raise usage_error(f"{offline[0]} only goes with --bootstrap-server")
+    if args.spark_master is not None and args.engine != "spark":
+        raise usage_error("--spark-master needs --engine spark")
+    if args.output_dir.exists() and not args.output_dir.is_dir():
+        raise usage_error(f"--output-dir {args.output_dir}: exists and is not a directory")
+
+
+def usage_error(message: str) -> UsageError:
+    """A usage error of ``ferry plan``, pointing at its help."""
+    return UsageError(message, hint="see 'ferry plan --help'")

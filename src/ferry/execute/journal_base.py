@@ -1,0 +1,33 @@
+"""The connection every part of the journal shares, and its one way to write: a transaction.
+
+:class:`~ferry.execute.journal.Journal` is assembled from one class per table group
+(:mod:`.journal_tasks`, :mod:`.journal_throttles`) on top of this one, so each file stays about
+one kind of record while every write still goes through the same ``BEGIN IMMEDIATE``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+class JournalBase:
+    """An open journal connection, its file and its clock."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, clock: Callable[[], float]) -> None:
+        self._conn = conn
+        self.path = path
+        self._clock = clock
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE ... COMMIT), rolled back on any exception."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")

@@ -1,0 +1,55 @@
+"""``ExecuteOptions``: how a request runs, and its JSON form in the journal's ``options_json``.
+
+A module of its own so that everything reading a request's options (the executor, the throttle
+sharing between requests, ``ferry progress``) gets the typed value instead of reading the stored
+JSON by key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ferry.execute.batching import Limits
+from ferry.execute.strategies import Ordering
+
+
+@dataclass(frozen=True, slots=True)
+class ExecuteOptions:
+    """How to run a request; stored in the journal with it (:meth:`to_json`)."""
+
+    throttle: int | None = None
+    limits: Limits = field(default_factory=Limits)
+    ordering: Ordering = field(default_factory=Ordering)
+    additional: bool = False
+    elect: bool = True
+    poll_interval_s: float = 1.0
+    force: str | None = None
+    """Why the safety checks were overridden (None: they were not)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form; its keys and values are the journal's, so keep them stable."""
+        return {
+            "throttle": self.throttle,
+            "max_moves_per_broker": self.limits.max_moves_per_broker,
+            "max_moves": self.limits.max_moves,
+            "order": list(self.ordering.names),
+            "additional": self.additional,
+            "elect": self.elect,
+            "poll_interval_s": self.poll_interval_s,
+            "force": self.force,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ExecuteOptions:
+        """The options of a stored request; a key an older ferry did not write takes its default."""
+        return cls(
+            throttle=data.get("throttle"),
+            limits=Limits(data.get("max_moves_per_broker", 5), data.get("max_moves")),
+            ordering=Ordering(tuple(data.get("order", ("smallest-first",)))),
+            additional=bool(data.get("additional", False)),
+            elect=bool(data.get("elect", True)),
+            poll_interval_s=float(data.get("poll_interval_s", 1.0)),
+            force=data.get("force"),
+        )

@@ -1,0 +1,64 @@
+"""Preparing a request: refuse foreign moves in flight, read the throttles, record everything.
+
+Nothing reaches the cluster but reads: the request, its tasks (originals, targets, sizes) and its
+throttles (pre-existing and planned values) are journalled in one transaction before the executor
+submits anything, so a crash at any later point leaves what a rollback and a cleanup need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ferry.errors import PreconditionError
+from ferry.execute import sharing
+from ferry.execute import throttles as thr
+from ferry.execute.journal import Journal
+from ferry.execute.options import ExecuteOptions
+from ferry.execute.records import RequestKind, ThrottleRecord
+from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
+from ferry.model import Plan
+
+
+def prepare_request(
+    admin: ClusterAdmin,
+    journal: Journal,
+    plan: Plan,
+    *,
+    bootstrap: str,
+    options: ExecuteOptions,
+    rollback_of: int | None = None,
+) -> int:
+    """Check preconditions and record the request (see :meth:`Executor.prepare`); its id."""
+    ongoing = admin.list_reassignments()
+    check_in_flight(journal, ongoing, options.additional)
+    keys = thr.required(plan.moves, options.throttle).keys
+    on_cluster = admin.describe_throttle_configs(keys) if keys else {}
+    # A config another running request has applied holds ferry's value, not the operator's.
+    previous = sharing.previous_values(journal, on_cluster, keys)
+    planned = thr.desired(thr.required(plan.moves, options.throttle), previous)
+    records = [ThrottleRecord(k, previous.get(k), planned.get(k)) for k in sorted(keys)]
+    return journal.record_request(
+        plan,
+        bootstrap=bootstrap,
+        cluster_id=admin.cluster_id(),
+        options=options.to_json(),
+        throttles=records,
+        kind=RequestKind.EXECUTE if rollback_of is None else RequestKind.ROLLBACK,
+        origin_request=rollback_of,
+    )
+
+
+def check_in_flight(journal: Journal, ongoing: Sequence[OngoingReassignment], additional: bool) -> None:
+    """Refuse reassignments ferry did not start unless ``additional``; ferry's own are fine.
+
+    Raises:
+        PreconditionError: a foreign reassignment is in flight and ``additional`` is False.
+    """
+    ours = journal.moving_partitions()
+    foreign = sorted(r.tp for r in ongoing if r.tp not in ours)
+    if foreign and not additional:
+        shown = ", ".join(str(tp) for tp in foreign[:3]) + (" ..." if len(foreign) > 3 else "")
+        raise PreconditionError(
+            f"{len(foreign)} reassignment(s) not started by ferry are in flight ({shown})",
+            hint="wait for them, or pass --additional to run alongside them",
+        )

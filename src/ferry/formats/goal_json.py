@@ -1,0 +1,22 @@
+"""A planning :class:`~ferry.model.Goal` as the JSON ``report.json`` records under ``"goal"``.
+
+Both ``ferry plan`` and ``ferry plan --fleet`` write it, so it lives here rather than in either.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ferry.model import Goal
+
+
+def goal_json(goal: Goal) -> dict[str, Any]:
+    """The goal as JSON-ready data for report.json (sets sorted, so reports diff cleanly)."""
+    return {
+        "brokers": None if goal.brokers is None else sorted(goal.brokers),
+        "replace": [{"old": old, "new": new} for old, new in goal.replace],
+        "replication_factors": dict(sorted(goal.replication_factors.items())),
+        "topics": None if goal.topics is None else sorted(goal.topics),
+        "exclude_topics": sorted(goal.exclude_topics),
+        "rack_mode": goal.rack_mode.value,
+    }

@@ -1,0 +1,81 @@
+"""Opening a kafka-python admin client so that a failed bootstrap says why and leaks nothing.
+
+Also the plain TCP check that tells "nothing listens" from "the login was refused".
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Mapping
+from contextlib import suppress
+from typing import Any
+
+import kafka.errors as kerrors
+from kafka.admin import KafkaAdminClient
+
+
+def new_admin_client(**config: Any) -> Any:
+    """``KafkaAdminClient(**config)``, closed again if its constructor fails.
+
+    kafka-python 3.0 starts its I/O thread and opens sockets before bootstrapping in ``__init__``
+    and does not release them when bootstrap fails; with nothing returned, the caller could never
+    close them. Building the object in two steps keeps a handle to close.
+    """
+    client = KafkaAdminClient.__new__(KafkaAdminClient)
+    try:
+        client.__init__(**config)
+    except BaseException as exc:
+        auth_failure = _auth_failure(client)
+        if hasattr(client, "_net"):
+            # close() returns early unless _closed is False, which __init__ sets only on success.
+            client._closed = False
+            with suppress(Exception):
+                client.close()
+        if isinstance(exc, kerrors.KafkaTimeoutError):
+            if auth_failure is None and _sasl_refused(config):
+                auth_failure = kerrors.SaslAuthenticationFailedError(
+                    "the brokers accept connections but ended every SASL login "
+                    "(wrong username or password, or a listener without SASL)"
+                )
+            if auth_failure is not None:
+                raise auth_failure from exc
+        raise
+    return client
+
+
+def _sasl_refused(config: Mapping[str, Any]) -> bool:
+    """Whether a SASL client that could not bootstrap can reach the brokers over TCP at all.
+
+    A Kafka broker answers a failed SASL login with an error response and closes the connection
+    at once; kafka-python 3.0 reads the response and the close in one go and drops the response,
+    so the only trace it keeps is a bootstrap timeout. Reachable brokers plus a SASL login that
+    never completes means the login was refused.
+    """
+    if not str(config.get("security_protocol", "")).startswith("SASL_"):
+        return False
+    return any(accepts_connections(address, 2.0) for address in config["bootstrap_servers"])
+
+
+def _auth_failure(client: Any) -> Exception | None:
+    """The SASL or authorization failure kafka-python met while bootstrapping, if any.
+
+    kafka-python 3.0 retries a bootstrap broker that refuses the credentials until the bootstrap
+    timeout and then reports only "Unable to bootstrap", which reads like an unreachable cluster.
+    Its connection manager keeps the real cause per broker; surfacing it turns the misleading
+    timeout into "authentication failed".
+    """
+    failures = getattr(getattr(client, "_manager", None), "_auth_failures", None)
+    if not failures:
+        return None
+    failure = next(iter(failures.values()))
+    return failure if isinstance(failure, Exception) else None
+
+
+def accepts_connections(address: str, timeout_s: float) -> bool:
+    """Whether ``host:port`` takes a TCP connection within ``timeout_s``: fast and quiet when not."""
+    host, _, port = address.strip().rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            return True
+    except (OSError, ValueError):
+        return False

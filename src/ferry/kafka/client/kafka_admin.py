@@ -1,0 +1,354 @@
+"""``KafkaPythonAdmin``: the ClusterAdmin on kafka-python, its reads and the executor's writes.
+
+kafka-python (3.x) runs its network I/O on a background thread; each admin call sends at most one
+request per broker (metadata and reassignments go to one broker, DescribeLogDirs to each broker).
+Every call goes through ``_call``: retried on a dropped connection, bounded in time, and its
+kafka-python exceptions translated by :mod:`ferry.kafka.client.errors`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import kafka.errors as kerrors
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
+from kafka.structs import TopicPartition as KafkaTopicPartition
+
+from ferry.errors import InputError, KafkaError
+from ferry.kafka.admin import OngoingReassignment, ReplicaSizes
+from ferry.kafka.client.configs import RESOURCE_TYPES, own_value, per_request, side_by_side
+from ferry.kafka.client.connect import new_admin_client
+from ferry.kafka.client.errors import RETRIED, bounded, error_text, raise_for, translated
+from ferry.kafka.client.freeze_store import FreezeStore
+from ferry.kafka.config import ClientSettings, client_settings, parse_properties
+from ferry.kafka.freeze import CONTROL_TOPIC, FreezeState
+from ferry.kafka.resources import ConfigKey, ResourceType
+from ferry.model import Broker, PartitionState, TopicPartition
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_READ_ATTEMPTS = 4
+_RETRY_BACKOFF_S = 0.25
+_REFRESH_WAIT_S = 5.0
+
+
+def load_command_config(path: Path | None) -> ClientSettings:
+    """Read a ``--command-config`` file (None: no file) and map it, warning about unknown keys.
+
+    Raises:
+        InputError: the file is unreadable or holds an invalid or unsupported setting.
+    """
+    if path is None:
+        return ClientSettings({})
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InputError(f"{path}: cannot read command config ({reason})") from exc
+    settings = client_settings(parse_properties(text, str(path)), str(path))
+    for key in settings.unknown_keys:
+        log.warning("%s: ignoring unknown client property %r", path, key)
+    return settings
+
+
+class KafkaPythonAdmin:
+    """A :class:`~ferry.kafka.admin.ClusterAdmin` over one kafka-python ``KafkaAdminClient``.
+
+    Args:
+        bootstrap: ``host:port[,host:port...]``, as Kafka's ``--bootstrap-server``.
+        settings: mapped ``--command-config`` options.
+        timeout_s: bound for connecting and for each call.
+        control_topic: where the freeze flag lives (tests give each run its own).
+
+    Raises:
+        KafkaError: the bootstrap servers cannot be reached or authentication fails.
+        InputError: kafka-python rejects the client configuration.
+    """
+
+    def __init__(
+        self,
+        bootstrap: str,
+        settings: ClientSettings | None = None,
+        *,
+        timeout_s: float = 30.0,
+        control_topic: str = CONTROL_TOPIC,
+    ) -> None:
+        self._bootstrap = bootstrap
+        self._timeout_s = timeout_s
+        options = dict(settings.options) if settings else {}
+        timeout_ms = int(timeout_s * 1000)
+        options.setdefault("request_timeout_ms", timeout_ms)
+        options.setdefault("client_id", "kafka-ferry")
+        # The freeze flag's consumer and producer connect as the admin client does.
+        self._options = {"bootstrap_servers": bootstrap.split(","), **options}
+        self._client: Any = self._call(
+            f"connecting to {bootstrap}",
+            lambda: new_admin_client(
+                bootstrap_servers=bootstrap.split(","), bootstrap_timeout_ms=timeout_ms, **options
+            ),
+        )
+        self._freeze = FreezeStore(self._client, self._options, control_topic, timeout_s, self._call)
+
+    def __enter__(self) -> KafkaPythonAdmin:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the client's connections and I/O thread; safe to call twice."""
+        client, self._client = self._client, None
+        self._freeze.close()
+        if client is not None:
+            client.close()
+
+    # -- ClusterAdmin ----------------------------------------------------------------------------
+
+    def describe_brokers(self, *, include_fenced: bool = False) -> tuple[Broker, ...]:
+        """Registered brokers with racks (DescribeCluster v2 lists fenced ones too, KIP-1073)."""
+        cluster = self._call("describing the cluster", lambda: self._client.describe_cluster())
+        brokers = (
+            Broker(int(b["broker_id"]), b.get("rack"), alive=not b.get("is_fenced", False))
+            for b in cluster["brokers"]
+        )
+        return tuple(b for b in brokers if include_fenced or b.alive)
+
+    def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:
+        """Replicas, leader and ISR of all partitions of ``topics`` (one Metadata request)."""
+        wanted = None if topics is None else sorted(topics)
+        described = self._call("describing topics", lambda: self._client.describe_topics(wanted))
+        states: list[PartitionState] = []
+        for topic in described:
+            raise_for(topic["error_code"], "describing topics", topic["name"])
+            states.extend(_partition_state(topic["name"], p) for p in topic["partitions"])
+        return tuple(states)
+
+    def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
+        """Replica sizes per partition and broker (one DescribeLogDirs request per broker)."""
+        wanted = None if topics is None else sorted(topics)
+        # Named explicitly: kafka-python's default is the brokers of its cached metadata, which lacks
+        # a restarted broker until the periodic refresh minutes later, and its replicas would read as
+        # empty. An unknown id fails the request instead, and _call refreshes and retries.
+        live = sorted(b.id for b in self.describe_brokers())
+        replies = self._call(
+            "describing log dirs",
+            lambda: self._client.describe_log_dirs(topic_partitions=wanted, brokers=live),
+        )
+        sizes: dict[TopicPartition, dict[int, int]] = {}
+        for reply in replies:
+            for tp, size in _log_dir_sizes(reply["log_dirs"]):
+                per_broker = sizes.setdefault(tp, {})
+                per_broker[reply["broker"]] = per_broker.get(reply["broker"], 0) + size
+        return sizes
+
+    def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
+        """Ongoing reassignments (one ListPartitionReassignments request to the controller)."""
+        listed = self._call(
+            "listing partition reassignments",
+            lambda: self._client.list_partition_reassignments(),
+        )
+        return tuple(
+            OngoingReassignment(
+                TopicPartition(tp.topic, tp.partition),
+                tuple(r["replicas"]),
+                tuple(r["adding_replicas"]),
+                tuple(r["removing_replicas"]),
+            )
+            for tp, r in sorted(listed.items())
+            if topics is None or tp.topic in topics
+        )
+
+    def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
+        """Effective ``min.insync.replicas`` per topic (one DescribeConfigs request)."""
+        if not topics:
+            return {}
+        resources = [
+            ConfigResource(ConfigResourceType.TOPIC, t, ["min.insync.replicas"]) for t in sorted(topics)
+        ]
+        # 'all', not 'modified': a cluster- or broker-level value binds the topic just as well.
+        described = self._call(
+            "describing topic configs",
+            lambda: self._client.describe_configs(resources, config_filter="all"),
+        )
+        return {
+            topic: int(configs["min.insync.replicas"]["value"])
+            for topic, configs in described.get("topic", {}).items()
+            if "min.insync.replicas" in configs
+        }
+
+    # -- error translation -----------------------------------------------------------------------
+
+    def _call(self, action: str, call: Callable[[], T]) -> T:
+        with translated(action, self._bootstrap, self._timeout_s):
+            for attempt in range(_READ_ATTEMPTS):
+                try:
+                    return bounded(call, self._timeout_s * 2 + 5, action)
+                except RETRIED:
+                    # kafka-python sends to one broker and does not fail over when it is down;
+                    # every call here is idempotent, so trying again (on another broker) is safe.
+                    if attempt == _READ_ATTEMPTS - 1:
+                        raise
+                    self._refresh_metadata()
+                    time.sleep(_RETRY_BACKOFF_S * (attempt + 1))
+            raise AssertionError("unreachable")
+
+    def _refresh_metadata(self) -> None:
+        """Ask kafka-python for fresh cluster metadata before a retry.
+
+        A broker that was down when the client last refreshed (a restart, a rolling upgrade) is
+        missing from its metadata until the next periodic refresh, minutes later; a request that
+        must go to that broker (its DescribeConfigs) fails with UnknownBrokerIdError until then.
+        """
+        client = getattr(self, "_client", None)  # None while the client itself is being created
+        if client is None:
+            return
+        updated = client._manager.cluster.request_update()
+        # Bounded: a retry sent before the refresh lands would fail the same way.
+        deadline = time.monotonic() + min(self._timeout_s, _REFRESH_WAIT_S)
+        while not updated.is_done and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    # -- writes used by the executor (ferry.execute) ---------------------------------------------
+    # Each is idempotent (the same target, SET or DELETE sent twice ends the same), so _call's
+    # retry on a dropped connection is as safe for them as for the reads above.
+
+    def cluster_id(self) -> str | None:
+        """The cluster id from DescribeCluster."""
+        cluster = self._call("describing the cluster", lambda: self._client.describe_cluster())
+        value = cluster.get("cluster_id")
+        return str(value) if value else None
+
+    def alter_reassignments(
+        self, targets: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> Mapping[TopicPartition, str | None]:
+        """Submit or cancel (None) reassignments in one AlterPartitionReassignments request."""
+        if not targets:
+            return {}
+        request = {
+            KafkaTopicPartition(tp.topic, tp.partition): None if r is None else [int(b) for b in r]
+            for tp, r in targets.items()
+        }
+        results = self._call(
+            "altering partition reassignments",
+            lambda: self._client.alter_partition_reassignments(request),
+        )
+        answers: dict[TopicPartition, str | None] = {}
+        for tp in targets:
+            key = KafkaTopicPartition(tp.topic, tp.partition)
+            answers[tp] = error_text(results[key]) if key in results else "the controller did not answer"
+        return answers
+
+    def describe_throttle_configs(self, keys: Collection[ConfigKey]) -> Mapping[ConfigKey, str]:
+        """Values of ``keys`` set on the resource itself (one DescribeConfigs per broker/for topics)."""
+        if not keys:
+            return {}
+        wanted: dict[tuple[ResourceType, str], list[str]] = {}
+        for key in keys:
+            wanted.setdefault((key.resource_type, key.resource_name), []).append(key.key)
+        resources = [
+            ConfigResource(RESOURCE_TYPES[rtype], name, sorted(names))
+            for (rtype, name), names in wanted.items()
+        ]
+        described = self._call(
+            "describing throttle configs",
+            lambda: self._client.describe_configs(resources, config_filter="all"),
+        )
+        return {key: value for key in keys if (value := own_value(described, key)) is not None}
+
+    def alter_configs(self, writes: Mapping[ConfigKey, str | None]) -> None:
+        """SET or DELETE (None) config entries with IncrementalAlterConfigs.
+
+        Raises:
+            KafkaError: a broker refused an entry; the message names the resource.
+        """
+        if not writes:
+            return
+        grouped: dict[tuple[ResourceType, str], dict[str, Any]] = {}
+        for key, value in writes.items():
+            op = (AlterConfigOp.DELETE, None) if value is None else (AlterConfigOp.SET, value)
+            grouped.setdefault((key.resource_type, key.resource_name), {})[key.key] = op
+        resources = [
+            ConfigResource(RESOURCE_TYPES[rtype], name, configs) for (rtype, name), configs in grouped.items()
+        ]
+        # incremental=True: a plain AlterConfigs would reset every entry it does not name;
+        # raise_on_unknown=False: throttle rates are not listed among a broker's dynamic configs.
+        calls = [
+            partial(self._client.alter_configs, group, raise_on_unknown=False, incremental=True)
+            for group in per_request(resources)
+        ]
+        results = self._call("altering configs", lambda: side_by_side(calls))
+        failed = [
+            f"{rtype} {name}: {result}"
+            for rtype, by_name in results.items()
+            for name, result in by_name.items()
+            if result != "OK"
+        ]
+        if failed:
+            raise KafkaError(f"altering configs failed: {'; '.join(sorted(failed))}")
+
+    def elect_preferred_leaders(
+        self, partitions: Collection[TopicPartition]
+    ) -> Mapping[TopicPartition, str | None]:
+        """Preferred-leader election for ``partitions`` (one ElectLeaders request to the controller)."""
+        if not partitions:
+            return {}
+        by_topic: dict[str, list[int]] = {}
+        for tp in sorted(partitions):
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        response = self._call(
+            "electing preferred leaders",
+            lambda: self._client.elect_leaders(0, by_topic, raise_errors=False),
+        )
+        if getattr(response, "error_code", 0):
+            raise KafkaError(
+                f"electing preferred leaders failed: {error_text(kerrors.for_code(response.error_code))}"
+            )
+        answers: dict[TopicPartition, str | None] = {tp: "the controller did not answer" for tp in partitions}
+        for result in response.replica_election_results:
+            for part in result.partition_result:
+                error = kerrors.for_code(part.error_code)
+                ok = error is kerrors.NoError or error is kerrors.ElectionNotNeededError
+                answers[TopicPartition(result.topic, part.partition_id)] = None if ok else error_text(error)
+        return answers
+
+    # -- the freeze switch (ferry.kafka.freeze) --------------------------------------------------
+
+    def read_freeze(self) -> FreezeState | None:
+        """The latest freeze record: the control topic read from its start up to its end offset."""
+        return self._freeze.read_freeze()
+
+    def write_freeze(self, state: FreezeState) -> None:
+        """Create the control topic when missing, then produce ``state`` with acks=all."""
+        self._freeze.write_freeze(state)
+
+
+def _partition_state(topic: str, p: Mapping[str, Any]) -> PartitionState:
+    leader = int(p["leader_id"])
+    return PartitionState(
+        TopicPartition(topic, int(p["partition_index"])),
+        tuple(int(r) for r in p["replica_nodes"]),
+        leader=leader if leader >= 0 else None,
+        isr=tuple(int(r) for r in p["isr_nodes"]),
+    )
+
+
+def _log_dir_sizes(log_dirs: list[Mapping[str, Any]]) -> Iterator[tuple[TopicPartition, int]]:
+    for log_dir in log_dirs:
+        # An offline log dir reports an error and no sizes; its replicas are simply not counted.
+        if log_dir["error_code"] != 0:
+            continue
+        for topic in log_dir["topics"]:
+            for part in topic["partitions"]:
+                # A "future" replica is an intra-broker copy in progress, not a second replica.
+                if not part.get("is_future_key", False):
+                    yield (
+                        TopicPartition(topic["name"], part["partition_index"]),
+                        part["partition_size"],
+                    )
