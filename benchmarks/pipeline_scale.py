@@ -2,8 +2,9 @@
 
 Clusters: RF 3, 200 brokers in 10 racks, of which 10 are new and empty (one per rack); partitions
 start balanced and rack-clean on the 190 old brokers; the goal is the default rebalance onto all
-200. Cases: 100k and 1M partitions in topics of 100 partitions, 1M in topics of 1,000, and a fleet
-of 20 x 50k (topics of 100).
+200. Cases: 100k and 1M partitions in topics of 100 partitions, 1M in topics of 1,000, 100k and 1M
+in topics of 10 (10,000 and 100,000 topics: many small topics), and a fleet of 20 x 50k (topics of
+100).
 
 Each run is a fresh child process (so start-up and peak memory are its own); the parent samples
 the RSS of the child's process tree (driver Python, the Spark JVM, Python workers) every 0.2 s.
@@ -50,11 +51,14 @@ from ferry.plan.collector import paused
 
 BROKERS, RACKS, NEW, RF = 200, 10, 10, 3
 # (clusters, partitions per cluster, partitions per topic). The balance program grows with topics x
-# brokers, so "1M-wide" (1,000 topics) and "1M" (10,000 topics) load the kernel very differently.
+# brokers, so "1M-wide" (1,000 topics), "1M" (10,000) and "1M-topics" (100,000) load the kernel very
+# differently.
 CASES = {
     "100k": (1, 100_000, 100),
     "1M": (1, 1_000_000, 100),
     "1M-wide": (1, 1_000_000, 1_000),
+    "100k-topics": (1, 100_000, 10),
+    "1M-topics": (1, 1_000_000, 10),
     "fleet-20x50k": (20, 50_000, 100),
 }
 # (engine, master, fast-start JVM flags: C1-only JIT and serial GC, ferry's default since session 6;

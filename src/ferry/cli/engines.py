@@ -63,7 +63,9 @@ def plan_clusters(
     tied: the driver JVM only moves a few blobs per bucket, and the C2 compiler threads took more
     CPU than they saved, on the same two cores the workers need (docs/benchmarks.md, session 6).
     """
-    if engine == "local":
+    # A replace goal is one cheap pass in this process on either engine (ferry.pipeline.driver): a
+    # Spark session would only add its start-up (a 4,000-partition replace took 11-18 s, 1.5 s here).
+    if engine == "local" or all(c.goal.replace for c in clusters):
         return _plan_locally(clusters), {}
     # Imported here: only the Spark engine may pay for importing pyspark.
     from ferry.pipeline.driver import ClusterJob

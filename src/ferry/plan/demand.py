@@ -40,12 +40,14 @@ class Profile:
 
 def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: RackMode) -> TopicDemand:
     racks = len(layout.members)
-    free = dict.fromkeys(layout.brokers, 0)
+    # Per broker holding a replica of the topic only: a topic of a few partitions touches few of
+    # many brokers, and the per-broker figures of the others are zeros (filled in at the end).
+    free: dict[int, int] = {}
     mixed = len({s.rf for s in work.slots}) > 1
     strict = mode is RackMode.STRICT
     pinned, sizes = [], []
-    holders = dict.fromkeys(layout.brokers, 0)
-    full_at: dict[int, list[int]] = {b: [0] * racks for b in layout.brokers}
+    holders: dict[int, int] = {}
+    full_at: dict[int, list[int]] = {}
     shrinking: list[tuple[int, tuple[int, ...], int, int]] = []
     profiles: dict[Shape, Profile] = {}
     free_shapes: Counter[Shape] = Counter()
@@ -63,13 +65,15 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
             sizes.append(slot.state.size)
             continue
         for b in slot.replicas:
-            free[b] += 1
+            free[b] = free.get(b, 0) + 1
         if strict:
             free_shapes[shape] += 1
             for b in slot.replicas:
-                holders[b] += 1
+                holders[b] = holders.get(b, 0) + 1
                 own = layout.rack_of[b]
-                row = full_at[b]
+                row = full_at.get(b)
+                if row is None:
+                    row = full_at[b] = [0] * racks
                 for k in profile.full:
                     if k != own:
                         row[k] += 1
@@ -77,17 +81,37 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
     return TopicDemand(
         quota,
         tuple(work.load[b] for b in layout.brokers),
-        tuple(free[b] for b in layout.brokers),
+        _by_position(layout, free, 0),
         _shed_sizes(work, layout, quota.base),
         tuple(pinned),
         tuple(sizes),
         tuple(floor),
         tuple(opened) if strict else (),
-        tuple(tuple(holders[b] - n for n in full_at[b]) for b in layout.brokers) if strict else (),
+        _rack_room(layout, holders, full_at, racks) if strict else (),
         len(work.slots),
         all(slot.rf == 1 for slot in work.slots),
         tuple(groups(shrinking)),
     )
+
+
+def _by_position(layout: RackLayout, values: dict[int, int], default: int) -> tuple[int, ...]:
+    """``values`` by broker id as a tuple in layout order, ``default`` where a broker has none."""
+    out = [default] * len(layout.brokers)
+    for b, v in values.items():
+        out[layout.position[b]] = v
+    return tuple(out)
+
+
+def _rack_room(
+    layout: RackLayout, holders: dict[int, int], full_at: dict[int, list[int]], racks: int
+) -> tuple[tuple[int, ...], ...]:
+    """Per broker, per rack: partitions holding a replica there with room in that rack once it
+    leaves (:attr:`TopicDemand.rack_room`); zeros on brokers holding none."""
+    zeros = (0,) * racks
+    out = [zeros] * len(layout.brokers)
+    for b, n in holders.items():
+        out[layout.position[b]] = tuple(n - m for m in full_at[b])
+    return tuple(out)
 
 
 def _profile(shape: Shape, replicas: list[int], layout: RackLayout, mode: RackMode, mixed: bool) -> Profile:
@@ -131,13 +155,14 @@ def _pinned(
 
 def _shed_sizes(work: TopicWork, layout: RackLayout, base: Sequence[int]) -> tuple[int, ...]:
     """Per broker, the size of the replica an extra quota slot would let it keep."""
-    sizes: dict[int, list[int]] = {b: [] for b in layout.brokers}
+    sizes: dict[int, list[int]] = {}
     for slot in work.slots:
         for b in slot.replicas:
-            sizes[b].append(slot.state.size)
-    out = []
-    for b, floor in zip(layout.brokers, base, strict=True):
-        held = sorted(sizes[b])
-        excess = len(held) - floor
-        out.append(held[excess - 1] if excess > 0 else 0)
+            sizes.setdefault(b, []).append(slot.state.size)
+    out = [0] * len(layout.brokers)
+    for b, held in sizes.items():
+        i = layout.position[b]
+        held.sort()
+        excess = len(held) - base[i]
+        out[i] = held[excess - 1] if excess > 0 else 0
     return tuple(out)

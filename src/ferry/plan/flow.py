@@ -190,31 +190,44 @@ def _racks(
     topic_of: np.ndarray,
 ) -> _Racks | None:
     """Merge rack rows over the same columns (bounds intersect); ``None`` if two overlap otherwise
-    or one spans topics. ``limits``: the rows' lows and highs, the columns' upper bounds."""
+    or one spans topics. ``limits``: the rows' lows and highs, the columns' upper bounds.
+
+    In bulk, not row by row: a program has a rack row per topic and rack, a million of them with
+    100,000 topics. Rows with the same smallest column form a group, whose first row is its node;
+    they overlap unless every row of a group has its node's columns and no column is in two groups.
+    """
     lows, highs, upper = limits
+    lengths = matrix.indptr[rows + 1] - matrix.indptr[rows]
+    empty = rows[lengths == 0]
+    feasible = bool(np.all((lows[empty] <= 0) & (highs[empty] >= 0)))
+    rows, lengths = rows[lengths > 0], lengths[lengths > 0]
     rack_of = np.full(matrix.shape[1], -1, dtype=np.int64)
-    merged: dict[bytes, int] = {}
-    bounds: dict[int, list[float]] = {}
-    feasible = True
-    for r in rows.tolist():
-        cols = matrix.indices[matrix.indptr[r] : matrix.indptr[r + 1]]
-        if len(cols) == 0:
-            feasible &= bool(lows[r] <= 0 <= highs[r])
-            continue
-        key = np.sort(cols).tobytes()
-        node = merged.setdefault(key, r)
-        if node == r:
-            if np.any(rack_of[cols] >= 0) or np.any(topic_of[cols] != topic_of[cols[0]]):
-                return None
-            rack_of[cols] = r
-            bounds[r] = [max(0.0, lows[r]), min(float(upper[cols].sum()), highs[r])]
-        else:
-            bounds[node] = [max(bounds[node][0], lows[r]), min(bounds[node][1], highs[r])]
-    nodes = np.array(sorted(bounds), dtype=np.int64)
-    first = np.array([matrix.indices[matrix.indptr[r]] for r in nodes.tolist()], dtype=np.int64)
-    lo = np.ceil([bounds[r][0] for r in nodes.tolist()])
-    hi = np.floor([bounds[r][1] for r in nodes.tolist()])
-    return _Racks(rack_of, nodes, topic_of[first] if len(first) else first, lo, hi, feasible)
+    offsets = np.r_[0, np.cumsum(lengths)]
+    owner = np.repeat(np.arange(len(rows)), lengths)
+    within = np.arange(len(owner)) - offsets[owner]
+    cols = matrix.indices[matrix.indptr[rows][owner] + within].astype(np.int64)
+    cols = cols[np.lexsort((cols, owner))]  # each row's columns, sorted
+    smallest = cols[offsets[:-1]]
+    by_key = np.lexsort((np.arange(len(rows)), smallest))
+    starts = np.r_[True, smallest[by_key][1:] != smallest[by_key][:-1]][: len(rows)]
+    node_of = np.empty(len(rows), dtype=np.int64)
+    node_of[by_key] = by_key[starts][np.cumsum(starts) - 1]
+    if np.any(lengths != lengths[node_of]) or np.any(cols != cols[offsets[node_of][owner] + within]):
+        return None
+    nodes = np.flatnonzero(node_of == np.arange(len(rows)))
+    taken = cols[(node_of == np.arange(len(rows)))[owner]]
+    if len(np.unique(taken)) != len(taken) or np.any(topic_of[cols] != topic_of[smallest][owner]):
+        return None
+    node_rows = rows[nodes]
+    rack_of[taken] = np.repeat(node_rows, lengths[nodes])
+    room = np.bincount(owner, weights=upper[cols], minlength=len(rows))[nodes]
+    lo_all, hi_all = np.full(len(rows), -np.inf), np.full(len(rows), np.inf)
+    np.maximum.at(lo_all, node_of, lows[rows])
+    np.minimum.at(hi_all, node_of, highs[rows])
+    lo = np.ceil(np.maximum(0.0, lo_all[nodes]))
+    hi = np.floor(np.minimum(room, hi_all[nodes]))
+    first = matrix.indices[matrix.indptr[node_rows]].astype(np.int64)
+    return _Racks(rack_of, node_rows.astype(np.int64), topic_of[first], lo, hi, feasible)
 
 
 def _costs(gain: np.ndarray, size: np.ndarray, flow: int, nodes: int) -> np.ndarray | None:

@@ -140,12 +140,16 @@ def _augment(
     seen_nodes: set[tuple[int, int | None]] = {(id(start), None)}
     seen_brokers: set[tuple[int, bool]] = set()
     queue: deque[_Node] = deque([root])
+    # A full broker holding nothing of the topic can neither take the slot nor pass it on: only the
+    # others are worth a look (with topics of a few partitions over many brokers, most are such).
+    useful = [b for b in quota if work.load[b] < quota[b] or holders[b]]
     while queue:
         node = queue.popleft()
         slot, without = node
         on_path = _path_slots(node, parent)
-        for broker in quota:
-            if broker == without or not allowed(slot, broker, layout, mode, without):
+        rack_ok = _racks_without(slot, without, layout, mode)
+        for broker in useful:
+            if broker == without or broker in slot.replicas or not rack_ok[layout.rack_of[broker]]:
                 continue
             if work.load[broker] < quota[broker]:
                 _apply(work, node, broker, parent)
@@ -166,6 +170,19 @@ def _augment(
 
 
 _Node = tuple[Slot, int | None]
+
+
+def _racks_without(slot: Slot, without: int | None, layout: RackLayout, mode: RackMode) -> list[bool]:
+    """Per rack, :func:`allowed` for its brokers once ``without`` left ``slot`` (decided per rack,
+    not per broker: the search asks about every broker)."""
+    replicas = [b for b in slot.replicas if b != without]
+    counts = rack_counts(layout, replicas)
+    if mode is RackMode.EVEN:
+        return [True] * len(counts)
+    bounds = layout.bounds(slot.rf)
+    need = sum(max(0, lo - c) for (lo, _), c in zip(bounds, counts, strict=True))
+    spare = slot.rf - len(replicas) - 1
+    return [c < hi and need - (c < lo) <= spare for (lo, hi), c in zip(bounds, counts, strict=True)]
 
 
 def _path_slots(node: _Node, parent: Mapping[tuple[int, int | None], _Node]) -> set[int]:
