@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ferry.cli.options import add_connection_options, check_force
 from ferry.errors import UsageError
+from ferry.model import BalanceMode
 
 
 def add_input_options(parser: argparse.ArgumentParser, example_name: str) -> None:
@@ -92,6 +93,44 @@ def add_topic_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_balance_options(parser: argparse.ArgumentParser) -> None:
+    """What is balanced: replica counts (the default) or disk bytes, optionally against capacities."""
+    parser.add_argument(
+        "--balance",
+        choices=[mode.value for mode in BalanceMode],
+        default=BalanceMode.REPLICAS.value,
+        help="replicas (default): even replica counts per broker and per topic, moving as few "
+        "replicas as that needs; bytes: even disk bytes per broker (each within a few percent of "
+        "its share), moving as few bytes as that needs, from the snapshot's replica_sizes where "
+        "measured, else size_bytes; replica counts may then differ, and report.json shows both",
+    )
+    parser.add_argument(
+        "--capacity",
+        metavar="FILE",
+        type=Path,
+        help='with --balance bytes: JSON of each broker\'s disk capacity in bytes, e.g. {"1": '
+        '2000000000000, "2": 4000000000000}; brokers then fill to the same fraction of their disk, '
+        "and a plan that would fill one beyond --max-disk-fraction is refused (exit 4)",
+    )
+    parser.add_argument(
+        "--max-disk-fraction",
+        metavar="F",
+        type=_fraction,
+        help="with --capacity: the fullest any broker's disk may end, as a fraction of its capacity "
+        "(default: 0.85)",
+    )
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction such as 0.85, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1], got {text!r}")
+    return value
+
+
 def _broker_ids(text: str) -> frozenset[int]:
     """``"1,2,3"`` -> {1, 2, 3}; argparse reports the error with the option name."""
     items = [item.strip() for item in text.split(",")]
@@ -153,6 +192,7 @@ def check_usage(args: argparse.Namespace) -> None:
     for topic, rf in args.replication_factors:
         if factors.setdefault(topic, rf) != rf:
             raise usage_error(f"--replication-factor: {topic} is given both {factors[topic]} and {rf}")
+    _check_balance(args)
     check_force(args)
     if args.bootstrap_server is None:
         # --force overrides the live checks; offline there are none, so it would say nothing.
@@ -168,6 +208,29 @@ def check_usage(args: argparse.Namespace) -> None:
         raise usage_error("--spark-master needs --engine spark")
     if args.output_dir.exists() and not args.output_dir.is_dir():
         raise usage_error(f"--output-dir {args.output_dir}: exists and is not a directory")
+
+
+def _check_balance(args: argparse.Namespace) -> None:
+    if args.balance != BalanceMode.BYTES.value:
+        given = [
+            flag
+            for flag, value in (
+                ("--capacity", args.capacity),
+                ("--max-disk-fraction", args.max_disk_fraction),
+            )
+            if value is not None
+        ]
+        if given:
+            raise usage_error(f"{given[0]} needs --balance bytes")
+        return
+    if args.max_disk_fraction is not None and args.capacity is None:
+        raise usage_error("--max-disk-fraction needs --capacity: a fraction of what")
+    if args.replace:
+        raise usage_error(
+            "--balance bytes cannot be combined with --replace, which moves exactly OLD's replicas"
+        )
+    if args.capacity is not None and args.fleet is not None:
+        raise usage_error("--capacity names one cluster's brokers: it cannot go with --fleet")
 
 
 def usage_error(message: str) -> UsageError:

@@ -67,14 +67,28 @@ def plan_summary(report: Mapping[str, Any], *, snapshot: str, files: Sequence[Pa
         files: the files written, reassignment first.
     """
     moves_bytes = _get(report, "bytes_moved")
+    data = human_bytes(moves_bytes) if isinstance(moves_bytes, int) else _MISSING
+    disk = report.get("disk")
+    if isinstance(disk, Mapping):
+        # The byte balance bounds the bytes moved, not the replicas.
+        bound = disk.get("bytes_lower_bound")
+        moves = [
+            ("replica moves", _get(report, "replica_moves")),
+            (
+                "data to move",
+                f"{data} (lower bound {human_bytes(bound) if isinstance(bound, int) else _MISSING})",
+            ),
+            ("disk spread", _disk_spread(disk)),
+        ]
+    else:
+        moves = [
+            ("replica moves", f"{_get(report, 'replica_moves')} (lower bound {_get(report, 'lower_bound')})"),
+            ("data to move", data),
+        ]
     rows = [
         ("partitions in scope", _get(report, "partitions")),
         ("partitions changed", _get(report, "partitions_changed")),
-        (
-            "replica moves",
-            f"{_get(report, 'replica_moves')} (lower bound {_get(report, 'lower_bound')})",
-        ),
-        ("data to move", human_bytes(moves_bytes) if isinstance(moves_bytes, int) else _MISSING),
+        *moves,
         ("leader changes", _get(report, "leader_changes")),
         ("replica spread", _before_after(report, "replica_spread")),
         ("topic replica spread", _before_after(report, "topic_replica_spread_max")),
@@ -87,6 +101,13 @@ def plan_summary(report: Mapping[str, Any], *, snapshot: str, files: Sequence[Pa
     lines.append("  (spread: most minus fewest replicas or leaders per target broker)")
     lines += _files_lines(report, files)
     return "\n".join(lines)
+
+
+def _disk_spread(disk: Mapping[str, Any]) -> str:
+    """Fullest minus emptiest broker, as a share of the mean (of the fraction in use, with capacities)."""
+    shares = [_get(disk, side, "spread_of_mean") for side in ("before", "after")]
+    before, after = (f"{100 * v:.1f} %" if isinstance(v, int | float) else _MISSING for v in shares)
+    return f"{before} -> {after} of the mean"
 
 
 def _files_lines(report: Mapping[str, Any], files: Sequence[Path]) -> list[str]:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ferry.model import Goal
+from ferry.model import BalanceMode, Goal
 
 
 def goal_json(goal: Goal) -> dict[str, Any]:
-    """The goal as JSON-ready data for report.json (sets sorted, so reports diff cleanly)."""
-    return {
+    """The goal as JSON-ready data for report.json (sets sorted, so reports diff cleanly); the
+    byte balance's settings only when it is chosen."""
+    out: dict[str, Any] = {
         "brokers": None if goal.brokers is None else sorted(goal.brokers),
         "replace": [{"old": old, "new": new} for old, new in goal.replace],
         "replication_factors": dict(sorted(goal.replication_factors.items())),
@@ -20,3 +21,9 @@ def goal_json(goal: Goal) -> dict[str, Any]:
         "exclude_topics": sorted(goal.exclude_topics),
         "rack_mode": goal.rack_mode.value,
     }
+    if goal.balance is BalanceMode.BYTES:
+        out["balance"] = goal.balance.value
+        if goal.capacity is not None:
+            out["capacity"] = {str(b): n for b, n in sorted(goal.capacity.items())}
+            out["max_disk_fraction"] = goal.max_disk_fraction
+    return out

@@ -4,7 +4,11 @@ Layout (one row per broker, one row per partition; the same fields as snapshot J
 
     NAME/brokers.parquet     id int32, rack string (null: no rack)
     NAME/partitions.parquet  topic string, partition int32, replicas list<int32>,
-                             leader int32?, isr list<int32>?, size_bytes int64?
+                             leader int32?, isr list<int32>?, size_bytes int64?,
+                             replica_sizes list<int64>?
+
+``replica_sizes`` is aligned with ``replicas``: the bytes of each replica on its broker as measured
+(snapshot JSON's ``replica_sizes``), null where unknown. Files without the column still load.
 
 Parquet is the format for large clusters and fleets: columnar, read without parsing text, and
 readable by any Parquet tool (Spark, DuckDB, pandas) for analysis. Readers here use pyarrow and check
@@ -36,6 +40,7 @@ PARTITIONS_SCHEMA = pa.schema(
         pa.field("leader", pa.int32()),
         pa.field("isr", pa.list_(pa.int32())),
         pa.field("size_bytes", pa.int64()),
+        pa.field("replica_sizes", pa.list_(pa.int64())),
     ]
 )
 
@@ -60,10 +65,18 @@ def snapshot_tables(snapshot: ClusterSnapshot) -> tuple[pa.Table, pa.Table]:
             "leader": [p.leader for p in parts],
             "isr": [None if p.isr is None else list(p.isr) for p in parts],
             "size_bytes": [p.size_bytes for p in parts],
+            "replica_sizes": [_aligned_sizes(p) for p in parts],
         },
         schema=PARTITIONS_SCHEMA,
     )
     return brokers, partitions
+
+
+def _aligned_sizes(p: PartitionState) -> list[int | None] | None:
+    if not p.replica_bytes:
+        return None
+    measured = dict(p.replica_bytes)
+    return [measured.get(b) for b in p.replicas]
 
 
 ROW_GROUP = 65_536
@@ -171,17 +184,22 @@ def _partitions(table: pa.Table, known: frozenset[int], source: str) -> list[Par
     cols = [table.column(name).to_pylist() for name in PARTITIONS_SCHEMA.names]
     out: list[PartitionState] = []
     problems: list[str] = []
-    for row, (topic, number, replicas, leader, isr, size) in enumerate(zip(*cols, strict=True)):
+    for row, (topic, number, replicas, leader, isr, size, sizes) in enumerate(zip(*cols, strict=True)):
         problem = None
         if not _row_ok(topic, number, replicas, leader, isr, size, known):
             problem = _row_problem(topic, number, replicas, leader, isr, size, known)
+        elif sizes is not None:
+            problem = _sizes_problem(replicas, sizes)
         if problem:
             problems.append(f"{source}: row {row}: {problem}")
             if len(problems) >= _MAX_PROBLEMS:
                 break
             continue
         tp = TopicPartition(topic, number)
-        out.append(PartitionState(tp, tuple(replicas), leader, None if isr is None else tuple(isr), size))
+        measured = () if sizes is None else _measured(replicas, sizes)
+        out.append(
+            PartitionState(tp, tuple(replicas), leader, None if isr is None else tuple(isr), size, measured)
+        )
     _raise_if(problems)
     return out
 
@@ -241,6 +259,18 @@ def _row_problem(
         (size is not None and size < 0, f"size_bytes: expected >= 0, got {size}"),
     )
     return next((message for failed, message in checks if failed), None)
+
+
+def _sizes_problem(replicas: Sequence[int], sizes: Sequence[int | None]) -> str | None:
+    if len(sizes) != len(replicas):
+        return f"replica_sizes: {len(sizes)} sizes for {len(replicas)} replicas {list(replicas)}"
+    negative = [n for n in sizes if n is not None and n < 0]
+    return f"replica_sizes: expected >= 0, got {negative[0]}" if negative else None
+
+
+def _measured(replicas: Sequence[int], sizes: Sequence[int | None]) -> tuple[tuple[int, int], ...]:
+    """(broker, bytes) of the measured replicas, by broker id as snapshot JSON gives them."""
+    return tuple(sorted((b, n) for b, n in zip(replicas, sizes, strict=True) if n is not None))
 
 
 def _raise_if(problems: list[str]) -> None:

@@ -188,7 +188,7 @@ def _dump_partition(p: PartitionState, details: SnapshotDetails) -> dict[str, An
         out["isr"] = list(p.isr)
     if p.size_bytes is not None:
         out["size_bytes"] = p.size_bytes
-    sizes = details.replica_sizes.get(p.tp)
+    sizes = details.replica_sizes.get(p.tp) or dict(p.replica_bytes)
     if sizes:
         # JSON object keys are strings; broker ids are written in numeric order.
         out["replica_sizes"] = {str(b): n for b, n in sorted(sizes.items())}

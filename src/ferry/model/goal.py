@@ -21,6 +21,10 @@ class RackMode(StrEnum):
     EVEN = "even"
 
 
+DEFAULT_MAX_DISK_FRACTION = 0.85
+"""The fullest a broker's disk may end under a plan made with capacities, unless told otherwise."""
+
+
 class BalanceMode(StrEnum):
     """What the planner evens out over the target brokers.
 
@@ -57,7 +61,7 @@ class Goal:
     rack_mode: RackMode = RackMode.STRICT
     balance: BalanceMode = BalanceMode.REPLICAS
     capacity: Mapping[int, int] | None = None
-    max_disk_fraction: float = 0.85
+    max_disk_fraction: float = DEFAULT_MAX_DISK_FRACTION
 
     def __post_init__(self) -> None:
         self._check_disk()

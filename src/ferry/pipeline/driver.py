@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ferry.model import ClusterSnapshot, Goal, Plan, TopicPartition
+from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, TopicPartition
 from ferry.pipeline.kernel import Balanced, ClusterContext, solve
 from ferry.plan.planner import assemble, in_scope, plan, target_brokers
 from ferry.plan.program import TopicDemand
@@ -53,13 +53,13 @@ def whole_clusters(jobs: Sequence[ClusterJob], slots: int) -> list[ClusterJob]:
     to keep every slot busy, and a task that plans it whole skips the shuffles of both passes, the
     driver's balance program and its finish, which all run cluster by cluster. A bigger one would
     keep its slot busy after the others finished: its topics go through the two passes, spread
-    over the slots. A single cluster always does.
+    over the slots. A single cluster always does, unless it balances bytes: the byte balance
+    (:mod:`ferry.plan.disk`) weighs every replica against every broker at once, so it has no
+    per-topic passes and always plans its cluster whole.
     """
-    if len(jobs) < 2:
-        return []
     sizes = {job.name: len(job.snapshot.partitions) for job in jobs}
-    cap = sum(sizes.values()) / (2 * max(slots, 1))
-    chosen = [job for job in jobs if sizes[job.name] <= cap]
+    cap = sum(sizes.values()) / (2 * max(slots, 1)) if len(jobs) > 1 else -1
+    chosen = [job for job in jobs if sizes[job.name] <= cap or job.goal.balance is BalanceMode.BYTES]
     return sorted(chosen, key=lambda job: (-sizes[job.name], job.name))
 
 

@@ -17,7 +17,10 @@ moves at least ``sum_b max(0, (1 - TOLERANCE) * target_b - held_b)`` bytes, wher
 ``b`` holds now; unless a replication factor goes down, a broker loses bytes only by sending
 replicas, so at least ``sum_b max(0, held_b - (1 + TOLERANCE) * target_b)``; and a partition short
 of replicas on target brokers (a removed broker, a higher replication factor, a rack over the
-rule's bound) needs that many new copies of itself. The largest of the three is reported.
+rule's bound) needs that many new copies of itself. The largest of the three is reported. When no
+replica is small enough to bring a broker inside its band, the band's edge is replaced by where the
+plan leaves that broker: the bound is then that of every plan at least as balanced as this one,
+and never above the bytes this plan moves.
 
 Plan. Replicas must leave brokers that are removed and racks over the rule's bound, and a lower
 replication factor drops replicas (out-of-sync ones first, then on the fullest brokers); the open
@@ -205,7 +208,7 @@ def plan_disk(
     aims = disk_targets(layout, scope, factors, fixed, goal)
     disk = _Disk(layout, scope, fixed, goal)
     before = list(disk.bytes)
-    bound = _bound(disk, aims, factors)
+    copies = sum(_copies(disk, p, rf) * scope[p].size for p, rf in enumerate(factors))
     for p, rf in enumerate(factors):
         _shed(disk, aims, p, rf)
     for p in sorted(range(len(scope)), key=lambda p: (-scope[p].size, p)):
@@ -213,6 +216,8 @@ def plan_disk(
     _balance(disk, aims, factors)
     leaders = _even_leaders(disk, aims, factors)
     _check_capacity(disk, goal)
+    shrinks = any(rf < p.replication_factor for rf, p in zip(factors, scope, strict=True))
+    bound = max(copies, _balance_bound(aims, before, disk.bytes, shrinks=shrinks))
     planned = [(state, tuple(reps)) for state, reps in zip(scope, disk.replicas, strict=True)]
     return DiskPlan(planned, leaders, _figures(layout, aims, before, disk.bytes, bound))
 
@@ -265,15 +270,19 @@ def _fixed(snapshot: ClusterSnapshot, goal: Goal, layout: RackLayout) -> list[in
     return fixed
 
 
-def _bound(disk: _Disk, aims: DiskTargets, factors: Sequence[int]) -> int:
-    """Bytes any balanced plan moves at least (module docstring), from the state before any change."""
-    arriving = sum(max(0.0, aims.band(i)[0] - held) for i, held in enumerate(disk.bytes))
-    copies = sum(_copies(disk, p, rf) * disk.parts[p].size for p, rf in enumerate(factors))
-    # Without a lower replication factor a broker sheds bytes only by moving replicas away, and
-    # every byte that leaves one arrives at another.
-    shrinks = any(rf < len(reps) for rf, reps in zip(factors, disk.replicas, strict=True))
-    leaving = 0.0 if shrinks else sum(max(0.0, held - aims.band(i)[1]) for i, held in enumerate(disk.bytes))
-    return int(max(arriving, leaving, copies))
+def _balance_bound(
+    aims: DiskTargets, before: Sequence[float], after: Sequence[float], *, shrinks: bool
+) -> int:
+    """Bytes any plan at least as balanced as this one moves (module docstring). A broker the plan
+    leaves outside its band (no replica small enough to close the gap) counts only up to where it
+    ends, so the bound never claims more than the plan reaches."""
+    arriving = sum(max(0.0, min(aims.band(i)[0], after[i]) - held) for i, held in enumerate(before))
+    if shrinks:
+        # A lower replication factor sheds bytes without moving them anywhere.
+        return int(arriving)
+    # Otherwise a broker sheds bytes only by sending replicas, and every byte that leaves arrives.
+    leaving = sum(max(0.0, held - max(aims.band(i)[1], after[i])) for i, held in enumerate(before))
+    return int(max(arriving, leaving))
 
 
 def _copies(disk: _Disk, p: int, rf: int) -> int:

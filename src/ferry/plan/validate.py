@@ -31,6 +31,7 @@ def validate_goal(snapshot: ClusterSnapshot, goal: Goal, *, source: str) -> None
         *_broker_problems(snapshot, goal, source),
         *_replace_problems(snapshot, goal, source),
         *_topic_problems(snapshot, goal, source),
+        *_capacity_problems(snapshot, goal, source),
     ]
     # The capacity and scope checks read the target brokers and topics just checked; after a
     # problem there they would only repeat it in other words.
@@ -53,6 +54,16 @@ def _broker_problems(snapshot: ClusterSnapshot, goal: Goal, source: str) -> list
     known = set(snapshot.broker_ids)
     unknown = sorted((goal.brokers or frozenset()) - known)
     return [f"--brokers: broker {b} is not in {source}" for b in unknown]
+
+
+def _capacity_problems(snapshot: ClusterSnapshot, goal: Goal, source: str) -> list[str]:
+    """Every target broker needs a capacity: a fraction in use means nothing without one."""
+    if goal.capacity is None:
+        return []
+    known = set(snapshot.broker_ids)
+    unknown = [f"--capacity: broker {b} is not in {source}" for b in sorted(set(goal.capacity) - known)]
+    missing = sorted(target_brokers(snapshot, goal) & known - set(goal.capacity))
+    return unknown + [f"--capacity: no capacity given for target broker {b}" for b in missing]
 
 
 def _replace_problems(snapshot: ClusterSnapshot, goal: Goal, source: str) -> list[str]:

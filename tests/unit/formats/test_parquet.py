@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -136,3 +137,43 @@ def test_fleet_names_must_be_unique(tmp_path: Path) -> None:
 def test_an_empty_fleet_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no snapshot JSON file or Parquet snapshot directory"):
         fleet_members(tmp_path)
+
+
+def test_measured_replica_sizes_survive_the_round_trip_unmeasured_ones_stay_unknown(tmp_path: Path) -> None:
+    measured = replace(partition("t", 0, [1, 2, 3], size=90), replica_bytes=((1, 90), (3, 70)))
+    snap = snapshot([1, 2, 3], [measured, partition("t", 1, [2, 3], size=5)])
+    write_parquet_snapshot(snap, tmp_path / "s")
+    table = pq.read_table(tmp_path / "s" / PARTITIONS_FILE)
+    assert table.column("replica_sizes").to_pylist() == [[90, None, 70], None]
+    back = load_parquet_snapshot(tmp_path / "s")
+    assert [p.replica_bytes for p in back.partitions] == [((1, 90), (3, 70)), ()]
+
+
+def test_a_file_without_replica_sizes_still_loads(tmp_path: Path) -> None:
+    snap = snapshot([1, 2], [partition("t", 0, [1, 2], size=10)])
+    write_parquet_snapshot(snap, tmp_path / "s")
+    path = tmp_path / "s" / PARTITIONS_FILE
+    pq.write_table(pq.read_table(path).drop_columns(["replica_sizes"]), path)
+    assert load_parquet_snapshot(tmp_path / "s") == snap
+
+
+@pytest.mark.parametrize(
+    ("sizes", "expected"),
+    [
+        ([5], "row 0: replica_sizes: 1 sizes for 2 replicas [1, 2]"),
+        ([5, -1], "row 0: replica_sizes: expected >= 0, got -1"),
+    ],
+)
+def test_replica_sizes_that_do_not_fit_the_replicas_name_the_row(
+    tmp_path: Path, sizes: list[int], expected: str
+) -> None:
+    snap = snapshot([1, 2], [partition("t", 0, [1, 2], size=10)])
+    write_parquet_snapshot(snap, tmp_path / "s")
+    path = tmp_path / "s" / PARTITIONS_FILE
+    table = pq.read_table(path)
+    column = pa.array([sizes], pa.list_(pa.int64()))
+    pq.write_table(
+        table.set_column(table.schema.get_field_index("replica_sizes"), "replica_sizes", column), path
+    )
+    with pytest.raises(InputError, match=expected.replace("[", r"\[").replace("]", r"\]")):
+        load_parquet_snapshot(tmp_path / "s")

@@ -31,6 +31,7 @@ from ferry.cli.options import (
     take_snapshot,
 )
 from ferry.cli.plan_args import (
+    add_balance_options,
     add_broker_options,
     add_input_options,
     add_topic_options,
@@ -45,11 +46,13 @@ from ferry.formats import (
     render_snapshot,
     write_files_atomic,
 )
+from ferry.formats.capacity_json import load_capacity
 from ferry.formats.goal_json import goal_json
 from ferry.formats.parquet import is_parquet_snapshot
 from ferry.formats.sources import load_any
 from ferry.kafka.snapshot import to_json, with_current_brokers
-from ferry.model import ClusterSnapshot, Goal, Plan, RackMode
+from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, RackMode
+from ferry.model.goal import DEFAULT_MAX_DISK_FRACTION
 from ferry.plan.collector import paused
 from ferry.plan.validate import validate_goal
 
@@ -98,6 +101,8 @@ examples:
     ferry plan --example --output-dir out
   plan every snapshot of a folder in one Spark job (OUT/<cluster>/ per cluster + a summary):
     ferry plan --fleet snapshots/ --output-dir out
+  even the disks rather than replica counts, each broker to the same fraction of its capacity:
+    ferry plan --snapshot snapshot.json --balance bytes --capacity disks.json --output-dir out
   plan without Spark, in this process:
     ferry plan --snapshot snapshot.json --engine local --output-dir out"""
 
@@ -123,6 +128,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     add_input_options(parser, EXAMPLE_NAME)
     add_broker_options(parser)
     add_topic_options(parser)
+    add_balance_options(parser)
     add_engine_options(parser)
     add_safety_options(parser, originals=False, force_help=_FORCE_HELP)
     parser.add_argument(
@@ -234,7 +240,12 @@ def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str
         topics=args.topics,
         exclude_topics=args.exclude_topics or frozenset(),
         rack_mode=RackMode(args.rack_mode),
+        balance=BalanceMode(args.balance),
+        capacity=load_capacity(args.capacity) if args.capacity is not None else None,
+        max_disk_fraction=args.max_disk_fraction or DEFAULT_MAX_DISK_FRACTION,
     )
+    if goal.balance is BalanceMode.BYTES and not any(p.size or p.replica_bytes for p in snapshot.partitions):
+        problems.append(f"--balance bytes: no partition of {source} has a size (size_bytes or replica_sizes)")
     try:
         validate_goal(snapshot, goal, source=source)
     except InputError as exc:
