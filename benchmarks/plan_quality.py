@@ -9,6 +9,7 @@ seconds of ``plan()`` (CPU seconds are the fairer figure on a shared machine), p
     .venv/bin/python benchmarks/plan_quality.py --stress   # the worst case found (100k, RF 3->2)
     .venv/bin/python benchmarks/plan_quality.py --unequal  # racks of unequal size only
     .venv/bin/python benchmarks/plan_quality.py --huge     # 1M partitions in 100,000 topics
+    .venv/bin/python benchmarks/plan_quality.py --bytes    # --balance bytes: disks, bytes moved
     .venv/bin/python benchmarks/plan_quality.py --only large --limit 900 --json out.json
 """
 
@@ -21,11 +22,11 @@ import os
 import random
 import resource
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from queue import Empty
 from typing import Any
 
-from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
+from ferry.model import BalanceMode, Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
 from ferry.plan.planner import plan
 from ferry.plan.racks import RackLayout
 
@@ -51,6 +52,9 @@ class Case:
     """Replication factors drawn per topic (default: ``rf`` for every topic)."""
     sizes: str = "uniform"
     """Partition sizes: ``uniform`` (1 MB - 10 GB) or ``lognormal`` (median 100 MB, heavy tail)."""
+    balance: BalanceMode = BalanceMode.REPLICAS
+    capacity: bool = False
+    """With byte balance: every second broker of a rack has twice the disk of the others."""
 
     @property
     def total_partitions(self) -> int:
@@ -108,25 +112,46 @@ def generate(case: Case, seed: int = 7) -> tuple[ClusterSnapshot, Goal]:
         for p in range(partitions):
             if case.goal in ("rebalance", "rf-down-skewed"):
                 replicas = _weighted(rnd, order, weights, rf)
+            elif case.goal == "rebalance in racks":
+                replicas = _in_racks(rnd, live, rf)
             else:
                 start = rnd.randrange(len(order))
                 replicas = [order[(start + i) % len(order)] for i in range(rf)]
             tp = TopicPartition(f"topic-{t:06d}", p)
             states.append(PartitionState(tp, tuple(replicas), replicas[0], tuple(replicas), _size(rnd, case)))
     snapshot = ClusterSnapshot.of(nodes, states)
-    if uneven_goal is not None:
-        return snapshot, uneven_goal
+    goal = uneven_goal if uneven_goal is not None else _goal(case)
+    if case.balance is BalanceMode.BYTES:
+        goal = replace(goal, balance=BalanceMode.BYTES, capacity=_capacity(case, snapshot))
+    return snapshot, goal
+
+
+def _goal(case: Case) -> Goal:
     down = Goal(replication_factors={f"topic-{t:06d}": case.rf - 1 for t in range(case.topics)})
-    goal = {
+    return {
         "add": Goal(),
         "rebalance": Goal(),
+        "rebalance in racks": Goal(),
         "remove": Goal(brokers=frozenset(range(case.brokers - case.delta))),
         "replace": Goal(replace=((0, case.brokers),)),
         "rf-up": Goal(replication_factors={f"topic-{t:06d}": case.rf + 1 for t in range(case.topics)}),
         "rf-down": down,
         "rf-down-skewed": down,
     }[case.goal]
-    return snapshot, goal
+
+
+def _capacity(case: Case, snapshot: ClusterSnapshot) -> dict[int, int] | None:
+    """Disks of 1x and 2x, alternating inside each rack, with room for everything at 50 % full."""
+    if not case.capacity:
+        return None
+    total = sum(p.size * p.replication_factor for p in snapshot.partitions)
+    unit = 2 * total // len(snapshot.brokers)
+    seen: dict[str | None, int] = {}
+    out = {}
+    for b in snapshot.brokers:
+        seen[b.rack] = seen.get(b.rack, 0) + 1
+        out[b.id] = unit * (1 + seen[b.rack] % 2)
+    return out
 
 
 def _size(rnd: random.Random, case: Case) -> int:
@@ -135,6 +160,21 @@ def _size(rnd: random.Random, case: Case) -> int:
         # of 10k partitions ~ 1/1000 of it: the spread of sizes seen on real clusters.
         return max(1, int(rnd.lognormvariate(18.42, 2.0)))
     return rnd.randint(10**6, 10**10)
+
+
+def _in_racks(rnd: random.Random, live: list[Broker], rf: int) -> list[int]:
+    """Rack-clean (one replica per rack while racks last) but skewed inside each rack: a rack's
+    first broker is three times as likely as its last to get the replica."""
+    by_rack: dict[str | None, list[int]] = {}
+    for b in live:
+        by_rack.setdefault(b.rack, []).append(b.id)
+    racks = rnd.sample(list(by_rack), min(rf, len(by_rack)))
+    return [
+        rnd.choices(
+            by_rack[r], weights=[3 - 2 * i / max(1, len(by_rack[r]) - 1) for i in range(len(by_rack[r]))]
+        )[0]
+        for r in racks
+    ]
 
 
 def _weighted(rnd: random.Random, pool: list[int], weights: list[float], k: int) -> list[int]:
@@ -295,11 +335,158 @@ HUGE = [
     # The scale of a big cluster: 1M partitions in 100,000 topics on 200 brokers (--huge).
     Case("huge: 100,000 topics, add 10 to 190", 190, 10, 100_000, 10, 3, "add", 10),
 ]
+BYTES = [
+    Case(
+        "bytes: 9 brokers / 3 racks, rack-clean, log-normal",
+        9,
+        3,
+        1000,
+        0,
+        3,
+        "rebalance in racks",
+        spread=ODD,
+        sizes="lognormal",
+        balance=BalanceMode.BYTES,
+    ),
+    Case(
+        "bytes: 9 brokers / 3 racks, rack-clean, uniform sizes",
+        9,
+        3,
+        1000,
+        0,
+        3,
+        "rebalance in racks",
+        spread=ODD,
+        balance=BalanceMode.BYTES,
+    ),
+    Case(
+        "bytes: unequal 4/3/2, rack-clean, RF 1-3, log-normal",
+        9,
+        3,
+        1000,
+        0,
+        3,
+        "rebalance in racks",
+        rack_sizes=(4, 3, 2),
+        spread=ODD,
+        factors=(1, 2, 3),
+        sizes="lognormal",
+        balance=BalanceMode.BYTES,
+    ),
+    Case(
+        "bytes: 9 brokers / 3 racks, rack violations, log-normal",
+        9,
+        3,
+        1000,
+        0,
+        3,
+        "rebalance",
+        spread=ODD,
+        sizes="lognormal",
+        balance=BalanceMode.BYTES,
+    ),
+    Case(
+        "bytes: add 3 to 9, log-normal",
+        9,
+        3,
+        1000,
+        0,
+        3,
+        "add",
+        3,
+        spread=ODD,
+        sizes="lognormal",
+        balance=BalanceMode.BYTES,
+    ),
+    Case(
+        "bytes: remove 3 of 12, log-normal",
+        12,
+        3,
+        1000,
+        0,
+        3,
+        "remove",
+        3,
+        spread=ODD,
+        sizes="lognormal",
+        balance=BalanceMode.BYTES,
+    ),
+    Case(
+        "bytes: 9 brokers / 3 racks, rack violations, uniform",
+        9,
+        3,
+        1000,
+        0,
+        3,
+        "rebalance",
+        spread=ODD,
+        balance=BalanceMode.BYTES,
+    ),
+    Case(
+        "bytes: 9 brokers, 1x/2x disks",
+        9,
+        3,
+        1000,
+        0,
+        3,
+        "rebalance",
+        spread=ODD,
+        sizes="lognormal",
+        balance=BalanceMode.BYTES,
+        capacity=True,
+    ),
+    Case(
+        "bytes: unequal 4/3/2, rack violations, RF 1-3",
+        9,
+        3,
+        1000,
+        0,
+        3,
+        "rebalance",
+        rack_sizes=(4, 3, 2),
+        spread=ODD,
+        factors=(1, 2, 3),
+        sizes="lognormal",
+        balance=BalanceMode.BYTES,
+    ),
+    Case(
+        "bytes: RF 3->2, log-normal",
+        12,
+        3,
+        1000,
+        0,
+        3,
+        "rf-down",
+        spread=ODD,
+        sizes="lognormal",
+        balance=BalanceMode.BYTES,
+    ),
+    Case(
+        "bytes large: add 6 to 54, log-normal",
+        54,
+        6,
+        10_000,
+        0,
+        3,
+        "add",
+        6,
+        spread=ODD,
+        sizes="lognormal",
+        balance=BalanceMode.BYTES,
+    ),
+]
 STRESS = [
     # Every partition on its own replica set (placed as in the skewed rebalance), so no two
     # partitions of a topic shrink alike: the balance program's worst case (--stress).
     Case("stress: RF 3->2, all replica sets distinct", 60, 6, 500, 200, 3, "rf-down-skewed"),
 ]
+
+
+REPLICA_HEADER = (
+    "| case | partitions | brokers per rack | moves | lower bound | moves/bound | replica spread | "
+    "forced spread | spread in a rack | topic spread | topic spread in a rack | leader spread | "
+    "rack violations | fallbacks | seconds | CPU s | peak MiB |"
+)
 
 
 def row(result: dict[str, Any]) -> str:
@@ -317,6 +504,30 @@ def row(result: dict[str, Any]) -> str:
     )
 
 
+BYTE_HEADER = (
+    "| case | partitions | brokers per rack | bytes moved | byte bound | moved/bound | disk spread before "
+    "| disk spread after | off target (max) | outside band | replica spread | leader spread "
+    "| rack violations | seconds | CPU s | peak MiB |"
+)
+
+
+def byte_row(result: dict[str, Any]) -> str:
+    """A byte-balance case: disk spread is fullest minus emptiest as a share of the mean (of the
+    fraction in use, with capacities); off target is the furthest any broker ends from its share."""
+    r, case = result["report"], result["case"]
+    disk, after = r["disk"], r["balance"]["after"]
+    bound = disk["bytes_lower_bound"]
+    ratio = f"{r['bytes_moved'] / bound:.3f}" if bound else ("1.0" if r["bytes_moved"] == 0 else "inf")
+    return (
+        f"| {case['name']} | {r['partitions']:,} | {'/'.join(map(str, result['racks']))} | "
+        f"{r['bytes_moved'] / 1e9:,.1f} GB | {bound / 1e9:,.1f} GB | {ratio} | "
+        f"{100 * disk['before']['spread_of_mean']:.1f} % | {100 * disk['after']['spread_of_mean']:.1f} % | "
+        f"{100 * disk['after']['off_target_max']:.2f} % | {disk['after']['outside_band']} | "
+        f"{after['replica_spread']} | {after['leader_spread']} | {after['rack_violations']} | "
+        f"{result['seconds']:.2f} | {result['cpu_seconds']:.2f} | {result['peak_mib']:.0f} |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -327,6 +538,7 @@ def main() -> None:
     parser.add_argument(
         "--huge", action="store_true", help="only the 1M-partition case (not in the default run)"
     )
+    parser.add_argument("--bytes", action="store_true", help="only the --balance bytes cases")
     parser.add_argument("--json", help="also write raw results to this file")
     parser.add_argument("--only", help="run only the cases whose name contains this text")
     parser.add_argument("--limit", type=float, default=600, help="seconds per case before giving up")
@@ -338,14 +550,14 @@ def main() -> None:
         cases = UNEQUAL + [c for c in LARGE if c.rack_sizes]
     if args.huge:
         cases = HUGE
+    if args.bytes:
+        cases = BYTES
     if args.only:
         cases = [c for c in cases if args.only in c.name]
-    print(
-        "| case | partitions | brokers per rack | moves | lower bound | moves/bound | replica spread | "
-        "forced spread | spread in a rack | topic spread | topic spread in a rack | leader spread | "
-        "rack violations | fallbacks | seconds | CPU s | peak MiB |"
-    )
-    print("|---" * 17 + "|")
+    bytes_only = all(c.balance is BalanceMode.BYTES for c in cases)
+    header = BYTE_HEADER if bytes_only else REPLICA_HEADER
+    print(header)
+    print("|---" * (header.count("|") - 1) + "|")
     results = []
     for case in cases:
         result = measure(case, args.limit)
@@ -353,7 +565,7 @@ def main() -> None:
             print(f"| {case.name} | did not finish within {args.limit:.0f} s |", flush=True)
             continue
         results.append(result)
-        print(row(result), flush=True)
+        print(byte_row(result) if bytes_only else row(result), flush=True)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=2)

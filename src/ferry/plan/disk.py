@@ -214,7 +214,7 @@ def plan_disk(
     for p in sorted(range(len(scope)), key=lambda p: (-scope[p].size, p)):
         _fill(disk, aims, p, factors[p])
     _balance(disk, aims, factors)
-    leaders = _even_leaders(disk, aims, factors)
+    leaders = _even_leaders(disk, factors)
     _check_capacity(disk, goal)
     shrinks = any(rf < p.replication_factor for rf, p in zip(factors, scope, strict=True))
     bound = max(copies, _balance_bound(aims, before, disk.bytes, shrinks=shrinks))
@@ -222,41 +222,62 @@ def plan_disk(
     return DiskPlan(planned, leaders, _figures(layout, aims, before, disk.bytes, bound))
 
 
-def _even_leaders(disk: _Disk, aims: DiskTargets, factors: Sequence[int]) -> list[int]:
-    """Preferred leaders as even as the replicas allow (:func:`ferry.plan.leaders.choose_leaders`);
-    where a broker still leads too few (single-replica partitions tie leaders to bytes), it takes a
-    replica of the smallest partition a broker leading too many leads, which it then leads."""
+def _even_leaders(disk: _Disk, factors: Sequence[int]) -> list[int]:
+    """Preferred leaders as even as the replicas allow (:func:`ferry.plan.leaders.choose_leaders`).
+
+    Bytes decide where replicas go, so a broker holding few big replicas may hold too few to lead
+    its share. Such a broker takes a replica of the smallest partition a broker leading two or more
+    above it leads, and leads that partition; the bytes this shifts are the smallest there are."""
     current = [s.current_leader for s in disk.parts]
     brokers = disk.layout.brokers
     leaders = choose_leaders(disk.replicas, current, brokers)
-    low, extra = divmod(len(leaders), max(1, len(brokers)))
-    for _ in range(len(leaders)):
-        led = Counter(leaders)
-        if max(led[b] for b in brokers) - min(led[b] for b in brokers) <= 1:
+    led = Counter({b: 0 for b in brokers})
+    led.update(leaders)
+    smallest = sorted(range(len(leaders)), key=lambda p: (disk.parts[p].size, p))
+    cursor = dict.fromkeys(brokers, 0)
+    stuck: set[int] = set()
+    while len(stuck) < len(brokers):
+        dest = min((b for b in brokers if b not in stuck), key=lambda b: (led[b], b))
+        if max(led.values()) - led[dest] <= 1:
             break
-        step = _leader_move(disk, factors, leaders, led, low + (extra > 0))
-        if step is None:
-            break
-        p, source, dest = step
-        disk.drop(p, source)
-        disk.add(p, dest)
-        leaders = choose_leaders(disk.replicas, current, brokers)
+        if not _lead_one_more(disk, factors, leaders, led, dest, smallest, cursor):
+            stuck.add(dest)
     return leaders
 
 
-def _leader_move(
-    disk: _Disk, factors: Sequence[int], leaders: Sequence[int], led: Counter[int], high: int
-) -> tuple[int, int, int] | None:
-    """(partition, source, destination): the smallest partition led by a broker above ``high`` whose
-    replica there may move to the broker leading fewest; ``None`` if there is none."""
-    dest = min(disk.layout.brokers, key=lambda b: (led[b], b))
-    over = {b for b in disk.layout.brokers if led[b] > high} or {max(led, key=lambda b: (led[b], -b))}
-    candidates = [p for p, leader in enumerate(leaders) if leader in over]
-    candidates.sort(key=lambda p: (disk.size(p, leaders[p]), p))
-    for p in candidates:
-        if disk.may_move(p, factors[p], leaders[p], dest):
-            return p, leaders[p], dest
-    return None
+def _lead_one_more(
+    disk: _Disk,
+    factors: Sequence[int],
+    leaders: list[int],
+    led: Counter[int],
+    dest: int,
+    smallest: Sequence[int],
+    cursor: dict[int, int],
+) -> bool:
+    """Give ``dest`` the lead of the next smallest partition led by a broker two or more above it,
+    moving a replica there when it holds none; ``False`` when no partition is left to look at.
+
+    ``cursor`` remembers, per broker, how far down ``smallest`` it has looked: a partition passed
+    over stays passed over, which keeps the whole pass linear in the partitions per broker."""
+    while cursor[dest] < len(smallest):
+        p = smallest[cursor[dest]]
+        cursor[dest] += 1
+        giver = leaders[p]
+        if led[giver] < led[dest] + 2:
+            continue
+        if dest not in disk.replicas[p]:
+            # The giver's own replica first: then no third broker's bytes change.
+            sources = sorted(disk.replicas[p], key=lambda b: b != giver)
+            source = next((b for b in sources if disk.may_move(p, factors[p], b, dest)), None)
+            if source is None:
+                continue
+            disk.drop(p, source)
+            disk.add(p, dest)
+        leaders[p] = dest
+        led[giver] -= 1
+        led[dest] += 1
+        return True
+    return False
 
 
 def _fixed(snapshot: ClusterSnapshot, goal: Goal, layout: RackLayout) -> list[int]:
