@@ -14,7 +14,7 @@ from pathlib import Path
 from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, TopicPartition
 from ferry.pipeline.kernel import Balanced, ClusterContext, solve
 from ferry.plan.planner import assemble, in_scope, plan, target_brokers
-from ferry.plan.program import TopicDemand
+from ferry.plan.terms import TopicDemand
 
 
 @dataclass

@@ -37,8 +37,8 @@ from ferry.plan.planner import (
     prepare_topic,
     start_topic,
 )
-from ferry.plan.program import TopicDemand
 from ferry.plan.racks import RackLayout
+from ferry.plan.terms import TopicDemand
 
 DEMAND_ARROW = pa.schema(
     [

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ferry.plan.program import Balance, Outside, Program, Setting, TopicDemand
+from ferry.plan.program import Program
 from ferry.plan.racks import RackLayout
 from ferry.plan.racktotals import exact_band, rack_loads, retarget
+from ferry.plan.room import room_violations
+from ferry.plan.terms import Balance, Outside, Setting, TopicDemand
 
 
 def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: bool = True) -> Balance:
@@ -88,7 +90,7 @@ def _solve_whole(layout: RackLayout, demands: Sequence[TopicDemand], setting: Se
 
 
 def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: Setting) -> Balance | None:
-    """Solve with the rack-room rows that bind only (see :meth:`ferry.plan.program.Program.room_violations`).
+    """Solve with the rack-room rows that bind only (see :func:`ferry.plan.room.room_violations`).
 
     Most rack-room rows hold by themselves, and with their per-partition columns they make up most
     of the program. Solving without them is a relaxation: infeasible means infeasible, and an
@@ -102,7 +104,7 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
         solved = program.solve(setting)
         if solved is None:
             return None
-        missing = program.room_violations() - rows
+        missing = room_violations(program) - rows
         if not missing:
             return solved
         topics = sorted({t for t, _ in missing})

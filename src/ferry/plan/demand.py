@@ -1,4 +1,4 @@
-"""What one topic asks of the global balance pass (:class:`ferry.plan.program.TopicDemand`).
+"""What one topic asks of the global balance pass (:class:`ferry.plan.terms.TopicDemand`).
 
 Most of it depends on a partition's *shape* only: its replication factor now and planned, and how
 many of its replicas each rack holds. A topic has few shapes however many partitions it has (a
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from ferry.model.cluster import PartitionState
 from ferry.model.goal import RackMode
 from ferry.plan.drops import is_pinned, is_plain_shrink, rack_counts
-from ferry.plan.program import Pinned, TopicDemand
 from ferry.plan.quotas import TopicQuota
 from ferry.plan.racks import RackLayout
 from ferry.plan.shrink import groups
+from ferry.plan.terms import Pinned, TopicDemand
 from ferry.plan.topic import TopicWork
 
 Shape = tuple[int, int, tuple[int, ...]]

@@ -31,156 +31,21 @@ lack, so that no byte is moved past the target: the bytes moved stay close to th
 
 from __future__ import annotations
 
-from bisect import bisect_right, insort
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 from ferry.errors import PreconditionError
 from ferry.model.cluster import ClusterSnapshot, PartitionState
-from ferry.model.goal import Goal, RackMode
+from ferry.model.goal import Goal
+from ferry.plan.disk_state import TOLERANCE, Disk, DiskTargets, disk_targets, fixed_bytes
 from ferry.plan.leaders import choose_leaders
 from ferry.plan.racks import RackLayout
 
-TOLERANCE = 0.0225
-"""How far a broker's bytes may end from its target, as a fraction of the target: at most 5 % of
-the mean between the fullest and the emptiest broker (the band's width, 4.5 %, leaves room for
-rounding)."""
 _SEARCH = 256
 """Replicas looked at per (donor, receiver) pair before giving up on it: keeps a step bounded on
 brokers holding tens of thousands of replicas (almost always the first few fit)."""
-
-
-@dataclass(frozen=True, slots=True)
-class DiskTargets:
-    """Per target broker (layout order): the bytes it should hold and its weight."""
-
-    target: tuple[float, ...]
-    weight: tuple[float, ...]
-
-    def band(self, i: int) -> tuple[float, float]:
-        return self.target[i] * (1 - TOLERANCE), self.target[i] * (1 + TOLERANCE)
-
-
-def disk_targets(
-    layout: RackLayout,
-    parts: Sequence[PartitionState],
-    factors: Sequence[int],
-    fixed: Sequence[int],
-    goal: Goal,
-) -> DiskTargets:
-    """Water-fill the bytes over racks by weight; see the module docstring.
-
-    Args:
-        fixed: per broker (layout order), bytes of partitions out of scope, which stay.
-    """
-    weight = tuple(float(goal.capacity.get(b, 0)) if goal.capacity else 1.0 for b in layout.brokers)
-    racks = len(layout.members)
-    lows, highs = [0.0] * racks, [0.0] * racks
-    for p, rf in zip(parts, factors, strict=True):
-        for k, (lo, hi) in enumerate(_bounds(layout, rf, goal.rack_mode)):
-            lows[k] += lo * p.size
-            highs[k] += hi * p.size
-    at = [[layout.position[b] for b in m] for m in layout.members]
-    rack_fixed = [sum(fixed[i] for i in members) for members in at]
-    rack_weight = [sum(weight[i] for i in members) for members in at]
-    total = sum(p.size * rf for p, rf in zip(parts, factors, strict=True)) + sum(fixed)
-    floors = [f + lo for f, lo in zip(rack_fixed, lows, strict=True)]
-    ceilings = [f + hi for f, hi in zip(rack_fixed, highs, strict=True)]
-    level = _level(rack_weight, floors, ceilings, total)
-    shares = [min(hi, max(lo, level * w)) for w, lo, hi in zip(rack_weight, floors, ceilings, strict=True)]
-    target = [0.0] * len(layout.brokers)
-    for k, members in enumerate(at):
-        for i in members:
-            target[i] = shares[k] * weight[i] / rack_weight[k] if rack_weight[k] else 0.0
-    return DiskTargets(tuple(target), weight)
-
-
-def _bounds(layout: RackLayout, rf: int, mode: RackMode) -> tuple[tuple[int, int], ...]:
-    if mode is RackMode.EVEN:
-        return tuple((0, min(len(m), rf)) for m in layout.members)
-    return layout.bounds(rf)
-
-
-def _level(weights: Sequence[float], lows: Sequence[float], highs: Sequence[float], total: float) -> float:
-    """Bytes per unit of weight at which the racks, each held within its (low, high), add up to
-    ``total`` (bisection: the fill is monotone in the level)."""
-    top = max((hi / w for w, hi in zip(weights, highs, strict=True) if w > 0), default=0.0)
-    lo, hi = 0.0, max(top, 1.0)
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        fill = sum(min(h, max(low, mid * w)) for w, low, h in zip(weights, lows, highs, strict=True))
-        lo, hi = (mid, hi) if fill < total else (lo, mid)
-    return hi
-
-
-class _Disk:
-    """Scratch state of one plan: the planned replicas and every target broker's bytes."""
-
-    def __init__(self, layout: RackLayout, parts: Sequence[PartitionState], fixed: Sequence[int], goal: Goal):
-        self.layout = layout
-        self.parts = parts
-        self.mode = goal.rack_mode
-        self.bytes = [float(n) for n in fixed]
-        self.replicas: list[list[int]] = []
-        self.held: list[list[tuple[int, int]]] = [[] for _ in layout.brokers]
-        """Per broker position, sorted (bytes, partition) of the replicas it holds in scope."""
-        for p, state in enumerate(parts):
-            self.replicas.append([])
-            for b in state.replicas:
-                if b in layout.position:
-                    self.add(p, b)
-
-    def size(self, p: int, broker: int) -> int:
-        """Bytes of partition ``p``'s replica on ``broker``: measured where it is, else its size."""
-        return self.parts[p].bytes_on(broker)
-
-    def add(self, p: int, broker: int) -> None:
-        i = self.layout.position[broker]
-        n = self.size(p, broker)
-        self.replicas[p].append(broker)
-        self.bytes[i] += n
-        insort(self.held[i], (n, p))
-
-    def drop(self, p: int, broker: int) -> None:
-        i = self.layout.position[broker]
-        n = self.size(p, broker)
-        self.replicas[p].remove(broker)
-        self.bytes[i] -= n
-        held = self.held[i]
-        del held[bisect_right(held, (n, p)) - 1]
-
-    def counts(self, p: int) -> list[int]:
-        counts = [0] * len(self.layout.members)
-        for b in self.replicas[p]:
-            counts[self.layout.rack_of[b]] += 1
-        return counts
-
-    def bounds(self, rf: int) -> tuple[tuple[int, int], ...]:
-        return _bounds(self.layout, rf, self.mode)
-
-    def may_move(self, p: int, rf: int, source: int, dest: int) -> bool:
-        """Whether ``p``'s replica may go from ``source`` to ``dest`` under the rack rule."""
-        if dest in self.replicas[p]:
-            return False
-        a, b = self.layout.rack_of[source], self.layout.rack_of[dest]
-        if a == b:
-            return True
-        counts, bounds = self.counts(p), self.bounds(rf)
-        return counts[b] < bounds[b][1] and counts[a] > bounds[a][0]
-
-    def may_add(self, p: int, rf: int, dest: int) -> bool:
-        """Whether an open slot of ``p`` may go to ``dest``: room in its rack, and every rack's lower
-        bound still reachable with the slots left."""
-        if dest in self.replicas[p]:
-            return False
-        counts, bounds = self.counts(p), self.bounds(rf)
-        k = self.layout.rack_of[dest]
-        if counts[k] >= bounds[k][1]:
-            return False
-        counts[k] += 1
-        need = sum(max(0, lo - c) for (lo, _), c in zip(bounds, counts, strict=True))
-        return need <= rf - len(self.replicas[p]) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,9 +69,9 @@ def plan_disk(
     """
     layout = RackLayout.of(snapshot.racks, targets)
     factors = [goal.replication_factors.get(p.tp.topic, p.replication_factor) for p in scope]
-    fixed = _fixed(snapshot, goal, layout)
+    fixed = fixed_bytes(snapshot, goal, layout)
     aims = disk_targets(layout, scope, factors, fixed, goal)
-    disk = _Disk(layout, scope, fixed, goal)
+    disk = Disk(layout, scope, fixed, goal)
     before = list(disk.bytes)
     copies = sum(_copies(disk, p, rf) * scope[p].size for p, rf in enumerate(factors))
     for p, rf in enumerate(factors):
@@ -222,7 +87,7 @@ def plan_disk(
     return DiskPlan(planned, leaders, _figures(layout, aims, before, disk.bytes, bound))
 
 
-def _even_leaders(disk: _Disk, factors: Sequence[int]) -> list[int]:
+def _even_leaders(disk: Disk, factors: Sequence[int]) -> list[int]:
     """Preferred leaders as even as the replicas allow (:func:`ferry.plan.leaders.choose_leaders`).
 
     Bytes decide where replicas go, so a broker holding few big replicas may hold too few to lead
@@ -246,7 +111,7 @@ def _even_leaders(disk: _Disk, factors: Sequence[int]) -> list[int]:
 
 
 def _lead_one_more(
-    disk: _Disk,
+    disk: Disk,
     factors: Sequence[int],
     leaders: list[int],
     led: Counter[int],
@@ -280,17 +145,6 @@ def _lead_one_more(
     return False
 
 
-def _fixed(snapshot: ClusterSnapshot, goal: Goal, layout: RackLayout) -> list[int]:
-    """Per target broker, bytes of partitions the plan does not touch."""
-    fixed = [0] * len(layout.brokers)
-    for p in snapshot.partitions:
-        if not goal.in_scope(p.tp.topic):
-            for b in p.replicas:
-                if b in layout.position:
-                    fixed[layout.position[b]] += p.bytes_on(b)
-    return fixed
-
-
 def _balance_bound(
     aims: DiskTargets, before: Sequence[float], after: Sequence[float], *, shrinks: bool
 ) -> int:
@@ -306,7 +160,7 @@ def _balance_bound(
     return int(max(arriving, leaving))
 
 
-def _copies(disk: _Disk, p: int, rf: int) -> int:
+def _copies(disk: Disk, p: int, rf: int) -> int:
     """New replicas ``p`` needs at least: its replication factor less what it may keep on target
     brokers, at most a rack's bound in each rack."""
     bounds = disk.bounds(rf)
@@ -314,12 +168,12 @@ def _copies(disk: _Disk, p: int, rf: int) -> int:
     return max(0, rf - keepable)
 
 
-def _fullness(disk: _Disk, aims: DiskTargets, broker: int) -> float:
+def _fullness(disk: Disk, aims: DiskTargets, broker: int) -> float:
     i = disk.layout.position[broker]
     return (disk.bytes[i] - aims.target[i]) / (aims.weight[i] or 1.0)
 
 
-def _shed(disk: _Disk, aims: DiskTargets, p: int, rf: int) -> None:
+def _shed(disk: Disk, aims: DiskTargets, p: int, rf: int) -> None:
     """Drop the replicas ``p`` must lose: above a rack's bound; above its replication factor
     (out-of-sync replicas first, then those on the fullest brokers, never below a rack's bound);
     and, while a rack lacks replicas its bound asks for, one from a rack that can spare it."""
@@ -341,7 +195,7 @@ def _shed(disk: _Disk, aims: DiskTargets, p: int, rf: int) -> None:
         disk.drop(p, max(choice, key=lambda b: (b not in in_sync, _fullness(disk, aims, b), b)))
 
 
-def _fill(disk: _Disk, aims: DiskTargets, p: int, rf: int) -> None:
+def _fill(disk: Disk, aims: DiskTargets, p: int, rf: int) -> None:
     """Give each open slot of ``p`` to the allowed broker furthest below its target."""
     while len(disk.replicas[p]) < rf:
         allowed = [b for b in disk.layout.brokers if disk.may_add(p, rf, b)]
@@ -350,7 +204,7 @@ def _fill(disk: _Disk, aims: DiskTargets, p: int, rf: int) -> None:
         disk.add(p, min(allowed, key=lambda b: (_fullness(disk, aims, b), b)))
 
 
-def _balance(disk: _Disk, aims: DiskTargets, factors: Sequence[int]) -> None:
+def _balance(disk: Disk, aims: DiskTargets, factors: Sequence[int]) -> None:
     """Move replicas until every broker is in its band, or no move brings one closer (a replica too
     big for what is left to even out)."""
     floor = -(-len(disk.parts) // max(1, len(disk.layout.brokers)))
@@ -364,7 +218,7 @@ def _balance(disk: _Disk, aims: DiskTargets, factors: Sequence[int]) -> None:
 
 
 def _next_move(
-    disk: _Disk, aims: DiskTargets, factors: Sequence[int], floor: int
+    disk: Disk, aims: DiskTargets, factors: Sequence[int], floor: int
 ) -> tuple[int, int, int] | None:
     """The next (partition, source, destination), or ``None`` when every broker is in its band or
     nothing helps.
@@ -404,23 +258,23 @@ def _next_move(
     return None
 
 
-def _gap(disk: _Disk, aims: DiskTargets, i: int) -> float:
+def _gap(disk: Disk, aims: DiskTargets, i: int) -> float:
     """Bytes above the band (positive), below it (negative), or 0 inside it."""
     lo, hi = aims.band(i)
     return max(0.0, disk.bytes[i] - hi) - max(0.0, lo - disk.bytes[i])
 
 
-def _spare(disk: _Disk, aims: DiskTargets, i: int) -> float:
+def _spare(disk: Disk, aims: DiskTargets, i: int) -> float:
     """Bytes broker ``i`` may give before it falls below its band."""
     return disk.bytes[i] - aims.band(i)[0]
 
 
-def _room(disk: _Disk, aims: DiskTargets, i: int) -> float:
+def _room(disk: Disk, aims: DiskTargets, i: int) -> float:
     """Bytes broker ``i`` may take before it rises above its band."""
     return aims.band(i)[1] - disk.bytes[i]
 
 
-def _fitting(disk: _Disk, factors: Sequence[int], a: int, b: int, cap: float, avoid: Set[int]) -> int | None:
+def _fitting(disk: Disk, factors: Sequence[int], a: int, b: int, cap: float, avoid: Set[int]) -> int | None:
     """The partition with the largest replica on broker position ``a`` not above ``cap`` that may
     move to position ``b`` under the rack rule and has no replica on a broker in ``avoid``."""
     held = disk.held[a]
@@ -434,7 +288,7 @@ def _fitting(disk: _Disk, factors: Sequence[int], a: int, b: int, cap: float, av
     return None
 
 
-def _check_capacity(disk: _Disk, goal: Goal) -> None:
+def _check_capacity(disk: Disk, goal: Goal) -> None:
     if not goal.capacity:
         return
     for i, broker in enumerate(disk.layout.brokers):

@@ -40,9 +40,9 @@ import numpy as np
 from ferry.model.cluster import PartitionState
 from ferry.model.goal import Goal, RackMode
 from ferry.plan.balance import bands, broker_band
-from ferry.plan.program import TopicDemand
 from ferry.plan.racks import RackLayout
 from ferry.plan.racktotals import retarget
+from ferry.plan.terms import TopicDemand
 
 LIMIT = 8_000
 """Largest ``partitions x target brokers`` solved exactly: the property tests' clusters (up to 144

@@ -47,12 +47,12 @@ from ferry.plan.disk import plan_disk
 from ferry.plan.drops import apply_keeps, over_quota_drops
 from ferry.plan.exact import LIMIT, solve_exactly
 from ferry.plan.placement import place
-from ferry.plan.program import Balance, TopicDemand
 from ferry.plan.quotas import topic_quota
 from ferry.plan.racks import RackLayout
 from ferry.plan.replace import plan_replace
 from ferry.plan.report import build_report
 from ferry.plan.swaps import leaders_with_swaps
+from ferry.plan.terms import Balance, TopicDemand
 from ferry.plan.topic import TopicWork
 
 

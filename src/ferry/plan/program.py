@@ -26,163 +26,22 @@ Columns and rows, solved by HiGHS (scipy's ``milp``):
 * maximise the replicas kept; a tiny size term makes the smaller replicas move among equals.
 
 The rack-room rows may be left out for some (topic, rack) pairs (:attr:`Program.room_rows`): that is
-a relaxation, and :meth:`Program.room_violations` tells which left-out rows a solution breaks. Topics
+a relaxation, and :func:`ferry.plan.room.room_violations` tells which left-out rows a solution breaks. Topics
 held fixed outside the program (:class:`Outside`) still count in the broker and leader rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from ferry.plan.flow import BROKER, OTHER, RACK, TOPIC, Transport, Unsolved
-from ferry.plan.quotas import TopicQuota
-from ferry.plan.racks import RackBounds, RackLayout
+from ferry.plan.flow import BROKER, OTHER, RACK, TOPIC
+from ferry.plan.racks import RackLayout
+from ferry.plan.room import rack_room_row
 from ferry.plan.shrink import Group, realise
-
-
-@dataclass(frozen=True, slots=True)
-class Pinned:
-    """A partition that cannot keep every replica it has on target brokers.
-
-    Attributes:
-        index: position of the partition within its topic.
-        replicas: its current replicas on target brokers.
-        rf: the replication factor it must end with.
-        bounds: per rack (lower, upper) replicas; ``None`` when racks do not constrain it.
-    """
-
-    index: int
-    replicas: tuple[int, ...]
-    rf: int
-    bounds: RackBounds | None
-    in_sync: tuple[int, ...] = ()
-    """When the replication factor goes down: the in-sync replicas (an out-of-sync one may stay only
-    beside one of them)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TopicDemand:
-    """What the balance pass needs to know of one topic.
-
-    Attributes:
-        quota: the topic's quota.
-        held: per broker (layout order), replicas of the topic it holds now.
-        free: per broker, the part of ``held`` that belongs to partitions that are not pinned.
-        shed: per broker, size of the replica it would shed without an extra (0 if none).
-        pinned: the pinned partitions.
-    """
-
-    quota: TopicQuota
-    held: tuple[int, ...]
-    free: tuple[int, ...]
-    shed: tuple[int, ...]
-    pinned: tuple[Pinned, ...]
-    sizes: tuple[int, ...] = ()
-    """Size of each pinned partition (same order as ``pinned``), to keep big replicas in place."""
-    rack_floor: tuple[int, ...] = ()
-    """Per rack, replicas the partitions that are not pinned must keep there (their lower bounds)."""
-    rack_open: tuple[int, ...] = ()
-    """Per rack, new replicas the partitions that are not pinned could take there without dropping
-    anything: ``min(open slots, room under the rack's upper bound)`` summed over them. Empty: racks do
-    not cap where new replicas go."""
-    rack_room: tuple[tuple[int, ...], ...] = ()
-    """Per broker (layout order), per rack: how many of the partitions that are not pinned and hold a
-    replica there would have room in that rack once they drop it."""
-    partitions: int = 0
-    """How many partitions the topic has (each needs a preferred leader)."""
-    single_replica: bool = False
-    """Every partition has one replica: its only replica must lead it."""
-    shrink_groups: tuple[Group, ...] = ()
-    """Partitions that only have too many replicas, by replica set (neither free nor pinned)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Balance:
-    """Per topic: every broker's final quota (layout order), the replicas kept, and per pinned
-    partition the replicas it keeps."""
-
-    quotas: list[tuple[int, ...]]
-    kept: list[int]
-    keeps: list[dict[int, frozenset[int]]] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class Setting:
-    """How strictly the program is posed: one rung of :func:`ferry.plan.balance.assign_extras`'s ladder."""
-
-    band: list[tuple[int, int]]
-    """Per broker, the (min, max) total load (:func:`ferry.plan.balance.broker_band`)."""
-    slack: int | None
-    """How far loads may leave the band; ``None``: no band rows."""
-    cap: tuple[int, int] | None
-    """(low, extra) leader counts single-replica partitions must fit; ``None``: no leader rows."""
-    voluntary: bool
-    """Whether a free replica may leave a broker that is not over its quota."""
-
-
-@dataclass(frozen=True, slots=True)
-class Outside:
-    """Per broker, what topics held fixed outside a program take of its balance rows."""
-
-    load: tuple[int, ...]
-    """Replicas (their final quotas)."""
-    single: tuple[int, ...]
-    """The part of ``load`` from single-replica topics (each such replica leads its partition)."""
-
-    @classmethod
-    def none(cls, brokers: int) -> Outside:
-        return cls((0,) * brokers, (0,) * brokers)
-
-    @classmethod
-    def of(cls, brokers: int, demands: Sequence[TopicDemand], quotas: Sequence[Sequence[int]]) -> Outside:
-        """What every topic takes with the given per-topic quotas (layout order)."""
-        load, single = [0] * brokers, [0] * brokers
-        for d, quota in zip(demands, quotas, strict=True):
-            for i, q in enumerate(quota):
-                load[i] += q
-                single[i] += q if d.single_replica else 0
-        return cls(tuple(load), tuple(single))
-
-    def shifted(self, quota: Sequence[int], *, single: bool, sign: int) -> Outside:
-        """With one topic's ``quota`` added (``sign`` 1) or taken out (``sign`` -1)."""
-        load = tuple(n + sign * q for n, q in zip(self.load, quota, strict=True))
-        if not single:
-            return Outside(load, self.single)
-        return Outside(load, tuple(n + sign * q for n, q in zip(self.single, quota, strict=True)))
-
-
-def size_scale(layout: RackLayout, demands: Sequence[TopicDemand]) -> float:
-    """Weight per byte of the size terms that break ties among equally many kept replicas.
-
-    Each column carries at most one size term (an extra's shed replica, a pinned replica), so with
-    ``0.5 / (biggest * columns)`` they stay below 0.5 in total and never outweigh one kept replica.
-    Bounded by the columns that carry them, not by every replica: far smaller terms sit below the
-    solver's tolerances (1e-7), and HiGHS then spent three times as long on the same optimum.
-    """
-    biggest = max((max((*d.shed, *d.sizes), default=0) for d in demands), default=0) or 1
-    extras = sum(len(layout.brokers) for d in demands if d.quota.extras > 0)
-    pinned = sum(len(pin.replicas) for d in demands for pin in d.pinned)
-    return 0.5 / (biggest * (extras + pinned + 1))
-
-
-def base_loads(brokers: int, demands: Sequence[TopicDemand]) -> np.ndarray:
-    """Per broker (layout order), the sum of every topic's base quota."""
-    if not demands:
-        return np.zeros(brokers, dtype=np.int64)
-    loads: np.ndarray = np.array([d.quota.base for d in demands], dtype=np.int64).sum(axis=0)
-    return loads
-
-
-_INFEASIBLE = 2
-"""scipy's ``milp`` status for a program without solutions."""
-_INTEGRAL = 1e-9
-"""How close to an integer every value of a relaxed optimum must be to count as integer. Rounding
-then shifts the objective by under ``1e-9`` per column, far less than the one kept replica that
-separates two counts, so the rounded vertex keeps the optimal count (HiGHS's vertices here are
-exact: measured deviation 0.0)."""
+from ferry.plan.solve import optimum
+from ferry.plan.terms import Balance, Outside, Pinned, Setting, TopicDemand, base_loads, size_scale
 
 
 class Program:
@@ -254,59 +113,24 @@ class Program:
         n = len(self.upper)
         if n == 0:
             return self._read(np.zeros(0))
-        solution = self._optimum()
+        solution = optimum(
+            rows=self.rows,
+            cols=self.cols,
+            vals=self.vals,
+            lows=self.lows,
+            highs=self.highs,
+            kinds=self.kinds,
+            upper=self.upper,
+            gain=self.gain,
+            size=self.size,
+            scale=self.scale,
+            # Without rack-room rows the relaxation mostly has an integer optimum already.
+            relax_first=self.room_rows is not None and not self.room_rows,
+        )
         if solution is None:
             return None
         self.solution = solution
         return self._read(solution)
-
-    def _optimum(self) -> np.ndarray | None:
-        """An optimal integer solution, or ``None`` when there is none.
-
-        A program of extras alone (a plain rebalance) is a network: min-cost flow solves it
-        (:mod:`ferry.plan.flow`). Otherwise, without rack-room rows, its linear relaxation mostly
-        has an integer optimum already: that vertex is then an optimum of the integer program too,
-        found in 3/4 of the time. Failing that (or with room rows, whose relaxations are
-        fractional) the integer program is solved.
-        """
-        # scipy loads in about a second; only the driver solves, so the Spark workers running the
-        # per-topic passes (which import this module for its types) never pay for it, and the
-        # solver part only loads when min-cost flow cannot answer (most rebalances never need it).
-        from scipy.sparse import coo_array
-
-        n = len(self.upper)
-        matrix = coo_array(
-            (np.array(self.vals), (np.array(self.rows, dtype=np.int64), np.array(self.cols, dtype=np.int64))),
-            shape=(len(self.lows), n),
-        ).tocsr()
-        gain, size = np.array(self.gain, dtype=np.int64), np.array(self.size, dtype=np.int64)
-        lows, highs = np.array(self.lows), np.array(self.highs)
-        network = Transport.of(matrix, self.kinds, lows, highs, np.array(self.upper))
-        if network is not None:
-            flows = network.solve(gain, size)
-            if not isinstance(flows, Unsolved):
-                return flows
-        from scipy.optimize import Bounds, LinearConstraint, milp
-
-        problem = {
-            "c": -(gain + size * self.scale),
-            "constraints": LinearConstraint(matrix, lows, highs),
-            "bounds": Bounds(np.zeros(n), np.array(self.upper)),
-            "options": {"mip_rel_gap": 0.0, "presolve": True},
-        }
-        if self.room_rows is not None and not self.room_rows:
-            relaxed = milp(integrality=np.zeros(n), **problem)
-            if relaxed.status == _INFEASIBLE:
-                return None  # so is every integer program it relaxes
-            if relaxed.status == 0 and relaxed.x is not None:
-                rounded: np.ndarray = np.rint(relaxed.x)
-                if np.abs(relaxed.x - rounded).max(initial=0.0) < _INTEGRAL:
-                    return rounded
-        result = milp(integrality=np.ones(n), **problem)
-        if result.status != 0 or result.x is None:
-            return None
-        solution: np.ndarray = np.rint(result.x)
-        return solution
 
     def _extras(self, t: int, d: TopicDemand) -> dict[int, int]:
         """Columns ``x[t, b]`` per broker position, with the topic's and each rack's extras rows."""
@@ -356,7 +180,7 @@ class Program:
         if d.rack_room:
             for k in range(len(layout.members)):
                 if self._wants_room(t, k):
-                    self._rack_room(d, k, mine, free_cols, kept_in_rack.get(k, []), room_cols.get(k, []))
+                    rack_room_row(self, d, k, mine, free_cols, kept_in_rack.get(k, []), room_cols.get(k, []))
 
     def _implied(self, t: int, d: TopicDemand) -> bool:
         """Whether topic ``t``'s kept free replicas follow from its extras alone.
@@ -491,107 +315,13 @@ class Program:
                         self.row([(w, 1.0), *here], -np.inf, hi)
         return on_broker, in_rack, kept_in_rack, room_cols
 
-    def _group_counts(self, t: int, g: int, group: Group) -> dict[int, int]:
+    def group_counts(self, t: int, g: int, group: Group) -> dict[int, int]:
+        """Per replica of a shrink group, how many of its partitions keep it in the solution."""
         x = self.solution
         return {b: int(x[self.shrink_col[t, g, b]]) for b in group.replicas}
 
     def _wants_room(self, t: int, k: int) -> bool:
         return self.room_rows is None or (t, k) in self.room_rows
-
-    def room_violations(self) -> set[tuple[int, int]]:
-        """The (topic, rack) pairs whose rack-room row the solution breaks even with the best
-        ``y`` and ``w`` for it (the row's own columns, absent while the row is)."""
-        out = set()
-        for t, d in enumerate(self.demands):
-            if d.rack_room:
-                need, avail = self._free_room(t, d)
-                self._group_room(t, d, need, avail)
-                self._pinned_room(t, need, avail)
-                out |= {(t, k) for k in range(len(need)) if need[k] > avail[k] + 0.5}
-        return out
-
-    def _free_room(self, t: int, d: TopicDemand) -> tuple[list[float], list[float]]:
-        """Per rack: replicas it must receive, and open slots with room in it, from free partitions."""
-        x = self.solution
-        free = np.asarray(d.free, dtype=np.float64)
-        base = np.asarray(d.quota.base, dtype=np.float64)
-        extra = np.zeros(len(free))
-        kept = free.copy()  # without a column: everything it holds of free partitions stays
-        for at, target in ((self.extra_at[t], extra), (self.free_at[t], kept)):
-            if at:
-                where, col = zip(*at, strict=True)
-                target[list(where)] = x[list(col)]
-        implied = self.implied_at[t]
-        kept[implied] = np.minimum(free[implied], base[implied] + extra[implied])
-        racks = len(self.layout.members)
-        need = np.bincount(self.rack_index, weights=base + extra - kept, minlength=racks)
-        room = np.minimum(np.asarray(d.rack_room, dtype=np.float64), (free - kept)[:, None]).sum(axis=0)
-        avail = np.asarray(d.rack_open, dtype=np.float64) + room
-        return need.tolist(), avail.tolist()
-
-    def _group_room(self, t: int, d: TopicDemand, need: list[float], avail: list[float]) -> None:
-        for g, group in enumerate(d.shrink_groups):
-            counts = self._group_counts(t, g, group)
-            opened = group.rf * len(group.members) - sum(counts.values())
-            for r, (_, hi) in enumerate(self.layout.bounds(group.rf)):
-                here = sum(n for b, n in counts.items() if self.layout.rack_of[b] == r)
-                need[r] -= here
-                avail[r] += max(0, min(opened, hi * len(group.members) - here))
-
-    def _pinned_room(self, t: int, need: list[float], avail: list[float]) -> None:
-        x = self.solution
-        for pin, cols in self.pinned_cols[t]:
-            kept_here = {b: x[c] for b, c in cols.items()}
-            for b, v in kept_here.items():
-                need[self.layout.rack_of[b]] -= v
-            if pin.bounds is None:
-                continue
-            open_slots = pin.rf - sum(kept_here.values())
-            for r, (_, hi) in enumerate(pin.bounds):
-                in_r = sum(v for b, v in kept_here.items() if self.layout.rack_of[b] == r)
-                avail[r] += max(0.0, min(open_slots, hi - in_r))
-
-    def _rack_room(
-        self,
-        d: TopicDemand,
-        k: int,
-        mine: Mapping[int, int],
-        free_cols: Mapping[int, int],
-        pinned_kept: list[int],
-        pinned_room: list[int],
-    ) -> None:
-        """What rack ``k`` must receive fits into open slots with room in it (module docstring).
-
-        ``sum_{b in k} (base + x - kept) - sum_b y[b, k] - sum_p w[p, k] <= rack_open[k]``, where the
-        kept replicas of free partitions on ``b`` are ``f[b]`` (or all of them without a column).
-        """
-        layout = self.layout
-        terms: list[tuple[int, float]] = [(c, -1.0) for c in pinned_kept]
-        terms += [(w, -1.0) for w in pinned_room]
-        bound = float(d.rack_open[k])
-        for b in layout.members[k]:
-            i = layout.position[b]
-            bound -= d.quota.base[i]
-            if i in mine:
-                terms.append((mine[i], 1.0))
-            if i in free_cols:
-                terms.append((free_cols[i], -1.0))
-            else:
-                bound += d.free[i]
-        for i, f in free_cols.items():
-            room = d.rack_room[i][k]
-            drops = d.free[i]  # at most this many free replicas leave broker i
-            if room <= 0:
-                continue
-            if room >= drops:
-                # y = drops = free - f
-                terms.append((f, 1.0))
-                bound += drops
-            else:
-                y = self.column(room, 0)
-                self.row([(y, 1.0), (f, 1.0)], -np.inf, drops)
-                terms.append((y, -1.0))
-        self.row(terms, -np.inf, bound)
 
     def _rack_rows(self, pin: Pinned, cols: Mapping[int, int]) -> list[tuple[int, int]]:
         """Per-rack caps of a pinned partition; returns (rack, z column) for racks with a lower bound."""
@@ -659,5 +389,5 @@ class Program:
         ]
         for t, d in enumerate(self.demands):
             for g, group in enumerate(d.shrink_groups):
-                decided[t].update(realise(group, self._group_counts(t, g, group)))
+                decided[t].update(realise(group, self.group_counts(t, g, group)))
         return Balance(quotas, kept, decided)

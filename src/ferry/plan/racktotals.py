@@ -18,10 +18,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from ferry.plan.program import TopicDemand, base_loads
 from ferry.plan.quotas import fixed_quota, water_level
 from ferry.plan.racks import RackLayout
 from ferry.plan.spread import Kind, least_spread
+from ferry.plan.terms import TopicDemand, base_loads
 
 
 def rack_ranges(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tuple[int, int]]:

@@ -13,8 +13,8 @@ from ferry.model import ClusterSnapshot, Goal
 from ferry.plan import balance
 from ferry.plan.balance import assign_extras
 from ferry.plan.planner import in_scope, plan, prepare_topic, target_brokers
-from ferry.plan.program import Balance, TopicDemand
 from ferry.plan.racks import RackLayout
+from ferry.plan.terms import Balance, TopicDemand
 
 
 def _demands(snapshot: ClusterSnapshot, goal: Goal) -> tuple[RackLayout, list[TopicDemand]]:

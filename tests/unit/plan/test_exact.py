@@ -13,9 +13,9 @@ from ferry.model import ClusterSnapshot, Goal, RackMode
 from ferry.plan.balance import assign_extras, broker_band
 from ferry.plan.exact import Exact, solve_exactly
 from ferry.plan.planner import in_scope, lower_bound, plan, prepare_topic, target_brokers
-from ferry.plan.program import TopicDemand
 from ferry.plan.racks import RackLayout
 from ferry.plan.racktotals import retarget
+from ferry.plan.terms import TopicDemand
 
 
 def _posed(snapshot: ClusterSnapshot, goal: Goal) -> tuple[RackLayout, list[TopicDemand]]:

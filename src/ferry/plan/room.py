@@ -1,0 +1,116 @@
+"""The balance program's rack-room rows (:mod:`ferry.plan.program`, module docstring): what a rack
+must receive fits into open slots with room in it. Posed per (topic, rack) by
+:func:`rack_room_row`; :func:`room_violations` tells which rows left out of a relaxed program its
+solution breaks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ferry.plan.terms import TopicDemand
+
+if TYPE_CHECKING:
+    from ferry.plan.program import Program
+
+
+def rack_room_row(
+    program: Program,
+    d: TopicDemand,
+    k: int,
+    mine: Mapping[int, int],
+    free_cols: Mapping[int, int],
+    pinned_kept: list[int],
+    pinned_room: list[int],
+) -> None:
+    """What rack ``k`` must receive fits into open slots with room in it (module docstring).
+
+    ``sum_{b in k} (base + x - kept) - sum_b y[b, k] - sum_p w[p, k] <= rack_open[k]``, where the
+    kept replicas of free partitions on ``b`` are ``f[b]`` (or all of them without a column).
+    """
+    layout = program.layout
+    terms: list[tuple[int, float]] = [(c, -1.0) for c in pinned_kept]
+    terms += [(w, -1.0) for w in pinned_room]
+    bound = float(d.rack_open[k])
+    for b in layout.members[k]:
+        i = layout.position[b]
+        bound -= d.quota.base[i]
+        if i in mine:
+            terms.append((mine[i], 1.0))
+        if i in free_cols:
+            terms.append((free_cols[i], -1.0))
+        else:
+            bound += d.free[i]
+    for i, f in free_cols.items():
+        room = d.rack_room[i][k]
+        drops = d.free[i]  # at most this many free replicas leave broker i
+        if room <= 0:
+            continue
+        if room >= drops:
+            # y = drops = free - f
+            terms.append((f, 1.0))
+            bound += drops
+        else:
+            y = program.column(room, 0)
+            program.row([(y, 1.0), (f, 1.0)], -np.inf, drops)
+            terms.append((y, -1.0))
+    program.row(terms, -np.inf, bound)
+
+
+def room_violations(program: Program) -> set[tuple[int, int]]:
+    """The (topic, rack) pairs whose rack-room row the solution breaks even with the best
+    ``y`` and ``w`` for it (the row's own columns, absent while the row is)."""
+    out = set()
+    for t, d in enumerate(program.demands):
+        if d.rack_room:
+            need, avail = _free_room(program, t, d)
+            _group_room(program, t, d, need, avail)
+            _pinned_room(program, t, need, avail)
+            out |= {(t, k) for k in range(len(need)) if need[k] > avail[k] + 0.5}
+    return out
+
+
+def _free_room(program: Program, t: int, d: TopicDemand) -> tuple[list[float], list[float]]:
+    """Per rack: replicas it must receive, and open slots with room in it, from free partitions."""
+    x = program.solution
+    free = np.asarray(d.free, dtype=np.float64)
+    base = np.asarray(d.quota.base, dtype=np.float64)
+    extra = np.zeros(len(free))
+    kept = free.copy()  # without a column: everything it holds of free partitions stays
+    for at, target in ((program.extra_at[t], extra), (program.free_at[t], kept)):
+        if at:
+            where, col = zip(*at, strict=True)
+            target[list(where)] = x[list(col)]
+    implied = program.implied_at[t]
+    kept[implied] = np.minimum(free[implied], base[implied] + extra[implied])
+    racks = len(program.layout.members)
+    need = np.bincount(program.rack_index, weights=base + extra - kept, minlength=racks)
+    room = np.minimum(np.asarray(d.rack_room, dtype=np.float64), (free - kept)[:, None]).sum(axis=0)
+    avail = np.asarray(d.rack_open, dtype=np.float64) + room
+    return need.tolist(), avail.tolist()
+
+
+def _group_room(program: Program, t: int, d: TopicDemand, need: list[float], avail: list[float]) -> None:
+    for g, group in enumerate(d.shrink_groups):
+        counts = program.group_counts(t, g, group)
+        opened = group.rf * len(group.members) - sum(counts.values())
+        for r, (_, hi) in enumerate(program.layout.bounds(group.rf)):
+            here = sum(n for b, n in counts.items() if program.layout.rack_of[b] == r)
+            need[r] -= here
+            avail[r] += max(0, min(opened, hi * len(group.members) - here))
+
+
+def _pinned_room(program: Program, t: int, need: list[float], avail: list[float]) -> None:
+    x = program.solution
+    for pin, cols in program.pinned_cols[t]:
+        kept_here = {b: x[c] for b, c in cols.items()}
+        for b, v in kept_here.items():
+            need[program.layout.rack_of[b]] -= v
+        if pin.bounds is None:
+            continue
+        open_slots = pin.rf - sum(kept_here.values())
+        for r, (_, hi) in enumerate(pin.bounds):
+            in_r = sum(v for b, v in kept_here.items() if program.layout.rack_of[b] == r)
+            avail[r] += max(0.0, min(open_slots, hi - in_r))

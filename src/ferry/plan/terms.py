@@ -1,0 +1,148 @@
+"""The values the global balance pass reads and returns: what each topic asks of it
+(:class:`TopicDemand`, with its :class:`Pinned` partitions), how strictly it is posed
+(:class:`Setting`), what topics held outside it take (:class:`Outside`), and its answer
+(:class:`Balance`). :mod:`ferry.plan.program` poses and solves the program over them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ferry.plan.quotas import TopicQuota
+from ferry.plan.racks import RackBounds, RackLayout
+from ferry.plan.shrink import Group
+
+
+@dataclass(frozen=True, slots=True)
+class Pinned:
+    """A partition that cannot keep every replica it has on target brokers.
+
+    Attributes:
+        index: position of the partition within its topic.
+        replicas: its current replicas on target brokers.
+        rf: the replication factor it must end with.
+        bounds: per rack (lower, upper) replicas; ``None`` when racks do not constrain it.
+    """
+
+    index: int
+    replicas: tuple[int, ...]
+    rf: int
+    bounds: RackBounds | None
+    in_sync: tuple[int, ...] = ()
+    """When the replication factor goes down: the in-sync replicas (an out-of-sync one may stay only
+    beside one of them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDemand:
+    """What the balance pass needs to know of one topic.
+
+    Attributes:
+        quota: the topic's quota.
+        held: per broker (layout order), replicas of the topic it holds now.
+        free: per broker, the part of ``held`` that belongs to partitions that are not pinned.
+        shed: per broker, size of the replica it would shed without an extra (0 if none).
+        pinned: the pinned partitions.
+    """
+
+    quota: TopicQuota
+    held: tuple[int, ...]
+    free: tuple[int, ...]
+    shed: tuple[int, ...]
+    pinned: tuple[Pinned, ...]
+    sizes: tuple[int, ...] = ()
+    """Size of each pinned partition (same order as ``pinned``), to keep big replicas in place."""
+    rack_floor: tuple[int, ...] = ()
+    """Per rack, replicas the partitions that are not pinned must keep there (their lower bounds)."""
+    rack_open: tuple[int, ...] = ()
+    """Per rack, new replicas the partitions that are not pinned could take there without dropping
+    anything: ``min(open slots, room under the rack's upper bound)`` summed over them. Empty: racks do
+    not cap where new replicas go."""
+    rack_room: tuple[tuple[int, ...], ...] = ()
+    """Per broker (layout order), per rack: how many of the partitions that are not pinned and hold a
+    replica there would have room in that rack once they drop it."""
+    partitions: int = 0
+    """How many partitions the topic has (each needs a preferred leader)."""
+    single_replica: bool = False
+    """Every partition has one replica: its only replica must lead it."""
+    shrink_groups: tuple[Group, ...] = ()
+    """Partitions that only have too many replicas, by replica set (neither free nor pinned)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Balance:
+    """Per topic: every broker's final quota (layout order), the replicas kept, and per pinned
+    partition the replicas it keeps."""
+
+    quotas: list[tuple[int, ...]]
+    kept: list[int]
+    keeps: list[dict[int, frozenset[int]]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """How strictly the program is posed: one rung of :func:`ferry.plan.balance.assign_extras`'s ladder."""
+
+    band: list[tuple[int, int]]
+    """Per broker, the (min, max) total load (:func:`ferry.plan.balance.broker_band`)."""
+    slack: int | None
+    """How far loads may leave the band; ``None``: no band rows."""
+    cap: tuple[int, int] | None
+    """(low, extra) leader counts single-replica partitions must fit; ``None``: no leader rows."""
+    voluntary: bool
+    """Whether a free replica may leave a broker that is not over its quota."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outside:
+    """Per broker, what topics held fixed outside a program take of its balance rows."""
+
+    load: tuple[int, ...]
+    """Replicas (their final quotas)."""
+    single: tuple[int, ...]
+    """The part of ``load`` from single-replica topics (each such replica leads its partition)."""
+
+    @classmethod
+    def none(cls, brokers: int) -> Outside:
+        return cls((0,) * brokers, (0,) * brokers)
+
+    @classmethod
+    def of(cls, brokers: int, demands: Sequence[TopicDemand], quotas: Sequence[Sequence[int]]) -> Outside:
+        """What every topic takes with the given per-topic quotas (layout order)."""
+        load, single = [0] * brokers, [0] * brokers
+        for d, quota in zip(demands, quotas, strict=True):
+            for i, q in enumerate(quota):
+                load[i] += q
+                single[i] += q if d.single_replica else 0
+        return cls(tuple(load), tuple(single))
+
+    def shifted(self, quota: Sequence[int], *, single: bool, sign: int) -> Outside:
+        """With one topic's ``quota`` added (``sign`` 1) or taken out (``sign`` -1)."""
+        load = tuple(n + sign * q for n, q in zip(self.load, quota, strict=True))
+        if not single:
+            return Outside(load, self.single)
+        return Outside(load, tuple(n + sign * q for n, q in zip(self.single, quota, strict=True)))
+
+
+def size_scale(layout: RackLayout, demands: Sequence[TopicDemand]) -> float:
+    """Weight per byte of the size terms that break ties among equally many kept replicas.
+
+    Each column carries at most one size term (an extra's shed replica, a pinned replica), so with
+    ``0.5 / (biggest * columns)`` they stay below 0.5 in total and never outweigh one kept replica.
+    Bounded by the columns that carry them, not by every replica: far smaller terms sit below the
+    solver's tolerances (1e-7), and HiGHS then spent three times as long on the same optimum.
+    """
+    biggest = max((max((*d.shed, *d.sizes), default=0) for d in demands), default=0) or 1
+    extras = sum(len(layout.brokers) for d in demands if d.quota.extras > 0)
+    pinned = sum(len(pin.replicas) for d in demands for pin in d.pinned)
+    return 0.5 / (biggest * (extras + pinned + 1))
+
+
+def base_loads(brokers: int, demands: Sequence[TopicDemand]) -> np.ndarray:
+    """Per broker (layout order), the sum of every topic's base quota."""
+    if not demands:
+        return np.zeros(brokers, dtype=np.int64)
+    loads: np.ndarray = np.array([d.quota.base for d in demands], dtype=np.int64).sum(axis=0)
+    return loads
