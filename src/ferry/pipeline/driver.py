@@ -13,8 +13,7 @@ from pathlib import Path
 
 from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, TopicPartition
 from ferry.pipeline.kernel import Balanced, ClusterContext, solve
-from ferry.plan.planner import assemble, in_scope, plan, target_brokers
-from ferry.plan.terms import TopicDemand
+from ferry.plan.planner import TopicDemand, assemble, in_scope, plan, target_brokers
 
 
 @dataclass

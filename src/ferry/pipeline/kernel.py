@@ -27,18 +27,18 @@ import pyarrow as pa
 
 from ferry.formats.parquet import snapshot_from_tables
 from ferry.model import Goal, PartitionState, Plan, TopicPartition
-from ferry.plan.balance import assign_extras
-from ferry.plan.collector import pausing
 from ferry.plan.planner import (
+    RackLayout,
+    TopicDemand,
+    balance_topics,
     lower_bound,
+    pausing,
     place_topic,
     plan,
     planned_replicas,
     prepare_topic,
     start_topic,
 )
-from ferry.plan.racks import RackLayout
-from ferry.plan.terms import TopicDemand
 
 DEMAND_ARROW = pa.schema(
     [
@@ -147,7 +147,7 @@ def load_demand(blob: bytes) -> TopicDemand:
 
 def solve(name: str, layout: RackLayout, topics: Sequence[str], demands: Sequence[TopicDemand]) -> Balanced:
     """One cluster's integer program over all its topics' demands, given in the planner's topic order."""
-    outcome = assign_extras(layout, demands)
+    outcome = balance_topics(layout, demands)
     decisions = {
         (name, topic): (tuple(quota), dict(keeps))
         for topic, quota, keeps in zip(topics, outcome.quotas, outcome.keeps, strict=True)

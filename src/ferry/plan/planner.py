@@ -1,4 +1,10 @@
-"""The one entry of the planning kernel: ``plan(snapshot, goal) -> Plan``.
+"""The one entry of the planning kernel, ``plan(snapshot, goal) -> Plan``, and its phase API.
+
+:func:`plan` runs the phases below in order, in process. A distributed engine (:mod:`ferry.pipeline`)
+runs the same functions where the data is — the per-topic ones (:func:`prepare_topic`,
+:func:`place_topic`) on workers, the global ones (:func:`balance_topics`, :func:`assemble`) once —
+and imports nothing else from :mod:`ferry.plan` (an import-linter contract holds it to that), so the
+phase order has one home: change a phase here and both engines follow.
 
 Passes, in order (each a module of this package):
 
@@ -67,7 +73,7 @@ def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     layout = RackLayout.of(snapshot.racks, targets)
     prepared = [prepare_topic(parts, goal, layout) for parts in in_scope(snapshot, goal)]
     demands = [demand for _, demand in prepared]
-    outcome = assign_extras(layout, demands)
+    outcome = balance_topics(layout, demands)
     fallbacks = 0
     planned: list[Planned] = []
     for (work, _), quota, keeps in zip(prepared, outcome.quotas, outcome.keeps, strict=True):
@@ -76,8 +82,25 @@ def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     return assemble(snapshot, goal, targets, planned, lower_bound(demands, outcome), fallbacks)
 
 
-# The phases below are public so that a distributed engine (ferry.pipeline) can run the per-topic ones
-# where the data is and the global ones once; run in this order they give exactly what plan() gives.
+# The phase API (module docstring): run in plan()'s order, these give exactly what plan() gives.
+# The types they take and return are re-exported, so an engine needs this module alone.
+__all__ = [
+    "Balance",
+    "Planned",
+    "RackLayout",
+    "TopicDemand",
+    "assemble",
+    "balance_topics",
+    "in_scope",
+    "lower_bound",
+    "pausing",
+    "place_topic",
+    "plan",
+    "planned_replicas",
+    "prepare_topic",
+    "start_topic",
+    "target_brokers",
+]
 
 Planned = tuple[PartitionState, tuple[int, ...]]
 """A partition and its planned replicas, kept ones first (the order the leader pass and moves use)."""
@@ -107,6 +130,12 @@ def start_topic(parts: Sequence[PartitionState], goal: Goal, layout: RackLayout)
 def _factors(parts: Sequence[PartitionState], goal: Goal) -> list[int]:
     topic = parts[0].tp.topic
     return [goal.replication_factors.get(topic, p.replication_factor) for p in parts]
+
+
+def balance_topics(layout: RackLayout, demands: Sequence[TopicDemand]) -> Balance:
+    """Once for all topics: which brokers take each topic's extras, and the replicas kept
+    (:func:`ferry.plan.balance.assign_extras`)."""
+    return assign_extras(layout, demands)
 
 
 def place_topic(
