@@ -194,14 +194,14 @@ def _is_java(pid: int) -> bool:
 
 def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
     """One run inside the child process: load, plan, write; returns stage seconds and figures."""
-    from ferry.cli.engines import Cluster, plan_clusters
+    from ferry.cli.engines import plan_clusters
     from ferry.formats.sources import fleet_members, load_any
-    from ferry.model import Goal
+    from ferry.model import Goal, PlanJob
     from ferry.pipeline.load import write_plan
 
     stages: dict[str, float] = {}
     mark = time.perf_counter()
-    clusters = [Cluster(n, str(p), load_any(p), Goal(), p) for n, p in fleet_members(folder)]
+    clusters = [PlanJob(n, str(p), load_any(p), Goal(), p) for n, p in fleet_members(folder)]
     stages["load"] = time.perf_counter() - mark
     mark = time.perf_counter()
     engine, master, fast_start = RUNS[run]

@@ -15,8 +15,8 @@ from support.scenarios import named, random_cases
 from ferry.cli.main import main
 from ferry.formats import dump_reassignment, dumps_json
 from ferry.formats.sources import write_any
-from ferry.model import ClusterSnapshot, Goal
-from ferry.pipeline.driver import ClusterJob, whole_clusters
+from ferry.model import ClusterSnapshot, Goal, PlanJob
+from ferry.pipeline.driver import whole_clusters
 from ferry.pipeline.job import Stages, plan_jobs
 from ferry.plan.planner import plan
 
@@ -31,7 +31,7 @@ def test_one_job_plans_every_case_exactly_like_the_kernel(spark: SparkSession, t
         parquet = tmp_path / name if i % 3 == 0 else None
         if parquet is not None:
             write_any(snapshot, parquet)
-        jobs.append(ClusterJob(name, name, snapshot, goal, parquet))
+        jobs.append(PlanJob(name, name, snapshot, goal, parquet))
     stages = Stages()
     # Every cluster through the two passes: none planned whole, as a fleet's small ones would be.
     plans = plan_jobs(spark, jobs, stages, whole=lambda jobs, slots: [])
@@ -45,7 +45,7 @@ def test_one_job_plans_every_case_exactly_like_the_kernel(spark: SparkSession, t
         # Plan quality is the kernel's to prove (tests/unit/plan); here: a bound, and no fallback.
         assert got.report["replica_moves"] >= got.report["lower_bound"] or goal.replace, name
         assert got.report.get("placement_fallbacks", 0) == 0, name
-    assert all(job.seconds > 0 for job in jobs)
+    assert all(stages.clusters[job.name] > 0 for job in jobs)
 
 
 def test_a_fleet_plans_its_small_clusters_whole_and_its_big_one_through_the_passes(
@@ -60,7 +60,7 @@ def test_a_fleet_plans_its_small_clusters_whole_and_its_big_one_through_the_pass
         parquet = tmp_path / name if i % 2 else None
         if parquet is not None:
             write_any(snapshot, parquet)
-        jobs.append(ClusterJob(name, name, snapshot, goal, parquet))
+        jobs.append(PlanJob(name, name, snapshot, goal, parquet))
     assert "big" not in {job.name for job in whole_clusters(jobs, 2)}
     stages = Stages()
     plans = plan_jobs(spark, jobs, stages)
@@ -69,7 +69,7 @@ def test_a_fleet_plans_its_small_clusters_whole_and_its_big_one_through_the_pass
         expected = plan(snapshot, goal)
         assert dumps_json(dump_reassignment(plans[name])) == dumps_json(dump_reassignment(expected)), name
         assert dict(plans[name].report) == dict(expected.report), name
-    assert all(job.seconds > 0 for job in jobs)
+    assert all(stages.clusters[job.name] > 0 for job in jobs)
 
 
 def _plan_files(folder: Path) -> dict[str, bytes]:

@@ -11,27 +11,18 @@ import argparse
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from ferry.model import ClusterSnapshot, Goal, Plan
+from ferry.model import Plan, PlanJob
 
 ENGINES = ("spark", "local")
 
 
 @dataclass(frozen=True)
-class Cluster:
-    """One snapshot to plan, with the name it is reported under."""
-
-    name: str
-    source: str
-    snapshot: ClusterSnapshot
-    goal: Goal
-    parquet: Path | None = None
-
-
-@dataclass(frozen=True)
 class Planned:
-    cluster: Cluster
+    """A cluster's plan and the seconds spent on it (its driver phases plus its topics' time in
+    the Spark workers, or the whole plan in this process)."""
+
+    cluster: PlanJob
     plan: Plan
     seconds: float
 
@@ -54,33 +45,32 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 
 def plan_clusters(
-    clusters: Sequence[Cluster], *, engine: str, master: str | None, fast_start: bool = True
+    clusters: Sequence[PlanJob], *, engine: str, master: str | None, fast_start: bool = True
 ) -> tuple[list[Planned], dict[str, float]]:
     """Plan every cluster with ``engine``; returns the plans (in input order) and stage seconds.
 
     ``fast_start``: the fast-start JVM flags for a Spark session ferry starts (C1-only JIT, serial
     GC). They halve the start-up on a busy machine, and at every size measured they also won or
     tied: the driver JVM only moves a few blobs per bucket, and the C2 compiler threads took more
-    CPU than they saved, on the same two cores the workers need (docs/benchmarks.md, session 6).
+    CPU than they saved, on the same two cores the workers need (docs/benchmarks.md, "Planning
+    pipeline at scale").
     """
     # A replace goal is one cheap pass in this process on either engine (ferry.pipeline.driver): a
     # Spark session would only add its start-up (a 4,000-partition replace took 11-18 s, 1.5 s here).
     if engine == "local" or all(c.goal.replace for c in clusters):
         return _plan_locally(clusters), {}
     # Imported here: only the Spark engine may pay for importing pyspark.
-    from ferry.pipeline.driver import ClusterJob
     from ferry.pipeline.job import Stages, plan_jobs
     from ferry.pipeline.session import SessionSettings, spark_session
 
-    jobs = [ClusterJob(c.name, c.source, c.snapshot, c.goal, c.parquet) for c in clusters]
     stages = Stages()
     with spark_session(SessionSettings(master=master, fast_start=fast_start, class_archive=True)) as spark:
-        plans = plan_jobs(spark, jobs, stages)
-    out = [Planned(c, plans[j.name], j.seconds) for c, j in zip(clusters, jobs, strict=True)]
+        plans = plan_jobs(spark, clusters, stages)
+    out = [Planned(c, plans[c.name], stages.clusters.get(c.name, 0.0)) for c in clusters]
     return out, stages.seconds
 
 
-def _plan_locally(clusters: Sequence[Cluster]) -> list[Planned]:
+def _plan_locally(clusters: Sequence[PlanJob]) -> list[Planned]:
     from ferry.plan.planner import plan
 
     out = []

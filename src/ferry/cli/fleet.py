@@ -12,12 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ferry.cli import render
-from ferry.cli.engines import Cluster, plan_clusters
+from ferry.cli.engines import plan_clusters
 from ferry.errors import InputError
 from ferry.formats.goal_json import goal_json
 from ferry.formats.parquet import is_parquet_snapshot
 from ferry.formats.sources import fleet_members, load_any
-from ferry.model import ClusterSnapshot, Goal
+from ferry.model import ClusterSnapshot, Goal, PlanJob
 from ferry.pipeline.load import summary_row, write_plan, write_summary
 
 GoalBuilder = Callable[[argparse.Namespace, ClusterSnapshot, str], Goal]
@@ -39,9 +39,9 @@ def run_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> int:
     return 0
 
 
-def load_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> list[Cluster]:
+def load_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> list[PlanJob]:
     """Every snapshot of ``--fleet`` with its goal; raises one InputError listing all problems."""
-    clusters: list[Cluster] = []
+    clusters: list[PlanJob] = []
     problems: list[str] = []
     for name, path in fleet_members(args.fleet):
         try:
@@ -51,7 +51,7 @@ def load_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> list[Cluste
             problems.extend(exc.problems)
             continue
         parquet = path if is_parquet_snapshot(path) else None
-        clusters.append(Cluster(name, str(path), snapshot, goal, parquet))
+        clusters.append(PlanJob(name, str(path), snapshot, goal, parquet))
     if problems:
         raise InputError.of(problems)
     return clusters

@@ -2,7 +2,7 @@
 
 from ferry.model.cluster import Broker, ClusterSnapshot, PartitionState, TopicPartition
 from ferry.model.goal import BalanceMode, Goal, RackMode
-from ferry.model.plan import Move, Plan
+from ferry.model.plan import Move, Plan, PlanJob
 
 __all__ = [
     "BalanceMode",
@@ -12,6 +12,7 @@ __all__ = [
     "Move",
     "PartitionState",
     "Plan",
+    "PlanJob",
     "RackMode",
     "TopicPartition",
 ]

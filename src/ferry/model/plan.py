@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ferry.model.cluster import TopicPartition
+from ferry.model.cluster import ClusterSnapshot, TopicPartition
+from ferry.model.goal import Goal
 
 
 def replicas_added(original: Sequence[int], target: Sequence[int]) -> tuple[int, ...]:
@@ -89,3 +91,17 @@ class Plan:
     @property
     def bytes_moved(self) -> int:
         return sum(len(m.adding) * m.size_bytes for m in self.moves)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanJob:
+    """One cluster to plan, as both engines take it: its snapshot and goal, the name it is
+    reported under, where the snapshot came from, and the Parquet directory it was read from (the
+    Spark engine reads its partitions table again with pyarrow to cut buckets, faster than turning
+    the loaded snapshot back into a table)."""
+
+    name: str
+    source: str
+    snapshot: ClusterSnapshot
+    goal: Goal
+    parquet: Path | None = None

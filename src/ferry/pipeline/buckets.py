@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ferry.formats.parquet import read_brokers_table, read_partitions_table, snapshot_tables
-from ferry.pipeline.driver import ClusterJob
+from ferry.model import PlanJob
 from ferry.pipeline.kernel import WholeCluster, from_blob
 
 CLUSTER = "cluster"
@@ -30,7 +30,7 @@ BLOBS = "partitions"
 """The column of the bucket rows that holds their blobs (:data:`ferry.pipeline.schemas.BUCKETS`)."""
 
 
-def partitions_table(job: ClusterJob) -> pa.Table:
+def partitions_table(job: PlanJob) -> pa.Table:
     """The in-scope partitions of one job, with a first column naming its cluster.
 
     A Parquet snapshot is read again with pyarrow (columnar, a fraction of a second for a million
@@ -90,7 +90,7 @@ def unpack(rows: pa.Table) -> pa.Table:
     return from_blobs(rows.column(BLOBS).to_pylist())
 
 
-def whole_cluster(job: ClusterJob) -> WholeCluster:
+def whole_cluster(job: PlanJob) -> WholeCluster:
     """What a worker needs to plan ``job`` whole (:func:`ferry.pipeline.kernel.plan_whole`); a
     Parquet snapshot's tables are read again, as :func:`partitions_table` does."""
     if job.parquet is not None:

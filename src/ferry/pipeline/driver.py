@@ -6,46 +6,31 @@ phases give exactly what ``ferry.plan.planner.plan`` gives (the planner's contra
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, TopicPartition
+from ferry.model import BalanceMode, Plan, PlanJob, TopicPartition
 from ferry.pipeline.kernel import Balanced, ClusterContext, solve
 from ferry.plan.planner import TopicDemand, assemble, in_scope, plan, target_brokers
 
 
-@dataclass
-class ClusterJob:
-    """One cluster to plan: its snapshot (loaded on the driver, which needs it for the global phases)."""
-
-    name: str
-    source: str
-    snapshot: ClusterSnapshot
-    goal: Goal
-    parquet: Path | None = None
-    """The Parquet snapshot directory it came from: the driver reads its partitions table again with
-    pyarrow to cut the buckets, faster than turning the loaded snapshot back into a table."""
-    seconds: float = 0.0
-    """Time spent on this cluster so far: its driver phases plus its topics' time in the workers."""
-    context: ClusterContext = field(init=False)
-
-    def __post_init__(self) -> None:
-        targets = tuple(target_brokers(self.snapshot, self.goal))
-        self.context = ClusterContext(self.name, self.goal, self.snapshot.racks, targets)
-
-    @property
-    def distributed(self) -> bool:
-        """Whether the per-topic passes run on Spark; a replace goal is one cheap driver pass."""
-        return not self.goal.replace
-
-    def topics(self) -> list[str]:
-        """In-scope topics in the order the planner handles them."""
-        return [parts[0].tp.topic for parts in in_scope(self.snapshot, self.goal)]
+def context_of(job: PlanJob) -> ClusterContext:
+    """What the workers need of the cluster to run its per-topic phases."""
+    return ClusterContext(
+        job.name, job.goal, job.snapshot.racks, tuple(target_brokers(job.snapshot, job.goal))
+    )
 
 
-def whole_clusters(jobs: Sequence[ClusterJob], slots: int) -> list[ClusterJob]:
+def is_distributed(job: PlanJob) -> bool:
+    """Whether the per-topic passes run on Spark; a replace goal is one cheap driver pass."""
+    return not job.goal.replace
+
+
+def topics_of(job: PlanJob) -> list[str]:
+    """In-scope topics in the order the planner handles them."""
+    return [parts[0].tp.topic for parts in in_scope(job.snapshot, job.goal)]
+
+
+def whole_clusters(jobs: Sequence[PlanJob], slots: int) -> list[PlanJob]:
     """The clusters of a fleet to plan whole, one task each, biggest first.
 
     A cluster at most ``1 / (2 * slots)`` of the fleet's partitions is one task among enough others
@@ -62,48 +47,43 @@ def whole_clusters(jobs: Sequence[ClusterJob], slots: int) -> list[ClusterJob]:
     return sorted(chosen, key=lambda job: (-sizes[job.name], job.name))
 
 
-def balance(job: ClusterJob, demands: Mapping[str, TopicDemand]) -> Balanced:
+def balance(job: PlanJob, context: ClusterContext, demands: Mapping[str, TopicDemand]) -> Balanced:
     """Solve the cluster's one integer program over all its topics' demands, in topic order."""
-    start = time.perf_counter()
-    topics = job.topics()
+    topics = topics_of(job)
     missing = [t for t in topics if t not in demands]
     if missing:
         raise RuntimeError(f"{job.name}: no demand came back for topic {missing[0]}")
-    result = solve(job.name, job.context.layout, topics, [demands[t] for t in topics])
-    job.seconds += time.perf_counter() - start
-    return result
+    return solve(job.name, context.layout, topics, [demands[t] for t in topics])
 
 
-def check_balanced(job: ClusterJob, result: Balanced) -> None:
+def check_balanced(job: PlanJob, result: Balanced) -> None:
     """A balance solved on a worker must cover exactly the cluster's in-scope topics."""
     decided = sorted(topic for _, topic in result.decisions)
-    if decided != job.topics():
+    if decided != topics_of(job):
         raise RuntimeError(f"{job.name}: the balance program saw other topics than the snapshot holds")
 
 
 def finish(
-    job: ClusterJob, bound: int, placed: Mapping[TopicPartition, tuple[int, ...]], fallbacks: int
+    job: PlanJob,
+    context: ClusterContext,
+    bound: int,
+    placed: Mapping[TopicPartition, tuple[int, ...]],
+    fallbacks: int,
 ) -> Plan:
     """Preferred leaders, moves and report over the planned replicas the workers sent back (the
     partitions they leave out keep their replicas)."""
-    start = time.perf_counter()
     planned = []
     for parts in in_scope(job.snapshot, job.goal):
         if parts[0].tp not in placed:
             raise RuntimeError(f"{job.name}: no placement came back for topic {parts[0].tp.topic}")
         for state in parts:
             planned.append((state, placed.get(state.tp, state.replicas)))
-    result = assemble(job.snapshot, job.goal, list(job.context.targets), planned, bound, fallbacks)
-    job.seconds += time.perf_counter() - start
-    return result
+    return assemble(job.snapshot, job.goal, list(context.targets), planned, bound, fallbacks)
 
 
-def plan_on_driver(job: ClusterJob) -> Plan:
+def plan_on_driver(job: PlanJob) -> Plan:
     """The whole plan in this process (replace goals: one substitution per partition)."""
-    start = time.perf_counter()
-    result = plan(job.snapshot, job.goal)
-    job.seconds += time.perf_counter() - start
-    return result
+    return plan(job.snapshot, job.goal)
 
 
 def placed_rows(

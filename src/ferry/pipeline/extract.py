@@ -14,12 +14,12 @@ from collections.abc import Sequence
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
+from ferry.model import PlanJob
 from ferry.pipeline.buckets import BLOBS, BUCKET, partitions_table, split, to_blob
-from ferry.pipeline.driver import ClusterJob
 from ferry.pipeline.schemas import BUCKETS
 
 
-def bucket_frame(spark: SparkSession, jobs: Sequence[ClusterJob], keys: Sequence[int]) -> DataFrame:
+def bucket_frame(spark: SparkSession, jobs: Sequence[PlanJob], keys: Sequence[int]) -> DataFrame:
     """Every in-scope partition of ``jobs``, one row per bucket (:data:`BUCKETS`), bucket b named
     ``keys[b]``."""
     parts = split(pa.concat_tables([partitions_table(job) for job in jobs]), len(keys))

@@ -12,29 +12,44 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ferry.model import Plan
+from ferry.model import Plan, PlanJob
 from ferry.pipeline import driver, extract, transforms
-from ferry.pipeline.driver import ClusterJob
 from ferry.pipeline.kernel import Balanced, ClusterContext, load_balanced, load_demand
 from ferry.pipeline.schemas import BALANCED, DEMANDS, PLACED
+
+T = TypeVar("T")
 
 
 @dataclass
 class Stages:
-    """Wall seconds per stage of one job."""
+    """Wall seconds per stage of one job, and per cluster: its driver phases plus its topics' time
+    in the workers (the fleet summary's ``seconds``)."""
 
     seconds: dict[str, float] = field(default_factory=dict)
+    clusters: dict[str, float] = field(default_factory=dict)
 
     def add(self, stage: str, since: float) -> float:
         now = time.perf_counter()
         self.seconds[stage] = self.seconds.get(stage, 0.0) + now - since
         return now
+
+    def charge(self, cluster: str, seconds: float) -> None:
+        self.clusters[cluster] = self.clusters.get(cluster, 0.0) + seconds
+
+    def timed(self, cluster: str, work: Callable[[], T]) -> T:
+        """``work()``, its wall time charged to ``cluster``."""
+        start = time.perf_counter()
+        try:
+            return work()
+        finally:
+            self.charge(cluster, time.perf_counter() - start)
 
 
 def buckets_for(spark: SparkSession) -> int:
@@ -42,21 +57,25 @@ def buckets_for(spark: SparkSession) -> int:
     return max(16, 4 * spark.sparkContext.defaultParallelism)
 
 
-Chooser = Callable[[Sequence[ClusterJob], int], Sequence[ClusterJob]]
+Chooser = Callable[[Sequence[PlanJob], int], Sequence[PlanJob]]
 """Which clusters of a fleet to plan whole, one task each, given the number of task slots."""
 
 
 def plan_jobs(
     spark: SparkSession,
-    jobs: Sequence[ClusterJob],
+    jobs: Sequence[PlanJob],
     stages: Stages | None = None,
     *,
     whole: Chooser = driver.whole_clusters,
 ) -> dict[str, Plan]:
     """Plan every cluster of ``jobs``; returns the plans by cluster name."""
     stages = stages if stages is not None else Stages()
-    plans = {job.name: driver.plan_on_driver(job) for job in jobs if not job.distributed}
-    distributed = [job for job in jobs if job.distributed]
+    plans = {
+        job.name: stages.timed(job.name, partial(driver.plan_on_driver, job))
+        for job in jobs
+        if not driver.is_distributed(job)
+    }
+    distributed = [job for job in jobs if driver.is_distributed(job)]
     alone = whole(distributed, spark.sparkContext.defaultParallelism)
     if alone:
         plans.update(_plan_whole(spark, alone, stages))
@@ -68,7 +87,7 @@ def plan_jobs(
     buckets = buckets_for(spark)
     spark.conf.set("spark.sql.shuffle.partitions", str(buckets))
     frame = extract.bucket_frame(spark, spread, transforms.bucket_keys(spark, buckets))
-    contexts = {job.name: job.context for job in spread}
+    contexts = {job.name: driver.context_of(job) for job in spread}
     stages.add("extract", mark)
     balanced = _balance(frame, spread, contexts, stages)
     mark = time.perf_counter()
@@ -81,19 +100,26 @@ def plan_jobs(
     mark = stages.add("place", mark)
     placed, fallbacks, seconds = driver.placed_rows(_rows(rows, PLACED.fieldNames()))
     for job in spread:
-        job.seconds += seconds.get(job.name, 0.0)
-        bound = balanced[job.name].bound
-        plans[job.name] = driver.finish(job, bound, placed.get(job.name, {}), fallbacks.get(job.name, 0))
+        stages.charge(job.name, seconds.get(job.name, 0.0))
+        finish = partial(
+            driver.finish,
+            job,
+            contexts[job.name],
+            balanced[job.name].bound,
+            placed.get(job.name, {}),
+            fallbacks.get(job.name, 0),
+        )
+        plans[job.name] = stages.timed(job.name, finish)
     stages.add("assemble", mark)
     return plans
 
 
-def _plan_whole(spark: SparkSession, jobs: Sequence[ClusterJob], stages: Stages) -> dict[str, Plan]:
+def _plan_whole(spark: SparkSession, jobs: Sequence[PlanJob], stages: Stages) -> dict[str, Plan]:
     mark = time.perf_counter()
     by_name = {job.name: job for job in jobs}
     plans = {}
     for name, result, seconds in transforms.whole_plans(spark, jobs):
-        by_name[name].seconds += seconds
+        stages.charge(name, seconds)
         plans[name] = result
     missing = sorted(set(by_name) - set(plans))
     if missing:
@@ -109,7 +135,7 @@ def _rows(table: pa.Table, names: Sequence[str]) -> zip[tuple[Any, ...]]:
 
 def _balance(
     frame: DataFrame,
-    jobs: Sequence[ClusterJob],
+    jobs: Sequence[PlanJob],
     contexts: Mapping[str, ClusterContext],
     stages: Stages,
 ) -> dict[str, Balanced]:
@@ -117,7 +143,8 @@ def _balance(
     mark = time.perf_counter()
     demands = transforms.demands(frame, contexts)
     if len(jobs) == 1:
-        return {jobs[0].name: _balance_on_driver(jobs[0], demands.toArrow(), stages, mark)}
+        job = jobs[0]
+        return {job.name: _balance_on_driver(job, contexts[job.name], demands.toArrow(), stages, mark)}
     # Cached: the per-cluster worker seconds and the balance pass both read pass 1's output.
     demands = demands.cache()
     try:
@@ -125,7 +152,7 @@ def _balance(
         mark = stages.add("prepare", mark)
         by_name = {job.name: job for job in jobs}
         for row in spent:
-            by_name[row["cluster"]].seconds += row["seconds"]
+            stages.charge(row["cluster"], row["seconds"])
         out = {}
         for name, blob, seconds in _rows(
             transforms.balances(demands, contexts).toArrow(), BALANCED.fieldNames()
@@ -133,7 +160,7 @@ def _balance(
             assert isinstance(name, str) and isinstance(blob, bytes) and isinstance(seconds, float)
             out[name] = load_balanced(blob)
             driver.check_balanced(by_name[name], out[name])
-            by_name[name].seconds += seconds
+            stages.charge(name, seconds)
         missing = sorted(set(by_name) - set(out))
         if missing:
             raise RuntimeError(f"{missing[0]}: no balance outcome came back")
@@ -143,12 +170,14 @@ def _balance(
         demands.unpersist()
 
 
-def _balance_on_driver(job: ClusterJob, rows: pa.Table, stages: Stages, mark: float) -> Balanced:
+def _balance_on_driver(
+    job: PlanJob, context: ClusterContext, rows: pa.Table, stages: Stages, mark: float
+) -> Balanced:
     by_topic = {}
     for _, topic, blob, seconds in _rows(rows, DEMANDS.fieldNames()):
         by_topic[topic] = load_demand(blob)
-        job.seconds += seconds
+        stages.charge(job.name, seconds)
     mark = stages.add("prepare", mark)
-    result = driver.balance(job, by_topic)
+    result = stages.timed(job.name, partial(driver.balance, job, context, by_topic))
     stages.add("balance", mark)
     return result

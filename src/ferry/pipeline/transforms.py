@@ -18,9 +18,8 @@ import pyarrow as pa
 from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 
-from ferry.model import Plan
+from ferry.model import Plan, PlanJob
 from ferry.pipeline.buckets import BUCKET, unpack, whole_cluster
-from ferry.pipeline.driver import ClusterJob
 from ferry.pipeline.kernel import (
     ClusterContext,
     Decision,
@@ -87,7 +86,7 @@ def placements(
     return frame.groupBy(BUCKET).applyInArrow(run, PLACED)
 
 
-def whole_plans(spark: SparkSession, jobs: Sequence[ClusterJob]) -> list[tuple[str, Plan, float]]:
+def whole_plans(spark: SparkSession, jobs: Sequence[PlanJob]) -> list[tuple[str, Plan, float]]:
     """Each cluster of ``jobs`` planned whole in a task of its own, in the order given."""
     clusters = [whole_cluster(job) for job in jobs]
     done = spark.sparkContext.parallelize(clusters, len(clusters)).map(plan_whole).collect()

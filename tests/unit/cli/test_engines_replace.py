@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from support.clusters import balanced, with_new_brokers
 
-from ferry.cli.engines import Cluster, plan_clusters
-from ferry.model import Goal
+from ferry.cli.engines import plan_clusters
+from ferry.model import Goal, PlanJob
 from ferry.pipeline import session
 from ferry.plan.planner import plan
 
@@ -20,7 +20,7 @@ def test_replace_on_the_spark_engine_plans_in_process_without_a_session(
     monkeypatch.setattr(session, "spark_session", no_spark)
     snapshot = with_new_brokers(balanced(6, 3, 3, 10, 3), 1, racks=3)
     goal = Goal(replace=((3, 6),))
-    planned, stages = plan_clusters([Cluster("c", "c", snapshot, goal)], engine="spark", master=None)
+    planned, stages = plan_clusters([PlanJob("c", "c", snapshot, goal)], engine="spark", master=None)
     assert stages == {}
     assert planned[0].plan.moves == plan(snapshot, goal).moves
     assert len(planned[0].plan.moves) > 0

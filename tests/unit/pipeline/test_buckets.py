@@ -11,9 +11,8 @@ from hypothesis import strategies as st
 from support.clusters import generated
 
 from ferry.formats.sources import write_any
-from ferry.model import Goal
+from ferry.model import Goal, PlanJob
 from ferry.pipeline.buckets import assign, from_blobs, partitions_table, split, to_blob
-from ferry.pipeline.driver import ClusterJob
 
 
 @given(st.lists(st.integers(min_value=1, max_value=1000), max_size=200), st.integers(1, 20))
@@ -38,7 +37,7 @@ def _rows(table: pa.Table) -> Counter[tuple[object, ...]]:
 
 def test_every_partition_lands_in_one_bucket_with_its_whole_topic(tmp_path: Path) -> None:
     snapshot = generated(brokers=9, racks=3, topics=23, partitions=7, rf=3, seed=4, skew=1.2)
-    job = ClusterJob("c", "c", snapshot, Goal())
+    job = PlanJob("c", "c", snapshot, Goal())
     table = partitions_table(job)
     parts = [from_blobs([to_blob(t)]) for t in split(table, 5)]
     assert sum((_rows(t) for t in parts), Counter()) == _rows(table)
@@ -49,7 +48,7 @@ def test_every_partition_lands_in_one_bucket_with_its_whole_topic(tmp_path: Path
     assert max(sizes) - min(sizes) <= 7
     # A Parquet snapshot is read from its file, and gives the same rows.
     write_any(snapshot, tmp_path / "snap")
-    from_file = partitions_table(ClusterJob("c", "c", snapshot, Goal(), tmp_path / "snap"))
+    from_file = partitions_table(PlanJob("c", "c", snapshot, Goal(), tmp_path / "snap"))
     assert _rows(from_file) == _rows(table)
 
 
@@ -57,6 +56,6 @@ def test_topics_out_of_scope_are_not_shipped() -> None:
     snapshot = generated(brokers=6, racks=2, topics=5, partitions=4, rf=2, seed=1)
     names = sorted({p.tp.topic for p in snapshot.partitions})
     goal = Goal(exclude_topics=frozenset(names[:2]))
-    table = partitions_table(ClusterJob("c", "c", snapshot, goal))
+    table = partitions_table(PlanJob("c", "c", snapshot, goal))
     assert sorted(set(table.column("topic").to_pylist())) == names[2:]
     assert set(table.column("cluster").to_pylist()) == {"c"}

@@ -18,10 +18,9 @@ from support.invariants import assert_valid
 from support.scenarios import Case, named, random_cases
 
 from ferry.formats import dump_reassignment, dumps_json
-from ferry.model import Goal, Plan
+from ferry.model import Goal, Plan, PlanJob
 from ferry.pipeline import driver
 from ferry.pipeline.buckets import from_blobs, partitions_table, split, to_blob, whole_cluster
-from ferry.pipeline.driver import ClusterJob
 from ferry.pipeline.kernel import (
     BALANCED_ARROW,
     DEMAND_ARROW,
@@ -38,7 +37,7 @@ from ferry.pipeline.kernel import (
 from ferry.plan.planner import in_scope, plan
 
 
-def buckets(job: ClusterJob, count: int) -> list[pa.Table]:
+def buckets(job: PlanJob, count: int) -> list[pa.Table]:
     """The cluster's partitions cut into ``count`` buckets as the driver cuts them, each through its
     IPC blob as the workers get it, rows reversed (the workers must not rely on the order)."""
     out = []
@@ -48,10 +47,10 @@ def buckets(job: ClusterJob, count: int) -> list[pa.Table]:
     return out
 
 
-def plan_in_buckets(job: ClusterJob, count: int = 3, *, balance_on_worker: bool = False) -> Plan:
-    if not job.distributed:
+def plan_in_buckets(job: PlanJob, count: int = 3, *, balance_on_worker: bool = False) -> Plan:
+    if not driver.is_distributed(job):
         return driver.plan_on_driver(job)
-    contexts = {job.name: job.context}
+    contexts = {job.name: driver.context_of(job)}
     parts = buckets(job, count)
     demands = pa.concat_tables([prepare_bucket(t, contexts) for t in parts])
     assert demands.schema == DEMAND_ARROW
@@ -65,21 +64,22 @@ def plan_in_buckets(job: ClusterJob, count: int = 3, *, balance_on_worker: bool 
         balanced = load_balanced(outcome.column("outcome")[0].as_py())
         driver.check_balanced(job, balanced)
     else:
-        balanced = driver.balance(job, by_topic)
+        balanced = driver.balance(job, contexts[job.name], by_topic)
     # The decisions travel to the workers pickled (a Spark broadcast): they must survive it.
     decisions = pickle.loads(pickle.dumps(balanced.decisions))
     placed = pa.concat_tables([place_bucket(t, contexts, decisions) for t in parts])
     assert placed.schema == PLACED_ARROW
     names = ("cluster", "topic", "partition", "replicas", "fallbacks", "seconds")
     rows, fallbacks, _ = driver.placed_rows(zip(*(placed.column(n).to_pylist() for n in names), strict=True))
-    return driver.finish(job, balanced.bound, rows.get(job.name, {}), fallbacks.get(job.name, 0))
+    context = contexts[job.name]
+    return driver.finish(job, context, balanced.bound, rows.get(job.name, {}), fallbacks.get(job.name, 0))
 
 
 @pytest.mark.parametrize("case", named() + random_cases(12), ids=lambda c: c[0])
 def test_buckets_plan_exactly_what_the_planner_plans(case: Case) -> None:
     name, snapshot, goal = case
     expected = plan(snapshot, goal)
-    got = plan_in_buckets(ClusterJob(name, name, snapshot, goal))
+    got = plan_in_buckets(PlanJob(name, name, snapshot, goal))
     assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected))
     assert dict(got.report) == dict(expected.report)
     assert_valid(snapshot, goal, got)
@@ -88,40 +88,41 @@ def test_buckets_plan_exactly_what_the_planner_plans(case: Case) -> None:
 @pytest.mark.parametrize("case", [*named()[:3], *random_cases(4, seed=40)], ids=lambda c: c[0])
 def test_a_balance_solved_on_a_worker_plans_the_same(case: Case) -> None:
     name, snapshot, goal = case
-    got = plan_in_buckets(ClusterJob(name, name, snapshot, goal), balance_on_worker=True)
+    got = plan_in_buckets(PlanJob(name, name, snapshot, goal), balance_on_worker=True)
     assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(plan(snapshot, goal)))
 
 
 def test_out_of_scope_topics_send_no_demand() -> None:
     name, snapshot, goal = next(c for c in named() if c[0] == "scoped")
-    job = ClusterJob(name, name, snapshot, goal)
+    job = PlanJob(name, name, snapshot, goal)
     table = pa.concat_tables(buckets(job, 1))
-    demands = prepare_bucket(table, {name: job.context})
+    demands = prepare_bucket(table, {name: driver.context_of(job)})
     assert demands.column("topic").to_pylist() == ["topic-001"]
 
 
 def test_a_missing_demand_is_an_error_not_a_smaller_plan() -> None:
     name, snapshot, goal = named()[0]
-    job = ClusterJob(name, name, snapshot, goal)
+    job = PlanJob(name, name, snapshot, goal)
     with pytest.raises(RuntimeError, match="no demand came back for topic topic-000"):
-        driver.balance(job, {})
+        driver.balance(job, driver.context_of(job), {})
 
 
 def test_a_balance_missing_a_topic_is_refused() -> None:
     name, snapshot, goal = named()[0]
-    job = ClusterJob(name, name, snapshot, goal)
+    job = PlanJob(name, name, snapshot, goal)
     with pytest.raises(RuntimeError, match="other topics than the snapshot holds"):
         driver.check_balanced(job, Balanced({(name, "topic-000"): ((), {})}, 0))
 
 
 def test_pass_two_sends_back_changed_partitions_and_each_topics_first() -> None:
     name, snapshot, goal = named()[0]
-    job = ClusterJob(name, name, snapshot, goal)
-    contexts = {name: job.context}
+    job = PlanJob(name, name, snapshot, goal)
+    contexts = {name: driver.context_of(job)}
     table = pa.concat_tables(buckets(job, 1))
     demands = prepare_bucket(table, contexts)
     blobs = zip(demands.column("topic").to_pylist(), demands.column("demand").to_pylist(), strict=True)
-    decisions = driver.balance(job, {topic: load_demand(blob) for topic, blob in blobs}).decisions
+    demands = {topic: load_demand(blob) for topic, blob in blobs}
+    decisions = driver.balance(job, contexts[name], demands).decisions
     placed = place_bucket(table, contexts, decisions)
     names = ("topic", "partition", "replicas")
     sent = {(t, p): tuple(r) for t, p, r in zip(*(placed.column(n).to_pylist() for n in names), strict=True)}
@@ -137,9 +138,9 @@ def test_pass_two_sends_back_changed_partitions_and_each_topics_first() -> None:
 
 def test_a_topic_missing_from_pass_two_is_an_error_not_an_unchanged_topic() -> None:
     name, snapshot, goal = named()[0]
-    job = ClusterJob(name, name, snapshot, goal)
+    job = PlanJob(name, name, snapshot, goal)
     with pytest.raises(RuntimeError, match="no placement came back for topic topic-000"):
-        driver.finish(job, 0, {}, 0)
+        driver.finish(job, driver.context_of(job), 0, {}, 0)
 
 
 def test_the_worker_side_of_the_kernel_does_not_load_the_solvers() -> None:
@@ -150,9 +151,9 @@ def test_the_worker_side_of_the_kernel_does_not_load_the_solvers() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def _job(name: str, partitions: int) -> ClusterJob:
+def _job(name: str, partitions: int) -> PlanJob:
     snapshot = generated(brokers=4, racks=0, topics=1, partitions=partitions, rf=2, seed=1)
-    return ClusterJob(name, name, snapshot, Goal())
+    return PlanJob(name, name, snapshot, Goal())
 
 
 def test_a_fleets_small_clusters_are_planned_whole_biggest_first() -> None:
@@ -172,7 +173,7 @@ def test_a_cluster_planned_whole_is_the_local_engines_plan() -> None:
     """Through the bytes a worker gets and sends back (brokers and partitions as Arrow, the plan
     pickled), for every named scenario: leaders, ISR and sizes unknown or known, racks or none."""
     for name, snapshot, goal in named():
-        got_name, blob, seconds = plan_whole(whole_cluster(ClusterJob(name, name, snapshot, goal)))
+        got_name, blob, seconds = plan_whole(whole_cluster(PlanJob(name, name, snapshot, goal)))
         got, expected = load_plan(blob), plan(snapshot, goal)
         assert got_name == name and seconds > 0
         assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected)), name

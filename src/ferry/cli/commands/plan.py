@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ferry.cli import render
-from ferry.cli.engines import Cluster, add_engine_options, plan_clusters
+from ferry.cli.engines import add_engine_options, plan_clusters
 from ferry.cli.options import (
     add_safety_options,
     open_admin,
@@ -51,7 +51,7 @@ from ferry.formats.goal_json import goal_json
 from ferry.formats.parquet import is_parquet_snapshot
 from ferry.formats.sources import load_any
 from ferry.kafka.snapshot import to_json, with_current_brokers
-from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, RackMode
+from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, PlanJob, RackMode
 from ferry.model.goal import DEFAULT_MAX_DISK_FRACTION
 from ferry.plan.collector import paused
 from ferry.plan.validate import validate_goal
@@ -176,7 +176,7 @@ def _run(args: argparse.Namespace) -> int:
     goal = _build_goal(args, snapshot, source)
     _check_targets_alive(snapshot, goal, source)
     parquet = args.snapshot if args.snapshot is not None and is_parquet_snapshot(args.snapshot) else None
-    cluster = Cluster(source, source, snapshot, goal, parquet)
+    cluster = PlanJob(source, source, snapshot, goal, parquet)
     [planned], _ = plan_clusters([cluster], engine=args.engine, master=args.spark_master)
     result = planned.plan
     forced = _check_safety(args, loaded, result)
