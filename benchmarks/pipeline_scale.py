@@ -61,8 +61,8 @@ CASES = {
     "1M-topics": (1, 1_000_000, 10),
     "fleet-20x50k": (20, 50_000, 100),
 }
-# (engine, master, fast-start JVM flags: C1-only JIT and serial GC, ferry's default since session 6;
-# the -c1 names are the runs of earlier sessions that asked for them, -c2 the full JIT)
+# (engine, master, fast-start JVM flags: C1-only JIT and serial GC, ferry's default;
+# the -c1 names force them, the -c2 names turn them off: the full JIT)
 RUNS: dict[str, tuple[str, str | None, bool]] = {
     "spark-2": ("spark", "local[2]", True),
     "spark-1": ("spark", "local[1]", True),

@@ -1,4 +1,4 @@
-"""Interrupting reassignments on a real cluster (issue 6): cancel, rollback, re-target, safety checks.
+"""Interrupting reassignments on a real cluster: cancel, rollback, re-target, safety checks.
 
 These tests run on their own 5-broker cluster (no racks): the KIP examples need five brokers, and
 the rollback test stops brokers, which must not disturb the session's shared cluster. Every

@@ -51,7 +51,7 @@ def side_by_side(
     kafka-python sends a multi-broker config change one broker after the other; a throttle change
     touches every broker a move involves, and it is on the path from a run's start to its first
     move and from its last move to its end: side by side it takes one round trip, not one per
-    broker (docs/benchmarks.md, execute session 4: start to first submission 0.48 → 0.28-0.34 s).
+    broker (docs/benchmarks.md, "Execute throughput": start to first submission 0.48 → 0.28-0.34 s).
     The client's I/O thread is safe to call from several threads at once.
     """
     if len(calls) == 1:
