@@ -250,7 +250,7 @@ def test_unsafe_plans_are_refused_with_nothing_submitted(
         assert j.requests() == ()
     assert _ferry("execute", "--plan", str(stale), "--force", "operator checked it", *common) == 0
     with Journal.open(Path(journal)) as j:
-        assert j.request(1).options["force"] == "operator checked it"
+        assert j.request(1).options.force == "operator checked it"
     assert {p.tp.partition: p.replicas for p in admin.describe_partitions([topic])}[1] == (3, 4, 5)
 
 

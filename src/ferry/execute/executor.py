@@ -128,7 +128,7 @@ class Executor:
 
     def options_of(self, request_id: int) -> ExecuteOptions:
         """The options request ``request_id`` recorded (a resumed request runs under them)."""
-        return ExecuteOptions.from_json(self._journal.request(request_id).options)
+        return self._journal.request(request_id).options
 
     # -- prepare ---------------------------------------------------------------------------------
 
@@ -193,7 +193,7 @@ class Executor:
 
     def _run_locked(self, request_id: int, resend: Sequence[TaskRecord] = ()) -> None:
         request = self._journal.request(request_id)
-        options = ExecuteOptions.from_json(request.options)
+        options = request.options
         throttles = sharing.RequestThrottles.load(self._admin, self._journal, request_id)
         run = _Run(request_id, options, throttles, history=History(throttle=options.throttle))
         # Re-sent by the poll, like a new batch: a freeze holds them back the same way.

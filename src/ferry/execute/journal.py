@@ -33,11 +33,11 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from ferry.errors import InputError, PreconditionError
 from ferry.execute.journal_tasks import TaskTable
 from ferry.execute.journal_throttles import ThrottleTable
+from ferry.execute.options import ExecuteOptions
 from ferry.execute.records import RequestKind, RequestRecord, ThrottleRecord
 from ferry.execute.schema import (
     BUSY_TIMEOUT_MS,
@@ -157,7 +157,7 @@ class Journal(TaskTable, ThrottleTable):
         *,
         bootstrap: str,
         cluster_id: str | None = None,
-        options: Mapping[str, Any] | None = None,
+        options: ExecuteOptions | None = None,
         throttles: Iterable[ThrottleRecord] = (),
         kind: RequestKind = RequestKind.EXECUTE,
         origin_request: int | None = None,
@@ -181,7 +181,7 @@ class Journal(TaskTable, ThrottleTable):
                     bootstrap,
                     cluster_id,
                     json.dumps(dump_reassignment(plan)),
-                    json.dumps(dict(options or {}), sort_keys=True),
+                    json.dumps((options or ExecuteOptions()).to_json(), sort_keys=True),
                     RequestState.RECORDED.value,
                     now,
                 ),

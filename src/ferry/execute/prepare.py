@@ -41,7 +41,7 @@ def prepare_request(
         plan,
         bootstrap=bootstrap,
         cluster_id=admin.cluster_id(),
-        options=options.to_json(),
+        options=options,
         throttles=records,
         kind=RequestKind.EXECUTE if rollback_of is None else RequestKind.ROLLBACK,
         origin_request=rollback_of,

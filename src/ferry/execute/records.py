@@ -14,6 +14,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from ferry.execute.options import ExecuteOptions
 from ferry.execute.states import RequestState, TaskState
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import TopicPartition
@@ -87,8 +88,8 @@ class TaskRecord:
 class RequestRecord:
     """One ``ferry execute`` or ``ferry rollback``: what was asked, of which cluster, and how it went.
 
-    ``plan`` is the reassignment JSON of the request (Kafka's format) and ``options`` the execution
-    options (limits, order, throttle), both as decoded JSON.
+    ``plan`` is the reassignment JSON of the request (Kafka's format, decoded) and ``options`` how
+    it runs (limits, order, throttle).
     """
 
     id: int
@@ -97,7 +98,7 @@ class RequestRecord:
     bootstrap: str
     cluster_id: str | None
     plan: Mapping[str, Any]
-    options: Mapping[str, Any]
+    options: ExecuteOptions
     created_at: float
     finished_at: float | None = None
     origin_request: int | None = None
@@ -105,4 +106,3 @@ class RequestRecord:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "plan", MappingProxyType(dict(self.plan)))
-        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))

@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ferry.execute.options import ExecuteOptions
 from ferry.execute.records import RequestKind, RequestRecord, TaskRecord
 from ferry.execute.states import RequestState, TaskState
 from ferry.model import TopicPartition
@@ -91,7 +92,7 @@ def request_from_row(row: Sequence[Any]) -> RequestRecord:
         bootstrap=bootstrap,
         cluster_id=cluster_id,
         plan=json.loads(plan),
-        options=json.loads(options),
+        options=ExecuteOptions.from_json(json.loads(options)),
         created_at=created,
         finished_at=finished,
         origin_request=origin,

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 from ferry.execute import throttles as thr
 from ferry.execute.journal import Journal
-from ferry.execute.options import ExecuteOptions
 from ferry.execute.records import ConfigKey, TaskRecord
 from ferry.execute.states import TaskState
 from ferry.kafka.admin import ClusterAdmin
@@ -42,7 +41,7 @@ def others_need(journal: Journal, request_id: int) -> thr.Throttles:
             by_request.setdefault(task.request_id, []).append(task)
     needed = thr.Throttles({}, {})
     for other, tasks in sorted(by_request.items()):
-        rate = ExecuteOptions.from_json(journal.request(other).options).throttle
+        rate = journal.request(other).options.throttle
         needed = merge(needed, thr.required(tasks, rate))
     return needed
 
@@ -106,7 +105,7 @@ class RequestThrottles:
     def load(cls, admin: ClusterAdmin, journal: Journal, request_id: int) -> RequestThrottles:
         """The request's configs and rate as the journal has them."""
         records = journal.throttles(request_id)
-        rate = ExecuteOptions.from_json(journal.request(request_id).options).throttle
+        rate = journal.request(request_id).options.throttle
         previous = {r.config: r.previous for r in records}
         applied = {r.config: r.applied for r in records if r.applied is not None}
         return cls(admin, journal, request_id, rate, previous, applied)

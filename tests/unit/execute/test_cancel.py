@@ -12,6 +12,7 @@ from ferry.errors import PreconditionError
 from ferry.execute import throttles as thr
 from ferry.execute.cancel import Scope, cancel
 from ferry.execute.journal import Journal
+from ferry.execute.options import ExecuteOptions
 from ferry.execute.records import ThrottleRecord
 from ferry.execute.states import RequestState, TaskState
 from ferry.model import Broker, Move, Plan, TopicPartition
@@ -41,7 +42,7 @@ def _start(admin: FakeAdmin, journal: Journal, moves: list[Move], *, submit: int
     rid = journal.record_request(
         plan,
         bootstrap="b",
-        options={"throttle": 1000},
+        options=ExecuteOptions(throttle=1000),
         throttles=[ThrottleRecord(k, None, v) for k, v in needed.items()],
     )
     tasks = journal.tasks(rid)[: len(moves) if submit is None else submit]

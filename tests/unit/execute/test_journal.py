@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from ferry.errors import InputError, PreconditionError
+from ferry.execute.batching import Limits
 from ferry.execute.journal import SCHEMA_VERSION, Journal, default_journal_path
+from ferry.execute.options import ExecuteOptions
 from ferry.execute.records import ConfigKey, RequestKind, ResourceType, ThrottleRecord
 from ferry.execute.states import IllegalTransition, RequestState, TaskState
 from ferry.model import Move, Plan, TopicPartition
@@ -68,13 +70,13 @@ def test_record_request_stores_plan_tasks_and_throttles(tmp_path: Path) -> None:
             _plan(),
             bootstrap="127.0.0.1:9092",
             cluster_id="abc",
-            options={"max_moves": 3},
+            options=ExecuteOptions(limits=Limits(5, 3)),
             throttles=throttles,
         )
         request = journal.request(rid)
         assert request.state is RequestState.RECORDED
         assert request.kind is RequestKind.EXECUTE
-        assert request.options == {"max_moves": 3}
+        assert request.options == ExecuteOptions(limits=Limits(5, 3))
         assert request.plan["partitions"][0] == {"topic": "orders", "partition": 0, "replicas": [3, 4, 5]}
         tasks = journal.tasks(rid)
         assert [(t.tp.partition, t.original, t.target, t.state) for t in tasks] == [

@@ -48,7 +48,7 @@ def _request(
     keys = thr.required(moves, rate).keys
     before = previous or {}
     records = [ThrottleRecord(k, before.get(k), None) for k in sorted(keys)]
-    options = ExecuteOptions(throttle=rate).to_json()
+    options = ExecuteOptions(throttle=rate)
     rid = journal.record_request(Plan.of(moves), bootstrap="b", options=options, throttles=records)
     if submit:
         journal.set_task_states([t.id for t in journal.tasks(rid)], TaskState.SUBMITTED, batch=1)

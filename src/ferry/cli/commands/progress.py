@@ -18,7 +18,6 @@ from ferry.cli.options import add_connection_options, add_journal_option, add_me
 from ferry.cli.progress_render import progress_table
 from ferry.cli.requests import journal_path, open_existing, pick_request
 from ferry.errors import UsageError
-from ferry.execute.options import ExecuteOptions
 from ferry.execute.progress import History
 from ferry.execute.report import RequestProgress, measure, to_json
 from ferry.execute.states import RequestState, TaskState
@@ -48,7 +47,7 @@ def _run(args: argparse.Namespace) -> int:
         tasks = journal.tasks(request.id)
         with connection.open() as admin:
             replicas = measure(admin, tasks)
-            throttle = ExecuteOptions.from_json(request.options).throttle
+            throttle = request.options.throttle
             history = History(throttle=throttle).add(time.monotonic(), replicas)
             if args.interval > 0 and any(t.state is TaskState.SUBMITTED for t in tasks):
                 time.sleep(args.interval)

@@ -105,8 +105,8 @@ def _table(rows: Sequence[Row]) -> str:
             line += f"; {human_bytes(p.done)} of {human_bytes(p.total)}"
             if row.eta_s is not None:
                 line += f", ETA {row.eta_s:.0f} s"
-        if r.options.get("force"):
-            line += f"; forced: {r.options['force']}"
+        if r.options.force:
+            line += f"; forced: {r.options.force}"
         lines.append(line)
     lines.append("(* a live ferry process is running it)")
     return "\n".join(lines) + "\n"
@@ -124,7 +124,7 @@ def _json(row: Row) -> dict[str, Any]:
         "finished_at": r.finished_at,
         "tasks": dict(sorted(row.tasks.items())),
         "note": r.note,
-        "force": r.options.get("force"),
+        "force": r.options.force,
     }
     if row.progress is not None:
         data["progress"] = {"done_bytes": row.progress.done, "total_bytes": row.progress.total}
