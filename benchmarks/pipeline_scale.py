@@ -195,9 +195,9 @@ def _is_java(pid: int) -> bool:
 def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
     """One run inside the child process: load, plan, write; returns stage seconds and figures."""
     from ferry.cli.engines import plan_clusters
+    from ferry.formats import write_plan
     from ferry.formats.sources import fleet_members, load_any
     from ferry.model import Goal, PlanJob
-    from ferry.pipeline.load import write_plan
 
     stages: dict[str, float] = {}
     mark = time.perf_counter()

@@ -14,11 +14,12 @@ from pathlib import Path
 from ferry.cli import render
 from ferry.cli.engines import plan_clusters
 from ferry.errors import InputError
+from ferry.formats import write_plan
 from ferry.formats.goal_json import goal_json
 from ferry.formats.parquet import is_parquet_snapshot
 from ferry.formats.sources import fleet_members, load_any
 from ferry.model import ClusterSnapshot, Goal, PlanJob
-from ferry.pipeline.load import summary_row, write_plan, write_summary
+from ferry.pipeline.load import summary_row, write_summary
 
 GoalBuilder = Callable[[argparse.Namespace, ClusterSnapshot, str], Goal]
 

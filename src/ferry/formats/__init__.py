@@ -18,6 +18,7 @@ from ferry.formats.reassignment_json import (
     load_reassignment,
     parse_reassignment,
     plan_files,
+    write_plan,
 )
 from ferry.formats.snapshot_json import (
     SnapshotDetails,
@@ -45,5 +46,6 @@ __all__ = [
     "render_snapshot",
     "write_files_atomic",
     "write_json_atomic",
+    "write_plan",
     "write_text_atomic",
 ]

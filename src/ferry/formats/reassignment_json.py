@@ -29,7 +29,7 @@ from ferry.formats._problems import (
     read_bytes,
     read_root,
 )
-from ferry.formats.atomic import dumps_json, dumps_rows
+from ferry.formats.atomic import dumps_json, dumps_rows, write_files_atomic
 from ferry.model import ClusterSnapshot, Move, Plan, TopicPartition
 
 
@@ -103,6 +103,22 @@ def plan_files(directory: Path, plan: Plan, report: Mapping[str, Any]) -> dict[P
     rollback.json (one partition per line), report.json."""
     texts = (dumps_rows(dump_reassignment(plan)), dumps_rows(dump_rollback(plan)), dumps_json(report))
     return {directory / name: text for name, text in zip(PLAN_FILES, texts, strict=True)}
+
+
+def write_plan(
+    directory: Path, plan: Plan, report: Mapping[str, Any], extra: Mapping[Path, str] | None = None
+) -> list[Path]:
+    """Write a plan's three files (and ``extra`` ones) into ``directory``, all or none; returns
+    their paths, reassignment.json first.
+
+    Raises:
+        OSError: the directory cannot be made or written; nothing of the plan is left behind.
+    """
+    files = plan_files(directory, plan, report)
+    files.update(extra or {})
+    directory.mkdir(parents=True, exist_ok=True)
+    write_files_atomic(files)
+    return list(files)
 
 
 def _entry(tp: TopicPartition, replicas: tuple[int, ...]) -> dict[str, Any]:

@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ferry.formats import dumps_json, plan_files, write_files_atomic
-from ferry.model import Plan
+from ferry.formats import dumps_json, write_files_atomic
 
 SUMMARY_JSON = "fleet-summary.json"
 SUMMARY_CSV = "fleet-summary.csv"
@@ -35,14 +34,6 @@ SUMMARY_COLUMNS = (
     "rack_violations_after",
     "seconds",
 )
-
-
-def write_plan(directory: Path, result: Plan, report: Mapping[str, Any]) -> list[Path]:
-    """Write one cluster's three files atomically (all or none); returns their paths."""
-    files = plan_files(directory, result, report)
-    directory.mkdir(parents=True, exist_ok=True)
-    write_files_atomic(files)
-    return list(files)
 
 
 def summary_row(cluster: str, report: Mapping[str, Any], seconds: float) -> dict[str, Any]:

@@ -42,9 +42,8 @@ from ferry.errors import InputError, PreconditionError
 from ferry.execute import safety
 from ferry.formats import (
     parse_snapshot,
-    plan_files,
     render_snapshot,
-    write_files_atomic,
+    write_plan,
 )
 from ferry.formats.capacity_json import load_capacity
 from ferry.formats.goal_json import goal_json
@@ -304,11 +303,7 @@ def _write_outputs(
     output_dir: Path, result: Plan, report: Mapping[str, Any], extra: Mapping[Path, str]
 ) -> list[Path]:
     """Write the plan files (and ``extra`` ones), all or none; returns their paths, reassignment first."""
-    files = plan_files(output_dir, result, report)
-    files.update(extra)
     try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-        write_files_atomic(files)
+        return write_plan(output_dir, result, report, extra)
     except OSError as exc:
         raise usage_error(f"--output-dir {output_dir}: cannot write: {exc.strerror or exc}") from None
-    return list(files)
