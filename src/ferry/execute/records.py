@@ -18,7 +18,7 @@ from ferry.execute.options import ExecuteOptions
 from ferry.execute.states import RequestState, TaskState
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import TopicPartition
-from ferry.model.plan import replicas_added
+from ferry.model.plan import ReplicaChange
 
 __all__ = [
     "ConfigKey",
@@ -56,7 +56,7 @@ class ThrottleRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class TaskRecord:
+class TaskRecord(ReplicaChange):
     """One partition's move within a request.
 
     ``superseded_by`` links a task re-targeted by a later request to the task that replaced it.
@@ -74,14 +74,6 @@ class TaskRecord:
     submitted_at: float | None = None
     finished_at: float | None = None
     error: str | None = None
-
-    @property
-    def adding(self) -> tuple[int, ...]:
-        return replicas_added(self.original, self.target)
-
-    @property
-    def removing(self) -> tuple[int, ...]:
-        return replicas_added(self.target, self.original)
 
 
 @dataclass(frozen=True, slots=True)

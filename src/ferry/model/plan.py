@@ -17,8 +17,28 @@ def replicas_added(original: Sequence[int], target: Sequence[int]) -> tuple[int,
     return tuple(b for b in target if b not in original)
 
 
+class ReplicaChange:
+    """A partition's change from ``original`` to ``target`` replicas, as KIP-455 splits it: the
+    replicas to add and the replicas to remove. Shared by a planned :class:`Move` and the journal's
+    record of one."""
+
+    __slots__ = ()
+    original: tuple[int, ...]
+    target: tuple[int, ...]
+
+    @property
+    def adding(self) -> tuple[int, ...]:
+        """Replicas that must copy the partition's data (KIP-455's AR)."""
+        return replicas_added(self.original, self.target)
+
+    @property
+    def removing(self) -> tuple[int, ...]:
+        """Replicas dropped once the adding ones are in sync (KIP-455's RR)."""
+        return replicas_added(self.target, self.original)
+
+
 @dataclass(frozen=True, slots=True)
-class Move:
+class Move(ReplicaChange):
     """One partition's change from ``original`` to ``target`` replicas (order matters: leader first)."""
 
     tp: TopicPartition
@@ -32,16 +52,6 @@ class Move:
             raise ValueError(f"{self.tp}: target replicas must not be empty")
         if len(set(self.target)) != len(self.target):
             raise ValueError(f"{self.tp}: duplicate replica in target {list(self.target)}")
-
-    @property
-    def adding(self) -> tuple[int, ...]:
-        """Replicas that must copy the partition's data (KIP-455's AR)."""
-        return replicas_added(self.original, self.target)
-
-    @property
-    def removing(self) -> tuple[int, ...]:
-        """Replicas dropped once the adding ones are in sync (KIP-455's RR)."""
-        return replicas_added(self.target, self.original)
 
     @property
     def leader_changes(self) -> bool:
