@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ferry.model.cluster import PartitionState
 from ferry.model.goal import RackMode
-from ferry.plan.drops import is_pinned, is_plain_shrink, rack_counts
+from ferry.plan.drops import is_pinned, is_plain_shrink
 from ferry.plan.quotas import TopicQuota
 from ferry.plan.racks import RackLayout
 from ferry.plan.shrink import groups
@@ -55,7 +55,7 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
         if is_plain_shrink(slot, layout, mode):
             shrinking.append((index, tuple(slot.replicas), slot.rf, slot.state.size))
             continue
-        counts = rack_counts(layout, slot.replicas)
+        counts = layout.counts(slot.replicas)
         shape = (slot.rf, slot.state.replication_factor, tuple(counts))
         profile = profiles.get(shape)
         if profile is None:

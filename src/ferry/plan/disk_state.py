@@ -118,10 +118,7 @@ class Disk:
         del held[bisect_right(held, (n, p)) - 1]
 
     def counts(self, p: int) -> list[int]:
-        counts = [0] * len(self.layout.members)
-        for b in self.replicas[p]:
-            counts[self.layout.rack_of[b]] += 1
-        return counts
+        return self.layout.counts(self.replicas[p])
 
     def bounds(self, rf: int) -> tuple[tuple[int, int], ...]:
         return _bounds(self.layout, rf, self.mode)

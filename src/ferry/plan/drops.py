@@ -19,14 +19,6 @@ from ferry.plan.racks import RackLayout
 from ferry.plan.topic import Slot, TopicWork
 
 
-def rack_counts(layout: RackLayout, replicas: list[int]) -> list[int]:
-    """Replicas per rack index."""
-    counts = [0] * len(layout.members)
-    for b in replicas:
-        counts[layout.rack_of[b]] += 1
-    return counts
-
-
 def is_pinned(
     rf: int, current_rf: int, replicas: list[int], layout: RackLayout, mode: RackMode, *, mixed: bool
 ) -> bool:
@@ -43,7 +35,7 @@ def is_pinned(
     if mode is RackMode.EVEN:
         return False
     bounds = layout.bounds(rf)
-    counts = rack_counts(layout, replicas)
+    counts = layout.counts(replicas)
     if any(lo > 0 for lo, _ in bounds) and mixed:
         return True
     # Below a lower bound is fine: the rack's floor already counts the replica it is owed.
@@ -65,7 +57,7 @@ def is_plain_shrink(slot: Slot, layout: RackLayout, mode: RackMode) -> bool:
     if mode is RackMode.EVEN:
         return True
     bounds = layout.bounds(slot.rf)
-    counts = rack_counts(layout, slot.replicas)
+    counts = layout.counts(slot.replicas)
     return all(lo == 0 and c <= hi for c, (lo, hi) in zip(counts, bounds, strict=True))
 
 

@@ -16,7 +16,6 @@ from collections import deque
 from collections.abc import Mapping
 
 from ferry.model.goal import RackMode
-from ferry.plan.drops import rack_counts
 from ferry.plan.racks import RackLayout
 from ferry.plan.topic import Slot, TopicWork
 
@@ -61,7 +60,7 @@ def allowed(slot: Slot, broker: int, layout: RackLayout, mode: RackMode, without
     if mode is RackMode.EVEN:
         return True
     bounds = layout.bounds(slot.rf)
-    counts = rack_counts(layout, replicas)
+    counts = layout.counts(replicas)
     rack = layout.rack_of[broker]
     if counts[rack] >= bounds[rack][1]:
         return False
@@ -75,7 +74,7 @@ def _best(
 ) -> int | None:
     """The broker with room a greedy step gives ``slot``: in the rack holding fewest of its
     replicas, then with the most room, then the lowest id."""
-    counts = rack_counts(layout, slot.replicas)
+    counts = layout.counts(slot.replicas)
     # Whether a rack may take the replica depends only on the rack: decide once per rack.
     rack_ok = _racks_allowing(slot, counts, layout, mode)
     best: tuple[int, int, int] | None = None
@@ -176,7 +175,7 @@ def _racks_without(slot: Slot, without: int | None, layout: RackLayout, mode: Ra
     """Per rack, :func:`allowed` for its brokers once ``without`` left ``slot`` (decided per rack,
     not per broker: the search asks about every broker)."""
     replicas = [b for b in slot.replicas if b != without]
-    counts = rack_counts(layout, replicas)
+    counts = layout.counts(replicas)
     if mode is RackMode.EVEN:
         return [True] * len(counts)
     bounds = layout.bounds(slot.rf)

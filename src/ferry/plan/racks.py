@@ -57,12 +57,17 @@ class RackLayout:
             self._bounds[rf] = cached
         return cached
 
+    def counts(self, replicas: Iterable[int]) -> list[int]:
+        """Replicas per rack index; every replica must be a target broker."""
+        counts = [0] * len(self.members)
+        for b in replicas:
+            counts[self.rack_of[b]] += 1
+        return counts
+
     def violations(self, replicas: Iterable[int], rf: int | None = None) -> int:
         """How many replicas break the rack rule (above a rack's upper bound)."""
         reps = [b for b in replicas if b in self.rack_of]
-        counts = [0] * len(self.names)
-        for b in reps:
-            counts[self.rack_of[b]] += 1
+        counts = self.counts(reps)
         bounds = self.bounds(rf if rf is not None else len(reps))
         return sum(max(0, c - hi) for c, (_, hi) in zip(counts, bounds, strict=True))
 
