@@ -31,17 +31,14 @@ def generated(
     states = []
     for t in range(topics):
         for p in range(partitions):
-            replicas = _weighted_sample(rnd, pool, weights, rf)
-            states.append(
-                PartitionState(
-                    TopicPartition(f"topic-{t:03d}", p),
-                    tuple(replicas),
-                    replicas[0],
-                    tuple(replicas),
-                    rnd.randint(1, 10**9),
-                )
-            )
+            states.append(_in_sync(rnd, t, p, _weighted_sample(rnd, pool, weights, rf)))
     return ClusterSnapshot.of(nodes, states)
+
+
+def _in_sync(rnd: random.Random, t: int, p: int, replicas: list[int]) -> PartitionState:
+    """Partition ``p`` of topic ``t`` on ``replicas``, led by the first, all in sync, of a random size."""
+    tp = TopicPartition(f"topic-{t:03d}", p)
+    return PartitionState(tp, tuple(replicas), replicas[0], tuple(replicas), rnd.randint(1, 10**9))
 
 
 def _weighted_sample(rnd: random.Random, pool: list[int], weights: list[float], k: int) -> list[int]:
@@ -82,14 +79,5 @@ def unequal_racks(rack_sizes: tuple[int, ...], shapes: list[tuple[int, int]], se
     states = []
     for t, (partitions, rf) in enumerate(shapes):
         for p in range(partitions):
-            replicas = rnd.sample(range(len(nodes)), rf)
-            states.append(
-                PartitionState(
-                    TopicPartition(f"topic-{t:03d}", p),
-                    tuple(replicas),
-                    replicas[0],
-                    tuple(replicas),
-                    rnd.randint(1, 10**9),
-                )
-            )
+            states.append(_in_sync(rnd, t, p, rnd.sample(range(len(nodes)), rf)))
     return ClusterSnapshot.of(nodes, states)
