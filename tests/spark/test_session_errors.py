@@ -1,4 +1,5 @@
-"""`ferry plan` on Spark when Spark cannot run: a one-line error, exit 7 (2 for a bad URL), no files.
+"""`ferry plan` on Spark: only ferry's own lines in its output; when Spark cannot run, a one-line
+error, exit 7 (2 for a bad URL), and no files.
 
 Each run is a subprocess: in this process a session may already run, and ferry would use it.
 """
@@ -14,9 +15,10 @@ from pathlib import Path
 import pytest
 
 
-def plan(out: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "ferry", "plan", "--example", "--output-dir", str(out), *args]
-    environment = {**os.environ, **env}
+def plan(out: Path, *args: str, debug: bool = False, **env: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "ferry", *(["--debug"] if debug else [])]
+    command += ["plan", "--example", "--output-dir", str(out), *args]
+    environment = {**os.environ, "FERRY_LOG_DIR": str(out.parent / "logs"), **env}
     return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -71,5 +73,26 @@ def test_a_jvm_that_does_not_start_is_a_spark_error(tmp_path: Path) -> None:
         "ferry: error: Spark did not start (master local[2]): [JAVA_GATEWAY_EXITED] Java gateway process "
         "exited before sending its port number."
     ]
+    [log] = (tmp_path / "logs").iterdir()
+    assert done.stderr.splitlines()[-1] == (
+        f"ferry: hint: the JVM said: Invalid maximum heap size: -Xmx4x; its whole output is in {log} "
+        "(--debug shows it here)"
+    )
     assert "internal error" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_only_ferrys_own_lines_reach_its_output_unless_debug(tmp_path: Path) -> None:
+    done = plan(tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert done.stdout.startswith("Plan for example:")
+    assert all(
+        not line.startswith(("WARN", "Using Spark", "SLF4J", "log4j")) for line in done.stdout.splitlines()
+    )
+    [log] = (tmp_path / "logs").iterdir()
+    jvm_said = [line for line in log.read_text().splitlines() if line.strip()]
+    assert jvm_said, "the JVM printed nothing: nothing here shows that its output is kept away"
+    loud = plan(tmp_path / "loud", debug=True)
+    assert loud.returncode == 0, loud.stderr
+    assert jvm_said[0] in loud.stderr.splitlines()

@@ -8,6 +8,7 @@ answers in well under a second on small clusters; ``spark`` starts a local Spark
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,9 +46,16 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 
 def plan_clusters(
-    clusters: Sequence[PlanJob], *, engine: str, master: str | None, fast_start: bool = True
+    clusters: Sequence[PlanJob],
+    *,
+    engine: str,
+    master: str | None,
+    fast_start: bool = True,
+    debug: bool = False,
 ) -> tuple[list[Planned], dict[str, float]]:
     """Plan every cluster with ``engine``; returns the plans (in input order) and stage seconds.
+
+    ``debug``: let the JVM print to this process's own output instead of a log file.
 
     ``fast_start``: the fast-start JVM flags for a Spark session ferry starts (C1-only JIT, serial
     GC). They halve the start-up on a busy machine, and at every size measured they also won or
@@ -61,10 +69,13 @@ def plan_clusters(
         return _plan_locally(clusters), {}
     # Imported here: only the Spark engine may pay for importing pyspark.
     from ferry.pipeline.job import Stages, plan_jobs
-    from ferry.pipeline.session import SessionSettings, spark_session
+    from ferry.pipeline.session import SessionSettings, default_jvm_log, spark_session
 
     stages = Stages()
-    with spark_session(SessionSettings(master=master, fast_start=fast_start, class_archive=True)) as spark:
+    # The JVM's own output (start-up warnings, Spark's log) goes to a log file unless --debug.
+    log = None if debug else default_jvm_log(os.environ)
+    settings = SessionSettings(master=master, fast_start=fast_start, class_archive=True, jvm_log=log)
+    with spark_session(settings) as spark:
         plans = plan_jobs(spark, clusters, stages)
     out = [Planned(c, plans[c.name], stages.clusters.get(c.name, 0.0)) for c in clusters]
     return out, stages.seconds

@@ -27,7 +27,7 @@ GoalBuilder = Callable[[argparse.Namespace, ClusterSnapshot, str], Goal]
 def run_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> int:
     """Plan the fleet, write OUT/<cluster>/ and the summary, print the summary table."""
     clusters = load_fleet(args, build_goal)
-    planned, stages = plan_clusters(clusters, engine=args.engine, master=args.spark_master)
+    planned, stages = plan_clusters(clusters, engine=args.engine, master=args.spark_master, debug=args.debug)
     out: Path = args.output_dir
     rows = []
     for item in planned:

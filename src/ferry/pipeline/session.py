@@ -19,6 +19,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -63,6 +64,10 @@ class SessionSettings:
     class_archive: bool = False
     """Start the driver JVM from a class-data archive (:mod:`ferry.pipeline.archive`), made on the
     first run; only :func:`spark_session` does, as only it knows when the JVM ends."""
+    jvm_log: Path | None = None
+    """Where the launcher's and the driver JVM's own output goes (its start-up warnings, Spark's
+    log lines, the Python workers' stray output), so that ferry's output is ferry's alone;
+    ``None``: this process's own stdout and stderr (``--debug``)."""
 
 
 def spark_defaults(env: Mapping[str, str]) -> dict[str, str]:
@@ -202,11 +207,12 @@ def start_session(settings: SessionSettings) -> SparkSession:
     for key, value in conf.items():
         builder = builder.config(key, value)
     try:
-        spark = builder.getOrCreate()
+        with jvm_output(settings.jvm_log):
+            spark = builder.getOrCreate()
     except (PySparkException, Py4JError) as exc:
         raise SparkError(
             f"Spark did not start (master {conf['spark.master']}): {_first_line(exc)}",
-            hint="Spark's launcher or the JVM said why above; --debug shows the traceback",
+            hint=_why(settings.jvm_log),
         ) from exc
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -237,6 +243,62 @@ def spark_session(settings: SessionSettings) -> Iterator[SparkSession]:
             # The JVM writes the archive as it exits, which takes seconds: let that happen once the
             # command has written its files and said its piece, when this process exits anyway.
             atexit.register(_publish_at_exit, archive)
+
+
+KEEP_LOGS = 20
+"""JVM logs kept in the log folder: enough to look back at the last runs, never a growing pile."""
+
+
+def default_jvm_log(env: Mapping[str, str]) -> Path:
+    """A fresh log file for this process's JVM, in ``$FERRY_LOG_DIR`` (default
+    ``~/.cache/kafka-ferry/logs``); the oldest beyond the newest :data:`KEEP_LOGS` are removed."""
+    folder = Path(env.get("FERRY_LOG_DIR") or Path.home() / ".cache" / "kafka-ferry" / "logs")
+    old = sorted(folder.glob("spark-*.log"))[: -KEEP_LOGS + 1] if folder.is_dir() else []
+    for path in old:
+        path.unlink(missing_ok=True)
+    return folder / f"spark-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+
+
+@contextmanager
+def jvm_output(log: Path | None) -> Iterator[None]:
+    """Point this process's stdout and stderr at ``log`` while the block starts the JVM.
+
+    The launcher and the JVM it starts inherit those two file descriptors and keep them for their
+    lifetime, so everything they print goes to ``log``; this process gets its own back at the end
+    of the block. ``None``: nothing changes.
+    """
+    if log is None:
+        yield
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = (os.dup(1), os.dup(2))
+    with log.open("ab") as target:
+        os.dup2(target.fileno(), 1)
+        os.dup2(target.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, copy in zip((1, 2), saved, strict=True):
+            os.dup2(copy, fd)
+            os.close(copy)
+
+
+def _why(log: Path | None) -> str:
+    """Where to read why the JVM did not start: its last line in ``log``, or the output above."""
+    if log is None:
+        return "Spark's launcher or the JVM said why above; --debug shows the traceback"
+    try:
+        lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        lines = []
+    # The JVM names the cause first ("Invalid maximum heap size: -Xmx4x"), after any warning.
+    cause = next((line for line in lines if not line.startswith("WARNING")), None)
+    said = f"the JVM said: {cause}; " if cause else ""
+    return f"{said}its whole output is in {log} (--debug shows it here)"
 
 
 def _first_line(exc: Exception) -> str:

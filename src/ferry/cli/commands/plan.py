@@ -176,7 +176,7 @@ def _run(args: argparse.Namespace) -> int:
     _check_targets_alive(snapshot, goal, source)
     parquet = args.snapshot if args.snapshot is not None and is_parquet_snapshot(args.snapshot) else None
     cluster = PlanJob(source, source, snapshot, goal, parquet)
-    [planned], _ = plan_clusters([cluster], engine=args.engine, master=args.spark_master)
+    [planned], _ = plan_clusters([cluster], engine=args.engine, master=args.spark_master, debug=args.debug)
     result = planned.plan
     forced = _check_safety(args, loaded, result)
     saved = args.output_dir / SNAPSHOT_NAME if loaded.text is not None else None
