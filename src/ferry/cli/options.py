@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ferry.cli.metrics import add_metrics_port_options
 from ferry.errors import UsageError
 from ferry.execute.batching import DEFAULT_MAX_MOVES_PER_BROKER, Limits
 from ferry.execute.journal import default_journal_path
@@ -170,6 +171,7 @@ def add_request_options(parser: argparse.ArgumentParser, *, originals: bool) -> 
     add_journal_option(parser)
     add_run_options(parser)
     add_safety_options(parser, originals=originals)
+    add_metrics_port_options(parser)
 
 
 def run_options(args: argparse.Namespace) -> ExecuteOptions:

@@ -16,6 +16,7 @@ from rich.console import Console
 from ferry.cli.exec_render import event_line
 from ferry.cli.interrupts import Interrupts
 from ferry.cli.live_progress import LiveProgress
+from ferry.cli.metrics import RequestMetrics, tee
 from ferry.execute.events import Event, Listener, ProgressUpdate, SubmissionPaused, SubmissionResumed
 from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
@@ -26,16 +27,35 @@ _PROGRESS_EVERY_S = 5.0
 
 
 def run_request(
-    admin: ClusterAdmin, journal: Journal, request_id: int, moves: int, *, wait: bool, command: str
+    admin: ClusterAdmin,
+    journal: Journal,
+    request_id: int,
+    moves: int,
+    *,
+    wait: bool,
+    command: str,
+    metrics: RequestMetrics | None = None,
 ) -> None:
-    """Print the new request's id, drive it to its end, and say how it ended."""
+    """Print the new request's id, drive it to its end, and say how it ended; ``metrics`` (of
+    ``--metrics-port``) follow the run."""
     print(request_id, flush=True)
     print(f"ferry {command}: request {request_id}: {moves} move(s), journal {journal.path}", file=sys.stderr)
-    with Interrupts() as interrupts, progress_listener(wait) as listener:
+    with Interrupts() as interrupts, progress_listener(wait) as shown:
+        listener = with_metrics(shown, metrics, journal, request_id)
         Executor(admin, journal, listener=listener, shield=interrupts.shielded).run(request_id)
     request = journal.request(request_id)
     note = f" ({request.note})" if request.note and request.state is not RequestState.DONE else ""
     print(f"ferry {command}: request {request_id}: {request.state}{note}", file=sys.stderr)
+
+
+def with_metrics(
+    listener: Listener, metrics: RequestMetrics | None, journal: Journal, request_id: int
+) -> Listener:
+    """``listener``, and ``metrics`` following request ``request_id`` if there are any."""
+    if metrics is None:
+        return listener
+    metrics.start(request_id, journal.request(request_id).options.throttle)
+    return tee(listener, metrics.listen)
 
 
 @contextmanager

@@ -19,8 +19,9 @@ from typing import Any
 
 from ferry.cli.exec_render import resumed_text
 from ferry.cli.interrupts import Interrupts
+from ferry.cli.metrics import RequestMetrics, served
 from ferry.cli.options import add_request_options, admin_options, run_options
-from ferry.cli.running import progress_listener, run_request
+from ferry.cli.running import progress_listener, run_request, with_metrics
 from ferry.execute import safety
 from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal, default_journal_path
@@ -60,6 +61,7 @@ def _run(args: argparse.Namespace) -> int:
     reassignment = load_reassignment(args.plan)
     connection = admin_options(args)
     with (
+        served(args) as metrics,
         connection.open() as admin,
         Journal.open(args.journal or default_journal_path()) as journal,
     ):
@@ -69,7 +71,7 @@ def _run(args: argparse.Namespace) -> int:
             journal, admin.cluster_id(), reassignment.targets, [m.tp for m in plan.moves]
         )
         if interrupted is not None:
-            return _resume(Executor(admin, journal), interrupted, options, args.wait)
+            return _resume(Executor(admin, journal), journal, interrupted, (options, args.wait, metrics))
         if not plan.moves:
             print(
                 "ferry execute: every partition of the plan has its target replicas already", file=sys.stderr
@@ -78,11 +80,19 @@ def _run(args: argparse.Namespace) -> int:
         refusals = safety.check(plan.moves, live.snapshot, live.min_insync, _originals(args))
         safety.enforce(refusals, options.force)
         request_id = Executor(admin, journal).prepare(plan, bootstrap=args.bootstrap_server, options=options)
-        run_request(admin, journal, request_id, len(plan.moves), wait=args.wait, command="execute")
+        run_request(
+            admin, journal, request_id, len(plan.moves), wait=args.wait, command="execute", metrics=metrics
+        )
     return 0
 
 
-def _resume(executor: Executor, request_id: int, options: ExecuteOptions, wait: bool) -> int:
+def _resume(
+    executor: Executor,
+    journal: Journal,
+    request_id: int,
+    how: tuple[ExecuteOptions, bool, RequestMetrics | None],
+) -> int:
+    options, wait, metrics = how
     """Continue the interrupted request of this plan (as ``ferry resume`` would) and say so."""
     print(request_id, flush=True)
     recorded = executor.options_of(request_id)
@@ -93,7 +103,8 @@ def _resume(executor: Executor, request_id: int, options: ExecuteOptions, wait: 
         f"ferry execute: this plan's request {request_id} was interrupted: resuming it{differ}",
         file=sys.stderr,
     )
-    with Interrupts() as interrupts, progress_listener(wait) as listener:
+    with Interrupts() as interrupts, progress_listener(wait) as shown:
+        listener = with_metrics(shown, metrics, journal, request_id)
         found = executor.with_listener(listener, interrupts.shielded).resume(request_id)
     print(f"ferry execute: request {request_id}: done; {resumed_text(found)}", file=sys.stderr)
     return 0

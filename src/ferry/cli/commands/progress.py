@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
+from ferry.cli.metrics import RequestMetrics
 from ferry.cli.options import add_connection_options, add_journal_option, add_measure_options, admin_options
 from ferry.cli.progress_render import progress_table
 from ferry.cli.requests import journal_path, open_existing, pick_request
@@ -22,6 +24,7 @@ from ferry.execute.progress import History
 from ferry.execute.report import RequestProgress, measure, to_json
 from ferry.execute.states import RequestState, TaskState
 from ferry.formats import dumps_json
+from ferry.kafka.admin import ClusterAdmin
 
 
 def register(subparsers: Any) -> None:
@@ -35,6 +38,13 @@ def register(subparsers: Any) -> None:
     add_connection_options(parser)
     add_journal_option(parser)
     add_measure_options(parser)
+    parser.add_argument(
+        "--metrics-textfile",
+        type=Path,
+        metavar="FILE",
+        help="also write the request's Prometheus metrics to FILE (atomically), for node-exporter's "
+        "textfile collector: run from cron or a systemd timer into its --collector.textfile.directory",
+    )
     parser.set_defaults(func=_run)
 
 
@@ -55,6 +65,29 @@ def _run(args: argparse.Namespace) -> int:
                 request, tasks = journal.request(request.id), journal.tasks(request.id)
                 replicas = measure(admin, tasks)
                 history = history.add(time.monotonic(), replicas)
+            frozen = args.metrics_textfile is not None and _frozen(admin)
     report = RequestProgress(request.id, request.state, tasks, replicas, history.estimate(replicas))
+    if args.metrics_textfile is not None:
+        _write_metrics(args.metrics_textfile, report, throttle, frozen=frozen)
     print(dumps_json(to_json(report)) if args.json else progress_table(report), end="")
     return 0
+
+
+def _frozen(admin: ClusterAdmin) -> bool:
+    state = admin.read_freeze()
+    return state is not None and state.frozen
+
+
+def _write_metrics(path: Path, report: RequestProgress, throttle: int | None, *, frozen: bool) -> None:
+    metrics = RequestMetrics()
+    metrics.start(report.request_id, throttle)
+    states = [t.state for t in report.tasks]
+    metrics.record(
+        report.replicas,
+        report.estimate,
+        done=states.count(TaskState.DONE),
+        in_flight=states.count(TaskState.SUBMITTED),
+        moves=len(states),
+    )
+    metrics.set_frozen(frozen)
+    metrics.write_textfile(path)
