@@ -196,6 +196,7 @@ def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
     """One run inside the child process: load, plan, write; returns stage seconds and figures."""
     from ferry.cli.engines import plan_clusters
     from ferry.formats import write_plan
+    from ferry.formats.report_json import report_json
     from ferry.formats.sources import fleet_members, load_any
     from ferry.model import Goal, PlanJob
 
@@ -210,8 +211,9 @@ def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
     mark = time.perf_counter()
     reports = []
     for item in planned:
-        write_plan(out / item.cluster.name, item.plan, dict(item.plan.report))
-        reports.append(item.plan.report)
+        report = report_json(item.plan.figures)
+        write_plan(out / item.cluster.name, item.plan, report)
+        reports.append(report)
     stages["write"] = time.perf_counter() - mark
     return {"stages": stages, "spark": spark_stages, "quality": _quality(reports)}
 

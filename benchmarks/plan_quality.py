@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from queue import Empty
 from typing import Any
 
+from ferry.formats.report_json import report_json
 from ferry.model import BalanceMode, Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
 from ferry.plan.planner import plan
 from ferry.plan.racks import RackLayout
@@ -194,7 +195,7 @@ def run_case(case: Case, queue: Any) -> None:
     result = plan(snapshot, goal)
     seconds = time.perf_counter() - start
     cpu_seconds = time.process_time() - cpu
-    report = dict(result.report)
+    report = report_json(result.figures)
     targets = RackLayout.of(snapshot.racks, report["target_brokers"])
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     queue.put(

@@ -17,6 +17,7 @@ from ferry.errors import InputError
 from ferry.formats import write_plan
 from ferry.formats.goal_json import goal_json
 from ferry.formats.parquet import is_parquet_snapshot
+from ferry.formats.report_json import report_json
 from ferry.formats.sources import fleet_members, load_any
 from ferry.model import ClusterSnapshot, Goal, PlanJob
 from ferry.pipeline.load import summary_row, write_summary
@@ -32,9 +33,9 @@ def run_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> int:
     rows = []
     for item in planned:
         cluster = item.cluster
-        report = {**item.plan.report, "snapshot": cluster.source, "goal": goal_json(cluster.goal)}
+        report = report_json(item.plan.figures, snapshot=cluster.source, goal=goal_json(cluster.goal))
         write_plan(out / cluster.name, item.plan, report)
-        rows.append(summary_row(cluster.name, report, item.seconds))
+        rows.append(summary_row(cluster.name, cluster.source, item.plan.figures, item.seconds))
     files = write_summary(out, rows, stages)
     print(render.fleet_summary(rows, files=files))
     return 0

@@ -3,6 +3,7 @@
 from ferry.model.cluster import Broker, ClusterSnapshot, PartitionState, TopicPartition
 from ferry.model.goal import BalanceMode, Goal, RackMode
 from ferry.model.plan import Move, Plan, PlanJob
+from ferry.model.report import PlanReport
 
 __all__ = [
     "BalanceMode",
@@ -13,6 +14,7 @@ __all__ = [
     "PartitionState",
     "Plan",
     "PlanJob",
+    "PlanReport",
     "RackMode",
     "TopicPartition",
 ]

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 from ferry.model.cluster import ClusterSnapshot, TopicPartition
 from ferry.model.goal import Goal
+from ferry.model.report import PlanReport
 
 
 def replicas_added(original: Sequence[int], target: Sequence[int]) -> tuple[int, ...]:
@@ -62,22 +62,29 @@ class Move(ReplicaChange):
 class Plan:
     """Target replicas for the partitions that change, keyed and ordered by topic-partition.
 
-    ``report`` carries planner statistics (moves, bounds, balance) as plain JSON-ready data.
+    ``report`` carries the planner's figures (moves, bounds, balance); a plan read back from a
+    reassignment file, or built by hand, has none.
     """
 
     moves: tuple[Move, ...]
-    report: Mapping[str, Any] = field(default_factory=dict)
+    report: PlanReport | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "moves", tuple(sorted(self.moves, key=lambda m: m.tp)))
-        object.__setattr__(self, "report", MappingProxyType(dict(self.report)))
         tps = [m.tp for m in self.moves]
         if len(set(tps)) != len(tps):
             raise ValueError("a partition appears twice in the plan")
 
     @classmethod
-    def of(cls, moves: Iterable[Move], report: Mapping[str, Any] | None = None) -> Plan:
-        return cls(tuple(moves), report or {})
+    def of(cls, moves: Iterable[Move], report: PlanReport | None = None) -> Plan:
+        return cls(tuple(moves), report)
+
+    @property
+    def figures(self) -> PlanReport:
+        """The planner's report; a plan without one (not made by the planner) is a ValueError."""
+        if self.report is None:
+            raise ValueError("this plan was not made by the planner: it has no report")
+        return self.report
 
     def __iter__(self) -> Iterator[Move]:
         return iter(self.moves)

@@ -228,7 +228,7 @@ def plan_whole(cluster: WholeCluster) -> tuple[str, bytes, float]:
     # The driver validated the snapshot as it loaded it; the cluster's name only labels a problem.
     snapshot = snapshot_from_tables(from_blob(brokers), from_blob(partitions), Path(name))
     result = plan(snapshot, goal)
-    blob = pickle.dumps((result.moves, dict(result.report)), protocol=pickle.HIGHEST_PROTOCOL)
+    blob = pickle.dumps((result.moves, result.report), protocol=pickle.HIGHEST_PROTOCOL)
     return name, blob, time.perf_counter() - start
 
 

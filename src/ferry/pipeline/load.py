@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ferry.formats import dumps_json, write_files_atomic
+from ferry.model import PlanReport
 
 SUMMARY_JSON = "fleet-summary.json"
 SUMMARY_CSV = "fleet-summary.csv"
@@ -36,22 +37,21 @@ SUMMARY_COLUMNS = (
 )
 
 
-def summary_row(cluster: str, report: Mapping[str, Any], seconds: float) -> dict[str, Any]:
+def summary_row(cluster: str, snapshot: str, report: PlanReport, seconds: float) -> dict[str, Any]:
     """One fleet-summary row from a cluster's report.
 
     ``seconds`` is what the cluster itself cost: its driver phases plus its topics' time in the
     workers (the clusters of a fleet share one job, so its wall time is not theirs to split).
     """
-    before = report["balance"]["before"]
-    after = report["balance"]["after"]
+    before, after = report.before, report.after
     return {
         "cluster": cluster,
-        "snapshot": report.get("snapshot"),
-        "partitions": report["partitions"],
-        "partitions_changed": report["partitions_changed"],
-        "replica_moves": report["replica_moves"],
-        "lower_bound": report["lower_bound"],
-        "bytes_moved": report["bytes_moved"],
+        "snapshot": snapshot,
+        "partitions": report.partitions,
+        "partitions_changed": report.partitions_changed,
+        "replica_moves": report.replica_moves,
+        "lower_bound": report.lower_bound,
+        "bytes_moved": report.bytes_moved,
         "replica_spread_before": before["replica_spread"],
         "replica_spread_after": after["replica_spread"],
         "topic_spread_before": before["topic_replica_spread_max"],

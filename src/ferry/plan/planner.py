@@ -40,8 +40,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from itertools import groupby
-from typing import Any
 
 from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import BalanceMode, Goal, RackMode
@@ -182,9 +182,8 @@ def assemble(
             planned = list(zip(states, exact.replicas, strict=True))
             leaders, bound, fallbacks = exact.leaders, exact.moves, 0
     moves = _moves(planned, leaders)
-    report: dict[str, Any] = build_report(snapshot, goal, targets, planned, moves, bound)
-    report["placement_fallbacks"] = fallbacks
-    return Plan.of(moves, report)
+    report = build_report(snapshot, goal, targets, planned, moves, bound)
+    return Plan.of(moves, replace(report, placement_fallbacks=fallbacks))
 
 
 def _falls_short(
@@ -203,14 +202,11 @@ def plan_bytes(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     scope = [state for parts in in_scope(snapshot, goal) for state in parts]
     result = plan_disk(snapshot, goal, targets, scope)
     moves = _moves(result.planned, result.leaders)
-    report: dict[str, Any] = build_report(snapshot, goal, targets, result.planned, moves, 0)
+    report = build_report(snapshot, goal, targets, result.planned, moves, 0)
     disk = result.figures
-    moved = report["bytes_moved"]
     bound = int(str(disk["bytes_lower_bound"]))
-    disk["bytes_moved_over_bound"] = round(moved / bound, 4) if bound else None
-    report["disk"] = disk
-    report["placement_fallbacks"] = 0
-    return Plan.of(moves, report)
+    disk["bytes_moved_over_bound"] = round(report.bytes_moved / bound, 4) if bound else None
+    return Plan.of(moves, replace(report, disk=disk, placement_fallbacks=0))
 
 
 def in_scope(snapshot: ClusterSnapshot, goal: Goal) -> list[list[PartitionState]]:

@@ -1,14 +1,15 @@
-"""The planner's report: moves, bytes, bounds and balance before and after, as JSON-ready data."""
+"""The planner's report (:class:`~ferry.model.PlanReport`): moves, bytes, bounds and balance
+before and after."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move
+from ferry.model.report import PlanReport
 from ferry.plan.racks import RackLayout
 from ferry.plan.spread import forced_spread
 from ferry.plan.stats import balance
@@ -21,7 +22,7 @@ def build_report(
     planned: Sequence[tuple[PartitionState, Sequence[int]]],
     moves: Sequence[Move],
     bound: int,
-) -> dict[str, Any]:
+) -> PlanReport:
     """Figures of a plan; ``planned`` holds every in-scope partition with its planned replicas."""
     changed = {m.tp: m.target for m in moves}
     before = [(s.tp, s.replicas) for s, _ in planned]
@@ -29,25 +30,24 @@ def build_report(
     everyone = RackLayout.of(snapshot.racks, {*snapshot.broker_ids, *targets})
     added = [len(m.adding) for m in moves]
     replica_moves = sum(added)
-    return {
-        "partitions": len(planned),
-        "partitions_changed": len(moves),
-        "replica_moves": replica_moves,
-        "lower_bound": bound,
-        "moves_over_bound": round(replica_moves / bound, 4) if bound else None,
-        "bytes_moved": sum(n * m.size_bytes for n, m in zip(added, moves, strict=True)),
-        "leader_changes": sum(1 for m in moves if m.leader_changes),
-        "target_brokers": list(targets),
-        "rack_mode": goal.rack_mode.value,
-        "balance_by": goal.balance.value,
-        "forced_replica_spread": least_spread(snapshot, goal, targets, planned),
-        "balance": {
+    return PlanReport(
+        partitions=len(planned),
+        partitions_changed=len(moves),
+        replica_moves=replica_moves,
+        lower_bound=bound,
+        bytes_moved=sum(n * m.size_bytes for n, m in zip(added, moves, strict=True)),
+        leader_changes=sum(1 for m in moves if m.leader_changes),
+        target_brokers=tuple(targets),
+        rack_mode=goal.rack_mode.value,
+        balance_by=goal.balance.value,
+        forced_replica_spread=least_spread(snapshot, goal, targets, planned),
+        balance={
             "before": balance(before, targets, everyone),
             # After the plan every replica is on a target: the rule is the targets' racks' (a rack
             # left without targets no longer counts, so RF 3 over two racks may put two in one).
             "after": balance(after, targets, RackLayout.of(snapshot.racks, targets)),
         },
-    }
+    )
 
 
 def least_spread(

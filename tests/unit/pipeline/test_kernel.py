@@ -81,7 +81,7 @@ def test_buckets_plan_exactly_what_the_planner_plans(case: Case) -> None:
     expected = plan(snapshot, goal)
     got = plan_in_buckets(PlanJob(name, name, snapshot, goal))
     assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected))
-    assert dict(got.report) == dict(expected.report)
+    assert got.report == expected.report
     assert_valid(snapshot, goal, got)
 
 
@@ -177,4 +177,4 @@ def test_a_cluster_planned_whole_is_the_local_engines_plan() -> None:
         got, expected = load_plan(blob), plan(snapshot, goal)
         assert got_name == name and seconds > 0
         assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected)), name
-        assert dict(got.report) == dict(expected.report), name
+        assert got.report == expected.report, name

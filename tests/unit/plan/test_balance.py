@@ -91,4 +91,4 @@ def test_a_relaxation_that_breaks_room_rows_is_repaired_or_solved_again(
     assert sum(assign_extras(layout, demands).kept) == sum(assign_extras(layout, demands, lazy=False).kept)
     assert seen == outcomes, "the case no longer takes the path it is here for; pick another seed"
     result = plan(snapshot, goal)
-    assert result.report["replica_moves"] == result.report["lower_bound"]
+    assert result.figures.replica_moves == result.figures.lower_bound

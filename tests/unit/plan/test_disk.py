@@ -53,14 +53,14 @@ def test_nine_brokers_end_within_five_percent_of_the_mean_moving_little_more_tha
     held = disk_bytes(snapshot, goal)
     mean = sum(held.values()) / len(held)
     assert (max(held.values()) - min(held.values())) / mean <= 0.05
-    disk = result.report["disk"]
+    disk = result.figures.disk
     assert disk["after"]["bytes"] == {str(b): n for b, n in held.items()}
-    assert result.report["bytes_moved"] <= 1.15 * disk["bytes_lower_bound"]
+    assert result.figures.bytes_moved <= 1.15 * disk["bytes_lower_bound"]
     if disk["after"]["outside_band"] == 0:
         # The bound holds for plans that end in the band (one may end a few bytes out: no replica
         # is small enough to even out the rest).
-        assert result.report["bytes_moved"] >= disk["bytes_lower_bound"]
-    assert result.report["balance"]["after"]["leader_spread"] <= 1
+        assert result.figures.bytes_moved >= disk["bytes_lower_bound"]
+    assert result.figures.after["leader_spread"] <= 1
 
 
 def test_capacities_even_the_fraction_in_use() -> None:
@@ -127,6 +127,6 @@ def test_every_byte_plan_is_valid_and_moves_at_least_the_bound(data: st.DataObje
     )
     result = plan(snapshot, goal)
     assert_valid(snapshot, goal, result)
-    disk = result.report["disk"]
+    disk = result.figures.disk
     if disk["after"]["outside_band"] == 0:
-        assert result.report["bytes_moved"] >= disk["bytes_lower_bound"]
+        assert result.figures.bytes_moved >= disk["bytes_lower_bound"]

@@ -93,11 +93,11 @@ def test_every_plan_is_minimal_and_balanced(data: st.DataObject) -> None:
     goal = data.draw(goals(snapshot))
     assume(_feasible(snapshot, goal))
     result = plan(snapshot, goal)
-    report = result.report
-    moves, bound = report["replica_moves"], report["lower_bound"]
+    report = result.figures
+    moves, bound = report.replica_moves, report.lower_bound
     assert moves >= bound, "the lower bound is above what the planner achieved"
     assert moves <= bound * 1.01, f"{moves} moves against a lower bound of {bound}"
-    assert report["placement_fallbacks"] == 0
+    assert report.placement_fallbacks == 0
     measured = spreads(snapshot, goal, result)
     assert measured["leader"] <= 1
     if not racks_bind(snapshot, goal):
@@ -136,10 +136,10 @@ def test_unequal_racks_reach_the_forced_spread_and_stay_even_inside_each_rack(da
     snapshot = data.draw(clusters())
     goal = data.draw(goals(snapshot))
     assume(_feasible(snapshot, goal) and goal.rack_mode is RackMode.STRICT)
-    report = plan(snapshot, goal).report
-    after = report["balance"]["after"]
+    report = plan(snapshot, goal).figures
+    after = report.after
     # The forced spread is what the rack rule leaves; a plan may miss it by one at most.
-    assert after["replica_spread"] <= report["forced_replica_spread"] + 1
+    assert after["replica_spread"] <= report.forced_replica_spread + 1
     assert after["rack_replica_spread_max"] <= 1
     assert after["topic_rack_spread_max"] <= 1
     assert after["leader_spread"] <= 1

@@ -21,7 +21,7 @@ def _load(snapshot: ClusterSnapshot, result: Plan) -> Counter[int]:
 def _checked(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     result = plan(snapshot, goal)
     assert_valid(snapshot, goal, result)
-    assert result.report["replica_moves"] == result.report["lower_bound"]
+    assert result.figures.replica_moves == result.figures.lower_bound
     assert all(v <= 1 for v in spreads(snapshot, goal, result).values())
     return result
 
@@ -52,7 +52,7 @@ def test_replace_moves_exactly_the_old_brokers_replicas_to_the_new_one() -> None
     result = plan(snapshot, Goal(replace=((3, 6),)))
     assert_valid(snapshot, Goal(replace=((3, 6),)), result)
     on_old = [p for p in snapshot.partitions if 3 in p.replicas]
-    assert result.replica_moves == len(on_old) == result.report["lower_bound"]
+    assert result.replica_moves == len(on_old) == result.figures.lower_bound
     for move in result:
         assert move.removing == (3,) and move.adding == (6,)
         assert move.target.index(6) == move.original.index(3)
@@ -61,8 +61,8 @@ def test_replace_moves_exactly_the_old_brokers_replicas_to_the_new_one() -> None
 def test_skewed_rebalance_reaches_even_loads_with_the_fewest_moves() -> None:
     snapshot = generated(brokers=9, racks=3, topics=6, partitions=30, rf=3, seed=3, skew=2.0)
     result = _checked(snapshot, Goal())
-    assert result.report["balance"]["before"]["replica_spread"] > 10
-    assert result.report["balance"]["after"]["replica_spread"] <= 1
+    assert result.figures.before["replica_spread"] > 10
+    assert result.figures.after["replica_spread"] <= 1
 
 
 def test_replication_factor_two_to_three_adds_one_replica_per_partition() -> None:
@@ -121,7 +121,7 @@ def _snap(racks: list[str | None], parts: dict[str, list[tuple[int, ...]]]) -> C
 def test_leaders_stay_balanceable_after_placement() -> None:
     snapshot = _snap([None] * 4, {"t0": [(1,), (0,)], "t1": [(1, 0), (0, 1)]})
     result = plan(snapshot, Goal())
-    assert result.report["replica_moves"] == result.report["lower_bound"] == 2
+    assert result.figures.replica_moves == result.figures.lower_bound == 2
     assert spreads(snapshot, Goal(), result)["leader"] <= 1
 
 
@@ -153,7 +153,7 @@ def test_two_racks_competing_for_one_slot_need_no_fallback() -> None:
     rows = [(1, 8, 12, 6), (2, 5, 13, 14), (9, 4, 0, 8), (3, 11, 1, 2), (1, 10, 0, 6), (1, 2, 0, 5)]
     snapshot = _snap(list(racks), {"t0": rows})
     result = plan(snapshot, Goal())
-    assert result.report["placement_fallbacks"] == 0
+    assert result.figures.placement_fallbacks == 0
 
 
 def test_leaders_of_single_replica_topics_and_a_shared_pair() -> None:
@@ -173,7 +173,7 @@ def test_leaders_of_single_replica_topics_and_a_shared_pair() -> None:
     states = [PartitionState(TopicPartition(t, i), r, r[0], r, size) for t, i, r, size in rows]
     snapshot = ClusterSnapshot.of([Broker(i, None) for i in range(7)], states)
     result = plan(snapshot, Goal())
-    assert result.report["replica_moves"] == result.report["lower_bound"]
+    assert result.figures.replica_moves == result.figures.lower_bound
     assert spreads(snapshot, Goal(), result)["leader"] <= 1
 
 
@@ -200,7 +200,7 @@ def test_leader_balance_that_needs_the_extras_elsewhere() -> None:
     snapshot = ClusterSnapshot.of([Broker(i, None) for i in range(10)], states)
     result = plan(snapshot, Goal())
     assert _program_bound(snapshot, Goal()) == 4
-    assert result.report["replica_moves"] == result.report["lower_bound"] == 5
+    assert result.figures.replica_moves == result.figures.lower_bound == 5
     assert_valid(snapshot, Goal(), result)
     assert all(v <= 1 for v in spreads(snapshot, Goal(), result).values())
 
@@ -212,8 +212,8 @@ def test_generated_rack_case_meets_its_bound() -> None:
     _, snapshot, goal = random_cases(4)[3]
     result = plan(snapshot, goal)
     assert _program_bound(snapshot, goal) == 88
-    assert result.report["placement_fallbacks"] == 0
-    assert result.report["replica_moves"] == result.report["lower_bound"] == 90
+    assert result.figures.placement_fallbacks == 0
+    assert result.figures.replica_moves == result.figures.lower_bound == 90
     assert_valid(snapshot, goal, result)
     assert spreads(snapshot, goal, result)["leader"] <= 1
 

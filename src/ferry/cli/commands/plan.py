@@ -48,6 +48,7 @@ from ferry.formats import (
 from ferry.formats.capacity_json import load_capacity
 from ferry.formats.goal_json import goal_json
 from ferry.formats.parquet import is_parquet_snapshot
+from ferry.formats.report_json import report_json
 from ferry.formats.sources import load_any
 from ferry.kafka.snapshot import to_json, with_current_brokers
 from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, PlanJob, RackMode
@@ -180,7 +181,7 @@ def _run(args: argparse.Namespace) -> int:
     result = planned.plan
     forced = _check_safety(args, loaded, result)
     saved = args.output_dir / SNAPSHOT_NAME if loaded.text is not None else None
-    report = {**result.report, "snapshot": str(saved) if saved else source, "goal": goal_json(goal)}
+    report = report_json(result.figures, snapshot=str(saved) if saved else source, goal=goal_json(goal))
     if forced is not None:
         report["forced"] = forced
     extra = {saved: loaded.text} if saved is not None and loaded.text is not None else {}
