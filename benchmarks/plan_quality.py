@@ -26,7 +26,6 @@ from dataclasses import dataclass, replace
 from queue import Empty
 from typing import Any
 
-from ferry.formats.report_json import report_json
 from ferry.model import BalanceMode, Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
 from ferry.plan.planner import plan
 from ferry.plan.racks import RackLayout
@@ -195,6 +194,8 @@ def run_case(case: Case, queue: Any) -> None:
     result = plan(snapshot, goal)
     seconds = time.perf_counter() - start
     cpu_seconds = time.process_time() - cpu
+    from ferry.formats.report_json import report_json  # here: plan_digest.py runs older checkouts
+
     report = report_json(result.figures)
     targets = RackLayout.of(snapshot.racks, report["target_brokers"])
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

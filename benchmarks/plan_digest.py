@@ -1,0 +1,70 @@
+"""A digest of the planner's output on a fixed set of clusters, to show a change leaves plans alone.
+
+Plans every named scenario, 40 random clusters of the property tests' generator, plan_quality's
+small, unequal-rack and byte cases, and 50 of them again with ``--balance bytes``, in process; prints
+one SHA-256 per case (of reassignment.json's content and the report) and one over all. Run it on
+two commits and compare the last line:
+
+    .venv/bin/python benchmarks/plan_digest.py
+    PYTHONPATH=<other checkout>/src .venv/bin/python <other checkout>/benchmarks/plan_digest.py
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
+
+from support.scenarios import named, random_cases  # noqa: E402
+
+import plan_quality  # noqa: E402
+from ferry.formats import dump_reassignment, dumps_json  # noqa: E402
+from ferry.model import BalanceMode, ClusterSnapshot, Goal  # noqa: E402
+from ferry.plan.planner import plan  # noqa: E402
+
+
+def cases() -> list[tuple[str, ClusterSnapshot, Goal]]:
+    out = list(named()) + list(random_cases(40))
+    for case in plan_quality.SMALL + plan_quality.UNEQUAL + plan_quality.BYTES[:7]:
+        snapshot, goal = plan_quality.generate(case)
+        out.append((case.name, snapshot, goal))
+    out += [
+        (f"{n} (bytes)", s, replace(g, balance=BalanceMode.BYTES)) for n, s, g in out[:50] if not g.replace
+    ]
+    return out
+
+
+def report_doc(report: object) -> object:
+    if isinstance(report, Mapping):  # before the planner's report was typed
+        return dict(report)
+    from ferry.formats.report_json import report_json
+
+    return report_json(report)  # type: ignore[arg-type]
+
+
+def digest(snapshot: ClusterSnapshot, goal: Goal) -> str:
+    try:
+        result = plan(snapshot, goal)
+        text = dumps_json(dump_reassignment(result)) + json.dumps(report_doc(result.report), sort_keys=True)
+    except Exception as exc:  # a refusal is an outcome too
+        text = f"{type(exc).__name__}: {exc}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def main() -> None:
+    overall = hashlib.sha256()
+    for name, snapshot, goal in cases():
+        one = digest(snapshot, goal)
+        overall.update(one.encode())
+        print(f"{one[:16]}  {name}")
+    print(f"all: {overall.hexdigest()}")
+
+
+if __name__ == "__main__":
+    main()
