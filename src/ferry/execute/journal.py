@@ -216,7 +216,7 @@ class Journal(TaskTable, ThrottleTable):
         found = row.fetchone()
         if found is None:
             raise PreconditionError(f"no request {request_id} in {self.path}", hint="see 'ferry requests'")
-        return request_from_row(found)
+        return request_from_row(found, str(self.path))
 
     def requests(self, states: Iterable[RequestState] | None = None) -> tuple[RequestRecord, ...]:
         """All requests (or those in ``states``), oldest first."""
@@ -225,7 +225,9 @@ class Journal(TaskTable, ThrottleTable):
         if states is not None:
             params = tuple(s.value for s in states)
             sql += f" WHERE state IN ({marks(params)})"
-        return tuple(request_from_row(r) for r in self._conn.execute(sql + " ORDER BY id", params))
+        return tuple(
+            request_from_row(r, str(self.path)) for r in self._conn.execute(sql + " ORDER BY id", params)
+        )
 
     def set_request_state(self, request_id: int, new: RequestState, *, note: str | None = None) -> None:
         """Move a request to ``new``; final states stamp ``finished_at``.

@@ -35,7 +35,9 @@ class TaskTable(JournalBase):
         sql = f"SELECT {TASK_COLUMNS} FROM tasks"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        return tuple(task_from_row(r) for r in self._conn.execute(sql + " ORDER BY id", params))
+        return tuple(
+            task_from_row(r, str(self.path)) for r in self._conn.execute(sql + " ORDER BY id", params)
+        )
 
     def task(self, task_id: int) -> TaskRecord:
         """The task ``task_id``.
@@ -46,7 +48,7 @@ class TaskTable(JournalBase):
         found = self._conn.execute(f"SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?", (task_id,)).fetchone()
         if found is None:
             raise PreconditionError(f"no task {task_id} in {self.path}")
-        return task_from_row(found)
+        return task_from_row(found, str(self.path))
 
     def active_tasks(self, tp: TopicPartition) -> tuple[TaskRecord, ...]:
         """Submitted tasks of ``tp`` in any request: the moves ferry has in flight for it."""
@@ -54,7 +56,7 @@ class TaskTable(JournalBase):
             f"SELECT {TASK_COLUMNS} FROM tasks WHERE topic = ? AND partition = ? AND state = ? ORDER BY id",
             (tp.topic, tp.partition, TaskState.SUBMITTED.value),
         )
-        return tuple(task_from_row(r) for r in rows)
+        return tuple(task_from_row(r, str(self.path)) for r in rows)
 
     def moving_partitions(self) -> frozenset[TopicPartition]:
         """Partitions with a submitted task in any request: what ferry has in flight."""

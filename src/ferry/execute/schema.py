@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ferry.errors import InputError
 from ferry.execute.options import ExecuteOptions
 from ferry.execute.records import RequestKind, RequestRecord, TaskRecord
 from ferry.execute.states import RequestState, TaskState
@@ -83,7 +84,38 @@ TASK_COLUMNS = (
 )
 
 
-def request_from_row(row: Sequence[Any]) -> RequestRecord:
+_CORRUPT = (ValueError, TypeError, KeyError, AttributeError, RecursionError)
+"""What decoding a row changed by hand (or by a disk fault) raises: bad JSON, an unknown state."""
+
+
+def request_from_row(row: Sequence[Any], source: str) -> RequestRecord:
+    """A requests row as a record; ``source`` (the journal's path) names it in the error.
+
+    Raises:
+        InputError: the row does not hold what ferry wrote (a value changed outside ferry).
+    """
+    try:
+        return _request(row)
+    except _CORRUPT as exc:
+        raise _corrupt(source, f"request {row[0]}", exc) from None
+
+
+def task_from_row(row: Sequence[Any], source: str) -> TaskRecord:
+    """A tasks row as a record (errors as :func:`request_from_row`)."""
+    try:
+        return _task(row)
+    except _CORRUPT as exc:
+        raise _corrupt(source, f"task {row[0]} of request {row[1]}", exc) from None
+
+
+def _corrupt(source: str, what: str, exc: Exception) -> InputError:
+    return InputError(
+        f"{source}: {what} is unreadable: {type(exc).__name__}: {exc}",
+        hint="the journal was changed outside ferry; restore a copy or pass another --journal",
+    )
+
+
+def _request(row: Sequence[Any]) -> RequestRecord:
     rid, kind, state, bootstrap, cluster_id, plan, options, created, finished, origin, note = row
     return RequestRecord(
         id=rid,
@@ -100,7 +132,7 @@ def request_from_row(row: Sequence[Any]) -> RequestRecord:
     )
 
 
-def task_from_row(row: Sequence[Any]) -> TaskRecord:
+def _task(row: Sequence[Any]) -> TaskRecord:
     tid, rid, topic, part, original, target, size, state, batch, sup, submitted, finished, error = row
     return TaskRecord(
         id=tid,

@@ -66,6 +66,10 @@ def decode_json(text: str | bytes, source: str) -> Any:
         ) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"{source}: not UTF-8 text: {exc.reason}") from None
+    except RecursionError:
+        # Python's decoder recurses per level: a file of nested brackets exhausts the stack long
+        # before its size matters. No ferry file nests more than a few levels.
+        raise InputError(f"{source}: not valid ferry input: JSON nested too deeply") from None
     except ValueError as exc:
         raise InputError(f"{source}: not valid JSON: {exc}") from None
 

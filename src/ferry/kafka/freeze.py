@@ -61,7 +61,7 @@ def decode_freeze(value: bytes | None, timestamp_ms: int) -> FreezeState | None:
         return None
     try:
         return _parse(json.loads(value.decode("utf-8")))
-    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, RecursionError) as exc:
         why = f"no {exc}" if isinstance(exc, KeyError) else str(exc)
         at = datetime.fromtimestamp(max(timestamp_ms, 0) / 1000, tz=UTC)
         return FreezeState(True, f"unreadable freeze record ({why}); 'ferry unfreeze' clears it", "?", at)

@@ -139,8 +139,8 @@ def test_capacities_even_the_fraction_in_use(
 @pytest.mark.parametrize(
     ("capacity", "expected"),
     [
-        ({"99": 10**15}, "--capacity: broker 99 is not in {snap}"),
-        ({str(b): 10**15 for b in range(8)}, "--capacity: no capacity given for target broker 8"),
+        ({"99": 10**15}, "--capacity {disks}: broker 99 is not in {snap}"),
+        ({str(b): 10**15 for b in range(8)}, "--capacity {disks}: no capacity given for target broker 8"),
     ],
 )
 def test_a_capacity_file_that_does_not_fit_the_cluster_exits_3(
@@ -157,7 +157,7 @@ def test_a_capacity_file_that_does_not_fit_the_cluster_exits_3(
         capsys, "--snapshot", str(path), *BYTES, "--capacity", str(disks), "--output-dir", str(tmp_path / "o")
     )
     assert code == 3
-    assert expected.format(snap=path) in err
+    assert expected.format(snap=path, disks=disks) in err
     assert not (tmp_path / "o").exists()
 
 

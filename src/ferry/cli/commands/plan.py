@@ -249,7 +249,9 @@ def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str
     try:
         validate_goal(snapshot, goal, source=source)
     except InputError as exc:
-        problems += exc.problems
+        # The capacity checks speak of --capacity; the operator needs the file's name too.
+        named = f"--capacity {args.capacity}:" if args.capacity is not None else "--capacity:"
+        problems += [p.replace("--capacity:", named, 1) for p in exc.problems]
     if problems:
         raise InputError.of(problems)
     return goal
