@@ -20,6 +20,7 @@ from ferry.cli.commands import freeze as freeze_cmd
 from ferry.cli.commands import listing as list_cmd
 from ferry.cli.commands import plan as plan_cmd
 from ferry.cli.commands import progress as progress_cmd
+from ferry.cli.commands import report as report_cmd
 from ferry.cli.commands import requests as requests_cmd
 from ferry.cli.commands import resume as resume_cmd
 from ferry.cli.commands import rollback as rollback_cmd
@@ -36,6 +37,7 @@ _COMMANDS = (
     execute_cmd,
     list_cmd,
     progress_cmd,
+    report_cmd,
     verify_cmd,
     resume_cmd,
     cancel_cmd,

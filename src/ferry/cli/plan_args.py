@@ -193,6 +193,8 @@ def check_usage(args: argparse.Namespace) -> None:
         if factors.setdefault(topic, rf) != rf:
             raise usage_error(f"--replication-factor: {topic} is given both {factors[topic]} and {rf}")
     _check_balance(args)
+    if args.html and args.fleet is not None:
+        raise usage_error("--html draws one cluster's plan: for a fleet, run 'ferry report OUT/CLUSTER'")
     check_force(args)
     if args.bootstrap_server is None:
         # --force overrides the live checks; offline there are none, so it would say nothing.

@@ -25,6 +25,7 @@ from typing import Any
 
 from ferry.cli import render
 from ferry.cli.engines import add_engine_options, plan_clusters
+from ferry.cli.html_report import html_page
 from ferry.cli.options import (
     add_safety_options,
     open_admin,
@@ -38,6 +39,7 @@ from ferry.cli.plan_args import (
     check_usage,
     usage_error,
 )
+from ferry.cli.plan_view import plan_view
 from ferry.errors import InputError, PreconditionError
 from ferry.execute import safety
 from ferry.formats import (
@@ -148,6 +150,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--bootstrap-server, snapshot.json (created if missing; existing files there are "
         "replaced), e.g. plans/2024-06-01",
     )
+    parser.add_argument(
+        "--html",
+        action="store_true",
+        help="also write report.html: the plan drawn as one self-contained page with charts "
+        "(the same page as 'ferry report OUT')",
+    )
     parser.set_defaults(func=run)
 
 
@@ -185,6 +193,9 @@ def _run(args: argparse.Namespace) -> int:
     if forced is not None:
         report["forced"] = forced
     extra = {saved: loaded.text} if saved is not None and loaded.text is not None else {}
+    if args.html:
+        view = plan_view(snapshot, {m.tp: m.target for m in result.moves}, report["target_brokers"])
+        extra[args.output_dir / "report.html"] = html_page(view, report, title=f"ferry plan: {source}")
     files = _write_outputs(args.output_dir, result, report, extra)
     print(render.plan_summary(report, snapshot=source, files=files))
     return 0

@@ -1,0 +1,72 @@
+"""The HTML report, rendered by a real headless Chromium: its charts are drawn, with data points.
+
+Chromium runs the page's scripts (Plotly, inlined) and hands back the DOM they built; the test counts
+the bars and heatmap cells in it, and keeps a screenshot beside the page.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ferry.cli.main import main
+
+_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--virtual-time-budget=15000",
+]
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium")
+    assert found, "Debian's chromium is needed: scripts/test installs it (apt-get install chromium)"
+    return found
+
+
+def _render(page: Path, profile: Path, *args: str) -> str:
+    command = [_chromium(), *_FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def _chart(dom: str, chart: str) -> str:
+    """The markup of one chart's div (up to the next chart or the end of the page)."""
+    start = dom.index(f'id="chart-{chart}"')
+    following = [dom.find('id="chart-', start + 1), len(dom)]
+    return dom[start : min(i for i in following if i > 0)]
+
+
+def test_the_report_draws_every_chart_with_its_data(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "plan"
+    assert main(["plan", "--engine", "local", "--example", "--html", "--output-dir", str(out)]) == 0
+    capsys.readouterr()
+    page = out / "report.html"
+    text = page.read_text()
+    assert "<script" in text and not re.search(r"<script[^>]*\bsrc=", text)  # nothing fetched: offline
+    dom = _render(page, tmp_path / "profile", "--dump-dom")
+    brokers, topics, moved = (_chart(dom, name) for name in ("brokers", "topics", "moved"))
+    # 8 brokers x (replicas, bytes, leaders) x (before, after): 48 bars; 6 topics x 2 series.
+    assert len(re.findall(r'class="point"', brokers)) == 48
+    assert len(re.findall(r'class="trace bars"', brokers)) == 6
+    assert "fewest after" in brokers or "forced spread" in brokers
+    assert len(re.findall(r'class="point"', topics)) == 12
+    assert "heatmaplayer" in moved and re.search(r'<image[^>]+href="data:image/png', moved)
+    assert "from 6" in moved and "to 8" in moved
+    shot = out / "report.png"
+    _render(page, tmp_path / "profile2", f"--screenshot={shot}", "--window-size=1280,2400")
+    assert shot.stat().st_size > 20_000
