@@ -14,6 +14,10 @@ from pathlib import Path
 import pytest
 
 from ferry.cli.main import main
+from ferry.execute.journal import Journal
+from ferry.execute.options import ExecuteOptions
+from ferry.execute.progress import Progress
+from ferry.model import Move, Plan, TopicPartition
 
 _FLAGS = [
     "--headless",
@@ -70,3 +74,28 @@ def test_the_report_draws_every_chart_with_its_data(
     shot = out / "report.png"
     _render(page, tmp_path / "profile2", f"--screenshot={shot}", "--window-size=1280,2400")
     assert shot.stat().st_size > 20_000
+
+
+def test_an_executed_request_draws_its_copy_against_the_throttle_and_its_eta(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, journal_path = tmp_path / "plan", tmp_path / "journal.sqlite"
+    assert main(["plan", "--engine", "local", "--example", "--output-dir", str(out)]) == 0
+    now = [1000.0]
+    with Journal.open(journal_path, clock=lambda: now[0]) as journal:
+        plan = Plan.of([Move(TopicPartition("orders", 0), (1, 2, 3), (7, 2, 3), 1000)])
+        rid = journal.record_request(plan, bootstrap="b", options=ExecuteOptions(throttle=10_000_000))
+        for step in range(5):  # 5 samples, 5 s apart: broker 7 copies 40 MB, broker 8 20 MB
+            now[0] = 1000.0 + 5 * step
+            progress = {7: Progress(10_000_000 * step, 40_000_000), 8: Progress(5_000_000 * step, 20_000_000)}
+            journal.record_progress(rid, progress, 20.0 - 5 * step)
+    capsys.readouterr()
+    page = tmp_path / "run.html"
+    args = ["report", str(out), "--journal", str(journal_path), "--request", str(rid), "-o", str(page)]
+    assert main(args) == 0, capsys.readouterr().err
+    dom = _render(page, tmp_path / "profile", "--dump-dom")
+    copied, eta = _chart(dom, "copied"), _chart(dom, "eta")
+    assert len(re.findall(r'class="trace scatter', copied)) == 3  # brokers 7 and 8, the throttle
+    assert "broker 7" in copied and "throttle" in copied
+    assert len(re.findall(r'class="trace scatter', eta)) == 2
+    assert "ETA shown" in eta

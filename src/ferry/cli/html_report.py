@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,22 +20,37 @@ from plotly.subplots import make_subplots
 
 from ferry.cli.plan_view import BrokerLoad, PlanView
 from ferry.cli.render import human_bytes
+from ferry.execute.journal_progress import ProgressSample
 from ferry.formats import write_text_atomic
 
 _BEFORE, _AFTER = "#9aa5b1", "#1f77b4"
 
 
-def write_html_report(path: Path, view: PlanView, report: Mapping[str, Any], title: str) -> None:
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """An executed request as the journal kept it: progress samples, its throttle and its end."""
+
+    request_id: int
+    samples: Sequence[ProgressSample]
+    throttle: int | None
+    ended_at: float | None
+
+
+def write_html_report(
+    path: Path, view: PlanView, report: Mapping[str, Any], title: str, timeline: Timeline | None = None
+) -> None:
     """Write the page for ``view`` and its report.json document ``report`` to ``path``, atomically."""
-    write_text_atomic(path, html_page(view, report, title))
+    write_text_atomic(path, html_page(view, report, title, timeline))
 
 
-def html_page(view: PlanView, report: Mapping[str, Any], title: str) -> str:
-    """The page for ``view`` and its report.json document ``report``."""
-    figures = [_brokers(view, report), _topics(view), _matrix(view)]
+def html_page(view: PlanView, report: Mapping[str, Any], title: str, timeline: Timeline | None = None) -> str:
+    """The page for ``view`` and its report.json document ``report`` (and a run's ``timeline``)."""
+    named = [("brokers", _brokers(view, report)), ("topics", _topics(view)), ("moved", _matrix(view))]
+    if timeline is not None and timeline.samples:
+        named += [("copied", _copied(timeline)), ("eta", _eta(timeline))]
     charts = [
         fig.to_html(full_html=False, include_plotlyjs=(i == 0), div_id=f"chart-{name}")
-        for i, (fig, name) in enumerate(zip(figures, ("brokers", "topics", "moved"), strict=True))
+        for i, (name, fig) in enumerate(named)
     ]
     return _PAGE.format(title=html.escape(title), summary=_summary(report), charts="\n".join(charts))
 
@@ -99,6 +115,51 @@ def _matrix(view: PlanView) -> go.Figure:
         )
     )
     fig.update_layout(title="Bytes moved, source broker to destination broker", yaxis_autorange="reversed")
+    return fig
+
+
+def _copied(timeline: Timeline) -> go.Figure:
+    start = timeline.samples[0].at
+    fig = go.Figure()
+    for broker in sorted({s.broker for s in timeline.samples}):
+        mine = [s for s in timeline.samples if s.broker == broker]
+        fig.add_trace(
+            go.Scatter(
+                x=[s.at - start for s in mine], y=[s.done / 1e6 for s in mine], name=f"broker {broker}"
+            )
+        )
+    if timeline.throttle:
+        span = timeline.samples[-1].at - start
+        limit = max(s.total for s in timeline.samples) / 1e6
+        end = min(span, limit / (timeline.throttle / 1e6))
+        line = go.Scatter(
+            x=[0, end],
+            y=[0, end * timeline.throttle / 1e6],
+            name="throttle",
+            line={"dash": "dash", "color": "red"},
+        )
+        fig.add_trace(line)
+    title = f"Request {timeline.request_id}: MB copied per receiving broker"
+    fig.update_layout(title=title, xaxis_title="seconds", yaxis_title="MB")
+    return fig
+
+
+def _eta(timeline: Timeline) -> go.Figure:
+    start = timeline.samples[0].at
+    end = timeline.ended_at or timeline.samples[-1].at
+    shown = sorted({(s.at, s.eta_s) for s in timeline.samples if s.eta_s is not None})
+    times = sorted({s.at for s in timeline.samples})
+    fig = go.Figure(
+        [
+            go.Scatter(x=[at - start for at, _ in shown], y=[eta for _, eta in shown], name="ETA shown"),
+            go.Scatter(
+                x=[at - start for at in times], y=[end - at for at in times], name="time left, as it was"
+            ),
+        ]
+    )
+    fig.update_layout(
+        title="ETA shown against the real end", xaxis_title="seconds", yaxis_title="seconds left"
+    )
     return fig
 
 

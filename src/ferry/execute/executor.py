@@ -46,9 +46,10 @@ from ferry.execute.events import (
 )
 from ferry.execute.finish import finish_request
 from ferry.execute.journal import Journal
+from ferry.execute.journal_progress import SAMPLE_EVERY_S
 from ferry.execute.options import ExecuteOptions
 from ferry.execute.prepare import prepare_request
-from ferry.execute.progress import History, next_poll_in
+from ferry.execute.progress import History, by_broker, next_poll_in
 from ferry.execute.progress import total as total_progress
 from ferry.execute.records import TaskRecord
 from ferry.execute.report import measure
@@ -81,6 +82,7 @@ class _Run:
     unsent: set[int] = field(default_factory=set)
     waiting: Waiting | None = None
     eta_s: float | None = None
+    sampled_at: float | None = None  # when progress last went to the journal (executor clock)
 
 
 class Executor:
@@ -368,11 +370,15 @@ class Executor:
         tasks = self._journal.tasks(run.request_id)
         replicas = measure(self._admin, tasks)
         progress = total_progress(replicas)
-        run.history = run.history.add(self._clock(), replicas)
+        now = self._clock()
+        run.history = run.history.add(now, replicas)
         done = sum(1 for t in tasks if t.state is TaskState.DONE)
         moving = tuple(t.tp for t in tasks if t.state is TaskState.SUBMITTED)
         eta = run.history.estimate(replicas)
         run.eta_s = eta.eta_s
+        if not moving or run.sampled_at is None or now - run.sampled_at >= SAMPLE_EVERY_S:
+            self._journal.record_progress(run.request_id, by_broker(replicas), eta.eta_s)
+            run.sampled_at = now
         self._listener(
             ProgressUpdate(run.request_id, progress, eta, done, len(tasks), len(moving), replicas, moving)
         )

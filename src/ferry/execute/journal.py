@@ -16,6 +16,8 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``)::
     throttles  request_id -> requests, resource_type, resource_name, config_key,
                previous, planned, applied
     task_log   every task transition (task_id, from_state, to_state, at): the audit trail
+    progress   request_id -> requests, at, broker, done_bytes, total_bytes, eta_s: the run's
+               timeline, one row per receiving broker every few seconds (schema version 2)
 
 Room for interruptions: a rollback request names its ``origin_request``; a task re-targeted
 by a later request is cancelled with ``superseded_by`` pointing at the new task, so both requests stay
@@ -35,6 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from ferry.errors import InputError, PreconditionError
+from ferry.execute.journal_progress import ProgressTable
 from ferry.execute.journal_tasks import TaskTable
 from ferry.execute.journal_throttles import ThrottleTable
 from ferry.execute.options import ExecuteOptions
@@ -72,7 +75,7 @@ def default_journal_path(env: Mapping[str, str] | None = None, home: Path | None
     return state_home / "kafka-ferry" / "journal.sqlite"
 
 
-class Journal(TaskTable, ThrottleTable):
+class Journal(TaskTable, ThrottleTable, ProgressTable):
     """The journal on one SQLite file; open it with :meth:`open`, close it (or use ``with``).
 
     Every public write is one transaction: after it returns, it is on disk.

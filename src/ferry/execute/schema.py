@@ -17,7 +17,7 @@ from ferry.execute.records import RequestKind, RequestRecord, TaskRecord
 from ferry.execute.states import RequestState, TaskState
 from ferry.model import TopicPartition
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 10_000
 
 # Each entry upgrades the schema by one version; index 0 creates version 1.
@@ -70,6 +70,18 @@ MIGRATIONS: tuple[str, ...] = (
         to_state TEXT NOT NULL,
         at REAL NOT NULL
     );
+    """,
+    # 2: progress samples per receiving broker, for the run's timeline (ferry report --journal).
+    """
+    CREATE TABLE progress (
+        request_id INTEGER NOT NULL REFERENCES requests(id),
+        at REAL NOT NULL,
+        broker INTEGER NOT NULL,
+        done_bytes INTEGER NOT NULL,
+        total_bytes INTEGER NOT NULL,
+        eta_s REAL
+    );
+    CREATE INDEX progress_by_request ON progress (request_id, at);
     """,
 )
 

@@ -86,6 +86,12 @@ def test_happy_path_reaches_targets_within_limits_and_restores_throttles(journal
     assert sorted(admin.elected) == sorted(TARGETS)
     last = [e for e in events if isinstance(e, ProgressUpdate)][-1]
     assert last.moves_total == 6
+    # The timeline kept in the journal: per receiving broker, ending with everything copied.
+    samples = journal.progress_samples(rid)
+    assert samples and [s.at for s in samples] == sorted(s.at for s in samples)
+    final = {s.broker: s for s in samples if s.at == samples[-1].at}
+    assert final and all(s.done == s.total for s in final.values())
+    assert set(final) == {b for tp in TARGETS for b in TARGETS[tp] if b not in ORIGINAL[tp]}
 
 
 def test_foreign_reassignment_is_refused_unless_additional(journal: Journal) -> None:

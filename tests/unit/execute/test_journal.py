@@ -11,7 +11,9 @@ from ferry.errors import InputError, PreconditionError
 from ferry.execute.batching import Limits
 from ferry.execute.journal import SCHEMA_VERSION, Journal, default_journal_path
 from ferry.execute.options import ExecuteOptions
+from ferry.execute.progress import Progress
 from ferry.execute.records import ConfigKey, RequestKind, ResourceType, ThrottleRecord
+from ferry.execute.schema import MIGRATIONS, statements
 from ferry.execute.states import IllegalTransition, RequestState, TaskState
 from ferry.model import Move, Plan, TopicPartition
 
@@ -230,3 +232,24 @@ def test_newer_schema_is_refused_and_garbage_is_an_input_error(tmp_path: Path) -
     garbage.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(InputError, match="not a ferry journal"):
         Journal.open(garbage)
+
+
+def test_a_version_1_journal_is_upgraded_and_keeps_its_requests(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "journal.sqlite"
+    path.parent.mkdir()
+    conn = sqlite3.connect(path)
+    for statement in statements(MIGRATIONS[0]):
+        conn.execute(statement)
+    conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '1')")
+    conn.execute(
+        "INSERT INTO requests (kind, bootstrap, plan_json, options_json, state, created_at)"
+        " VALUES ('execute', 'b', '{}', '{}', 'done', 1.0)"
+    )
+    conn.commit()
+    conn.close()
+    with _open(tmp_path) as journal:
+        assert journal.schema_version == SCHEMA_VERSION == 2
+        assert [r.id for r in journal.requests()] == [1]
+        journal.record_progress(1, {3: Progress(5, 10), 4: Progress(10, 10)}, 2.5)
+        samples = journal.progress_samples(1)
+    assert [(s.broker, s.done, s.total, s.eta_s) for s in samples] == [(3, 5, 10, 2.5), (4, 10, 10, 2.5)]

@@ -9,8 +9,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ferry.cli.html_report import write_html_report
+from ferry.cli.html_report import Timeline, write_html_report
+from ferry.cli.options import add_journal_option
 from ferry.cli.plan_view import plan_view
+from ferry.cli.requests import journal_path, open_existing
 from ferry.errors import InputError, UsageError
 from ferry.formats import load_reassignment, parse_snapshot
 from ferry.formats._problems import decode_json, read_bytes
@@ -43,16 +45,27 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="the snapshot the plan was made from (default: report.json's)",
     )
+    parser.add_argument(
+        "--request",
+        type=int,
+        metavar="ID",
+        help="also draw this executed request from the journal: bytes copied over time per receiving "
+        "broker against the throttle, and the ETA shown against the real end",
+    )
+    add_journal_option(parser)
     parser.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    path = write_report(args.plan_dir, args.output, args.snapshot)
+    timeline = _timeline(args) if args.request is not None else None
+    path = write_report(args.plan_dir, args.output, args.snapshot, timeline)
     print(path)
     return 0
 
 
-def write_report(plan_dir: Path, output: Path | None = None, snapshot: Path | None = None) -> Path:
+def write_report(
+    plan_dir: Path, output: Path | None = None, snapshot: Path | None = None, timeline: Timeline | None = None
+) -> Path:
     """Write the HTML page of the plan in ``plan_dir``; returns its path.
 
     Raises:
@@ -69,10 +82,22 @@ def write_report(plan_dir: Path, output: Path | None = None, snapshot: Path | No
     view = plan_view(cluster, targets, brokers)
     out = output or plan_dir / "report.html"
     try:
-        write_html_report(out, view, report, title=f"ferry plan: {plan_dir}")
+        write_html_report(out, view, report, title=f"ferry plan: {plan_dir}", timeline=timeline)
     except OSError as exc:
         raise UsageError(f"--output {out}: cannot write: {exc.strerror or exc}") from None
     return out
+
+
+def _timeline(args: argparse.Namespace) -> Timeline:
+    with open_existing(journal_path(args)) as journal:
+        request = journal.request(args.request)
+        samples = journal.progress_samples(request.id)
+    if not samples:
+        raise InputError(
+            f"{journal.path}: request {request.id} has no progress samples",
+            hint="they are kept from this ferry version on, while a request runs",
+        )
+    return Timeline(request.id, samples, request.options.throttle, request.finished_at)
 
 
 def _snapshot_of(report: dict[str, Any], report_path: Path) -> ClusterSnapshot:
