@@ -320,6 +320,7 @@ LARGE = [
     Case("large: skewed rebalance", 60, 6, 500, 200, 3, "rebalance"),
     Case("large: RF 3->2", 60, 6, 500, 200, 3, "rf-down"),
     Case("large: 10,000 topics, add 6 to 54", 54, 6, 10_000, 10, 3, "add", 6),
+    Case("large: 2,000 topics on 200 brokers, add 10 to 190", 190, 10, 2_000, 10, 3, "add", 10),
     Case(
         "large: unequal 20/20/17 + 0/0/2",
         57,
