@@ -13,11 +13,12 @@ this package.
 
 from ferry.sandbox.cluster import Probe, Sandbox, default_sandbox_dir
 from ferry.sandbox.jars import KAFKA_VERSION, ensure_jars, kafka_home
-from ferry.sandbox.layout import ClusterSpec
+from ferry.sandbox.layout import SCRAM_USERS, ClusterSpec
 from ferry.sandbox.state import NodeState, SandboxState
 
 __all__ = [
     "KAFKA_VERSION",
+    "SCRAM_USERS",
     "ClusterSpec",
     "NodeState",
     "Probe",

@@ -104,6 +104,8 @@ class Sandbox:
         state = self._launch_all(state, nodes)
         try:
             self._wait_ready(state, frozenset(n.node_id for n in state.brokers), probe, timeout_s)
+            if sasl is not None:
+                self._grant(state, lib, sasl)
         except BaseException:
             # Keep the folder (its logs explain the failure) but never leave JVMs behind.
             self._stop_nodes(state, state.nodes, hard=True)
@@ -179,11 +181,29 @@ class Sandbox:
         log4j = layout.log4j2_config(home / "server.log")
         (home / "log4j2.xml").write_text(log4j, encoding="utf-8")
 
+    def scram_config_file(self, user: str) -> Path:
+        """The ``--command-config`` of SCRAM user ``user`` (:data:`layout.SCRAM_USERS`), with ``sasl``."""
+        return self.directory / f"client-{user}.properties"
+
+    def _grant(self, state: SandboxState, lib: Path, sasl: str) -> None:
+        """The SCRAM users' ACLs (Kafka's own AclCommand, over the PLAINTEXT listener) and their
+        client configs."""
+        log4j = self.directory / "acl-log4j2.xml"
+        log4j.write_text(layout.log4j2_config(self.directory / "acl.log"), encoding="utf-8")
+        options = layout.jvm_options(128, log4j)
+        for args in layout.acl_args(state.bootstrap):
+            argv = layout.java_command(self.java, lib, "org.apache.kafka.tools.AclCommand", args, options)
+            process.run_tool(argv, _FORMAT_TIMEOUT_S, "granting the sandbox users their ACLs")
+        for user in layout.SCRAM_USERS:
+            text = layout.scram_client_properties(sasl, user)
+            self.scram_config_file(user).write_text(text, encoding="utf-8")
+
     def _format_all(self, nodes: tuple[NodeSpec, ...], lib: Path, cluster_id: str) -> None:
         def format_one(node: NodeSpec) -> None:
             home = self._home(node)
             options = layout.jvm_options(128, home / "log4j2.xml")
-            args = layout.format_args(cluster_id, home / "server.properties")
+            scram = any(n.sasl_port is not None for n in nodes)
+            args = layout.format_args(cluster_id, home / "server.properties", scram=scram)
             argv = layout.java_command(self.java, lib, "kafka.tools.StorageTool", args, options)
             process.run_tool(argv, _FORMAT_TIMEOUT_S, f"formatting storage of {node.name}")
 
@@ -248,6 +268,8 @@ class Sandbox:
             shutil.rmtree(node.home, ignore_errors=True)
         (self.directory / STATE_FILE).unlink(missing_ok=True)
         self.sasl_config_file.unlink(missing_ok=True)
+        for user in layout.SCRAM_USERS:
+            self.scram_config_file(user).unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             self.directory.rmdir()
 

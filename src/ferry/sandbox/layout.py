@@ -20,6 +20,15 @@ SASL_USER = "alice"
 SASL_PASSWORD = "alice-secret"
 """The one user the SASL_PLAINTEXT listener knows (``--sasl``); a local test credential, not a secret."""
 _PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
+_SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+SCRAM = "SCRAM-SHA-512"
+SCRAM_USERS = {"admin": "admin-secret", "operator": "operator-secret", "reader": "reader-secret"}
+"""With ``--sasl``, the SCRAM users (local test credentials, not secrets) and what ACLs let them do:
+``admin`` everything (a super user, as ``alice`` and the PLAINTEXT listener's ANONYMOUS are);
+``operator`` reassign (ALTER and DESCRIBE on the cluster), describe topics and use the freeze topic,
+but not change configs, so no throttle; ``reader`` describe only."""
+_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+_SUPER_USERS = f"User:ANONYMOUS;User:{SASL_USER};User:admin"
 
 
 class Role(StrEnum):
@@ -159,6 +168,11 @@ def server_properties(node: NodeSpec, nodes: Sequence[NodeSpec], data_dir: Path)
         props["listeners"] = f"CONTROLLER://{node.address}"
     else:
         props.update(_broker_properties(node, brokers))
+    if any(n.sasl_port is not None for n in nodes):
+        # Every node authorizes (controllers too: brokers forward requests with the client's
+        # principal); the PLAINTEXT and CONTROLLER listeners' ANONYMOUS is a super user.
+        props["authorizer.class.name"] = _AUTHORIZER
+        props["super.users"] = _SUPER_USERS
     return props
 
 
@@ -193,8 +207,8 @@ def _broker_properties(node: NodeSpec, brokers: int) -> dict[str, str]:
 
 
 def _sasl_properties(plain: str, sasl: str) -> dict[str, str]:
-    # Static PLAIN users in the listener's JAAS config: no SCRAM credentials to create after start,
-    # so the listener authenticates from the first second. No authorizer: any user may do anything.
+    # A static PLAIN user in the listener's JAAS config, and SCRAM users created when storage is
+    # formatted (format_args): both authenticate from the first second.
     users = f'{_PLAIN_MODULE} required user_{SASL_USER}="{SASL_PASSWORD}";'
     return {
         "listeners": f"PLAINTEXT://{plain},SASL_PLAINTEXT://{sasl}",
@@ -202,9 +216,38 @@ def _sasl_properties(plain: str, sasl: str) -> dict[str, str]:
         "listener.security.protocol.map": (
             "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT"
         ),
-        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": f"PLAIN,{SCRAM}",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": users,
+        f"listener.name.sasl_plaintext.{SCRAM.lower()}.sasl.jaas.config": f"{_SCRAM_MODULE} required;",
     }
+
+
+def scram_client_properties(bootstrap: str, user: str) -> str:
+    """A ``--command-config`` file that logs in to the SASL listener as SCRAM user ``user``."""
+    return (
+        f"# kafka-ferry sandbox, SCRAM user {user}: --bootstrap-server {bootstrap}\n"
+        "security.protocol=SASL_PLAINTEXT\n"
+        f"sasl.mechanism={SCRAM}\n"
+        f'sasl.jaas.config={_SCRAM_MODULE} required username="{user}" password="{SCRAM_USERS[user]}";\n'
+    )
+
+
+def acl_args(bootstrap: str) -> list[list[str]]:
+    """Arguments of ``org.apache.kafka.tools.AclCommand``, one run each, granting :data:`SCRAM_USERS`
+    their rights over the PLAINTEXT listener ``bootstrap`` (whose ANONYMOUS is a super user)."""
+    base = ["--bootstrap-server", bootstrap, "--add"]
+
+    def allow(user: str, operations: Sequence[str], *resource: str) -> list[str]:
+        ops = [arg for op in operations for arg in ("--operation", op)]
+        return [*base, "--allow-principal", f"User:{user}", *ops, *resource]
+
+    return [
+        allow("operator", ["Alter", "Describe"], "--cluster"),
+        allow("operator", ["Describe"], "--topic", "*"),
+        allow("operator", ["Read", "Write", "Describe", "Create"], "--topic", "kafka-ferry-control"),
+        allow("reader", ["Describe"], "--cluster"),
+        allow("reader", ["Describe"], "--topic", "*"),
+    ]
 
 
 def render_properties(props: Mapping[str, str]) -> str:
@@ -252,6 +295,18 @@ def java_command(
     return [java, *options, "-cp", f"{lib}/*", main_class, *args]
 
 
-def format_args(cluster_id: str, properties_file: Path) -> list[str]:
-    """Arguments of ``kafka.tools.StorageTool`` formatting one node's storage."""
-    return ["format", "--ignore-formatted", "-t", cluster_id, "-c", str(properties_file)]
+def format_args(cluster_id: str, properties_file: Path, *, scram: bool = False) -> list[str]:
+    """Arguments of ``kafka.tools.StorageTool`` formatting one node's storage; with ``scram`` the
+    SCRAM users' credentials go into the cluster's first metadata."""
+    users = [
+        arg for u, p in SCRAM_USERS.items() for arg in ("--add-scram", f"{SCRAM}=[name={u},password={p}]")
+    ]
+    return [
+        "format",
+        "--ignore-formatted",
+        "-t",
+        cluster_id,
+        "-c",
+        str(properties_file),
+        *(users if scram else []),
+    ]

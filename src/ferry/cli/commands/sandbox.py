@@ -14,7 +14,7 @@ from typing import Any
 
 from ferry.errors import UsageError
 from ferry.kafka.client import ready_brokers
-from ferry.sandbox import ClusterSpec, Sandbox, default_sandbox_dir, ensure_jars
+from ferry.sandbox import SCRAM_USERS, ClusterSpec, Sandbox, default_sandbox_dir, ensure_jars
 
 
 def register(subparsers: Any) -> None:
@@ -53,8 +53,10 @@ def _add_up(verbs: Any, common: argparse.ArgumentParser) -> None:
     up.add_argument(
         "--sasl",
         action="store_true",
-        help="also open a SASL_PLAINTEXT listener (PLAIN, user alice / alice-secret) on every "
-        "broker and write its --command-config to DIR/client-sasl.properties",
+        help="also open a SASL_PLAINTEXT listener on every broker, with ACLs (StandardAuthorizer): "
+        "PLAIN user alice / alice-secret (DIR/client-sasl.properties) and SCRAM-SHA-512 users admin "
+        "(anything), operator (reassign, but no config changes) and reader (describe only), each "
+        "with its --command-config in DIR/client-USER.properties",
     )
     up.set_defaults(func=_up)
 
@@ -75,8 +77,10 @@ def _up(args: argparse.Namespace) -> int:
     state = _sandbox(args).up(spec, lib, ready_brokers, timeout_s=args.timeout)
     _note(f"ready in {time.monotonic() - started:.1f} s; stop it with 'ferry sandbox down'")
     if state.sasl_bootstrap is not None:
-        config = _sandbox(args).sasl_config_file
-        _note(f"SASL: --bootstrap-server {state.sasl_bootstrap} --command-config {config}")
+        sandbox = _sandbox(args)
+        _note(f"SASL: --bootstrap-server {state.sasl_bootstrap} --command-config {sandbox.sasl_config_file}")
+        for user in SCRAM_USERS:
+            _note(f"SCRAM user {user}: --command-config {sandbox.scram_config_file(user)}")
     print(state.bootstrap)
     return 0
 

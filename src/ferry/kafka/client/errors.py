@@ -33,6 +33,27 @@ def raise_for(error_code: int, action: str, topic: str) -> None:
     raise KafkaError(f"{action} failed: {error.__name__} ({error.description})")
 
 
+_NEEDED = (
+    ("altering partition reassignments", "ALTER on CLUSTER"),
+    ("electing", "ALTER on CLUSTER"),
+    ("altering configs", "ALTER_CONFIGS on CLUSTER and on the moving topics"),
+    ("describing topic configs", "DESCRIBE_CONFIGS on TOPIC"),
+    ("describing throttle configs", "DESCRIBE_CONFIGS on CLUSTER and TOPIC"),
+    ("creating the control topic", "CREATE on TOPIC kafka-ferry-control"),
+    ("writing the freeze flag", "WRITE on TOPIC kafka-ferry-control"),
+    ("reading the freeze flag", "READ on TOPIC kafka-ferry-control"),
+    ("describing the control topic", "DESCRIBE on TOPIC kafka-ferry-control"),
+)
+"""Per Admin API action ferry takes (the start of its name), the ACL it needs; anything else reads
+metadata, which needs DESCRIBE."""
+
+
+def needed_for(action: str) -> str:
+    """The ACL an Admin API ``action`` needs, as Kafka names operations and resources."""
+    default = "DESCRIBE on CLUSTER and TOPIC"
+    return next((acl for prefix, acl in _NEEDED if action.startswith(prefix)), default)
+
+
 @contextmanager
 def translated(action: str, bootstrap: str, timeout_s: float) -> Iterator[None]:
     """Turn kafka-python exceptions into one-line ferry errors."""
@@ -47,8 +68,8 @@ def translated(action: str, bootstrap: str, timeout_s: float) -> Iterator[None]:
         ) from exc
     except kerrors.AuthorizationError as exc:
         raise KafkaError(
-            f"not authorized: {action}: {type(exc).__name__}",
-            hint="the principal needs Describe on the cluster and topics",
+            f"not authorized: {action} needs {needed_for(action)}: {type(exc).__name__}",
+            hint="grant the principal that ACL, or run ferry as a principal that has it",
         ) from exc
     except (kerrors.KafkaTimeoutError, kerrors.RequestTimedOutError, TimeoutError) as exc:
         if action.startswith("connecting"):

@@ -23,7 +23,7 @@ from ferry.errors import InputError, KafkaError
 from ferry.kafka.admin import OngoingReassignment, ReplicaSizes
 from ferry.kafka.client.configs import RESOURCE_TYPES, own_value, per_request, side_by_side
 from ferry.kafka.client.connect import new_admin_client
-from ferry.kafka.client.errors import RETRIED, bounded, error_text, raise_for, translated
+from ferry.kafka.client.errors import RETRIED, bounded, error_text, needed_for, raise_for, translated
 from ferry.kafka.client.freeze_store import FreezeStore
 from ferry.kafka.config import ClientSettings, client_settings, parse_properties
 from ferry.kafka.freeze import CONTROL_TOPIC, FreezeState
@@ -290,6 +290,13 @@ class KafkaPythonAdmin:
             for name, result in by_name.items()
             if result != "OK"
         ]
+        denied = [f for f in failed if "AuthorizationFailed" in f]
+        if denied and len(denied) == len(failed):
+            where = ", ".join(sorted(f.split(":", 1)[0] for f in denied))
+            raise KafkaError(
+                f"not authorized: altering configs of {where} needs {needed_for('altering configs')}",
+                hint="throttles are configs: without that ACL ferry cannot throttle, so it moves nothing",
+            )
         if failed:
             raise KafkaError(f"altering configs failed: {'; '.join(sorted(failed))}")
 
