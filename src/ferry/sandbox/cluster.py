@@ -92,15 +92,19 @@ class Sandbox:
         while cluster_id.startswith("-"):
             # kafka-storage would read "-..." as an option (Kafka's Uuid.randomUuid rerolls too).
             cluster_id = layout.new_cluster_id(os.urandom(16))
+        keystore = self._make_certificates() if spec.ssl else None
         for node in nodes:
-            self._write_node_files(node, nodes)
+            self._write_node_files(node, nodes, keystore)
         self._format_all(nodes, lib, cluster_id)
         sasl = layout.bootstrap_servers(nodes, sasl=True) if spec.sasl else None
         if sasl is not None:
             self.sasl_config_file.write_text(layout.sasl_client_properties(sasl), encoding="utf-8")
-        state = SandboxState(
-            cluster_id, layout.bootstrap_servers(nodes), KAFKA_VERSION, str(lib), spec.heap_mb, (), sasl
-        )
+        ssl = layout.bootstrap_servers(nodes, ssl=True) if spec.ssl else None
+        if ssl is not None:
+            text = layout.ssl_client_properties(ssl, self.directory / layout.SSL_CA)
+            self.ssl_config_file.write_text(text, encoding="utf-8")
+        bootstrap = layout.bootstrap_servers(nodes)
+        state = SandboxState(cluster_id, bootstrap, KAFKA_VERSION, str(lib), spec.heap_mb, (), sasl, ssl)
         state = self._launch_all(state, nodes)
         try:
             self._wait_ready(state, frozenset(n.node_id for n in state.brokers), probe, timeout_s)
@@ -126,7 +130,7 @@ class Sandbox:
         state = self.state()
         node = self._node(state, node_id)
         process.stop(node.pid, _marker(node), grace_s=_STOP_GRACE_S)
-        ports = [p for p in (node.port, node.sasl_port) if p is not None]
+        ports = [p for p in (node.port, node.sasl_port, node.ssl_port) if p is not None]
         busy = process.wait_released(ports, Path(node.home) / _DATA_DIR / ".lock", timeout_s=_STOP_GRACE_S)
         if busy is not None:
             raise KafkaError(
@@ -173,10 +177,28 @@ class Sandbox:
     def _home(self, node: NodeSpec) -> Path:
         return self.directory / node.name
 
-    def _write_node_files(self, node: NodeSpec, nodes: tuple[NodeSpec, ...]) -> None:
+    @property
+    def ssl_config_file(self) -> Path:
+        """The ``--command-config`` for the SSL listener, written by ``up`` with ``ssl``."""
+        return self.directory / "client-ssl.properties"
+
+    def _make_certificates(self) -> Path:
+        """A CA and the brokers' certificate for 127.0.0.1 (openssl); returns the PEM keystore."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / "san.ext").write_text(layout.SAN_EXTENSION, encoding="utf-8")
+        for argv in layout.openssl_commands(self.directory):
+            process.run_tool(
+                argv, _FORMAT_TIMEOUT_S, "making the sandbox's TLS certificates", hint="needs openssl"
+            )
+        keystore = self.directory / layout.SSL_KEYSTORE
+        parts = ("broker.key", "broker.pem", layout.SSL_CA)
+        keystore.write_text("".join((self.directory / p).read_text() for p in parts), encoding="utf-8")
+        return keystore
+
+    def _write_node_files(self, node: NodeSpec, nodes: tuple[NodeSpec, ...], keystore: Path | None) -> None:
         home = self._home(node)
         (home / _DATA_DIR).mkdir(parents=True, exist_ok=True)
-        props = layout.server_properties(node, nodes, home / _DATA_DIR)
+        props = layout.server_properties(node, nodes, home / _DATA_DIR, keystore)
         (home / "server.properties").write_text(layout.render_properties(props), encoding="utf-8")
         log4j = layout.log4j2_config(home / "server.log")
         (home / "log4j2.xml").write_text(log4j, encoding="utf-8")
@@ -270,6 +292,19 @@ class Sandbox:
         self.sasl_config_file.unlink(missing_ok=True)
         for user in layout.SCRAM_USERS:
             self.scram_config_file(user).unlink(missing_ok=True)
+        self.ssl_config_file.unlink(missing_ok=True)
+        names = (
+            "ca.key",
+            "ca.srl",
+            "broker.key",
+            "broker.csr",
+            "broker.pem",
+            "san.ext",
+            "acl-log4j2.xml",
+            "acl.log",
+        )
+        for name in (*names, layout.SSL_CA, layout.SSL_KEYSTORE):
+            (self.directory / name).unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             self.directory.rmdir()
 

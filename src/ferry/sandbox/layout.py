@@ -52,6 +52,8 @@ class ClusterSpec:
     controllers: int = 1
     heap_mb: int = 384
     sasl: bool = False
+    ssl: bool = False
+    """Every broker also listens on an SSL port, with a certificate from a CA made for the sandbox."""
 
     def __post_init__(self) -> None:
         if self.brokers < 1:
@@ -70,8 +72,8 @@ class ClusterSpec:
 
     @property
     def port_count(self) -> int:
-        """One port per node, plus one per broker for the SASL listener."""
-        return self.node_count + (self.brokers if self.sasl else 0)
+        """One port per node, plus one per broker for each of the SASL and SSL listeners."""
+        return self.node_count + self.brokers * (int(self.sasl) + int(self.ssl))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +85,7 @@ class NodeSpec:
     port: int
     rack: str | None = None
     sasl_port: int | None = None
+    ssl_port: int | None = None
 
     @property
     def name(self) -> str:
@@ -97,6 +100,10 @@ class NodeSpec:
     def sasl_address(self) -> str | None:
         return None if self.sasl_port is None else f"{_HOST}:{self.sasl_port}"
 
+    @property
+    def ssl_address(self) -> str | None:
+        return None if self.ssl_port is None else f"{_HOST}:{self.ssl_port}"
+
 
 def rack_name(broker_index: int, racks: int) -> str | None:
     """Rack of the ``broker_index``-th broker (0-based): ``r0, r1, ...`` round robin, or None."""
@@ -105,7 +112,7 @@ def rack_name(broker_index: int, racks: int) -> str | None:
 
 def plan_nodes(spec: ClusterSpec, ports: Sequence[int]) -> tuple[NodeSpec, ...]:
     """Assign ids, racks and ports to every node of ``spec``: controllers first, then brokers, then
-    (with ``sasl``) the brokers' SASL ports."""
+    (with ``sasl``) the brokers' SASL ports, then (with ``ssl``) their SSL ports."""
     if len(ports) != spec.port_count or len(set(ports)) != len(ports):
         raise ValueError(f"need {spec.port_count} distinct ports, got {list(ports)}")
     controllers = [
@@ -118,15 +125,17 @@ def plan_nodes(spec: ClusterSpec, ports: Sequence[int]) -> tuple[NodeSpec, ...]:
             ports[spec.controllers + i],
             rack_name(i, spec.racks),
             ports[spec.node_count + i] if spec.sasl else None,
+            ports[spec.node_count + spec.brokers * int(spec.sasl) + i] if spec.ssl else None,
         )
         for i in range(spec.brokers)
     ]
     return (*controllers, *brokers)
 
 
-def bootstrap_servers(nodes: Sequence[NodeSpec], *, sasl: bool = False) -> str:
-    """Comma-separated broker addresses (of the SASL listener with ``sasl``), for --bootstrap-server."""
-    addresses = [n.sasl_address if sasl else n.address for n in nodes if n.role is Role.BROKER]
+def bootstrap_servers(nodes: Sequence[NodeSpec], *, sasl: bool = False, ssl: bool = False) -> str:
+    """Comma-separated broker addresses (of the SASL or SSL listener), for --bootstrap-server."""
+    brokers = [n for n in nodes if n.role is Role.BROKER]
+    addresses = [n.sasl_address if sasl else n.ssl_address if ssl else n.address for n in brokers]
     return ",".join(a for a in addresses if a is not None)
 
 
@@ -147,8 +156,11 @@ def new_cluster_id(random16: bytes) -> str:
     return base64.urlsafe_b64encode(random16).rstrip(b"=").decode("ascii")
 
 
-def server_properties(node: NodeSpec, nodes: Sequence[NodeSpec], data_dir: Path) -> dict[str, str]:
-    """The ``server.properties`` of ``node`` in a cluster of ``nodes``."""
+def server_properties(
+    node: NodeSpec, nodes: Sequence[NodeSpec], data_dir: Path, keystore: Path | None = None
+) -> dict[str, str]:
+    """The ``server.properties`` of ``node`` in a cluster of ``nodes``; ``keystore`` is the PEM
+    file of the SSL listener (brokers with an SSL port)."""
     controllers = [n for n in nodes if n.role is Role.CONTROLLER]
     brokers = sum(1 for n in nodes if n.role is Role.BROKER)
     props = {
@@ -167,7 +179,7 @@ def server_properties(node: NodeSpec, nodes: Sequence[NodeSpec], data_dir: Path)
     if node.role is Role.CONTROLLER:
         props["listeners"] = f"CONTROLLER://{node.address}"
     else:
-        props.update(_broker_properties(node, brokers))
+        props.update(_broker_properties(node, brokers, keystore))
     if any(n.sasl_port is not None for n in nodes):
         # Every node authorizes (controllers too: brokers forward requests with the client's
         # principal); the PLAINTEXT and CONTROLLER listeners' ANONYMOUS is a super user.
@@ -176,7 +188,7 @@ def server_properties(node: NodeSpec, nodes: Sequence[NodeSpec], data_dir: Path)
     return props
 
 
-def _broker_properties(node: NodeSpec, brokers: int) -> dict[str, str]:
+def _broker_properties(node: NodeSpec, brokers: int, keystore: Path | None) -> dict[str, str]:
     internal_rf = str(min(3, brokers))
     props = {
         "listeners": f"PLAINTEXT://{node.address}",
@@ -201,25 +213,107 @@ def _broker_properties(node: NodeSpec, brokers: int) -> dict[str, str]:
     }
     if node.rack is not None:
         props["broker.rack"] = node.rack
+    listeners = {"PLAINTEXT": node.address, "SASL_PLAINTEXT": node.sasl_address, "SSL": node.ssl_address}
+    opened = {name: address for name, address in listeners.items() if address is not None}
+    if len(opened) > 1:
+        joined = ",".join(f"{name}://{address}" for name, address in opened.items())
+        props["listeners"] = props["advertised.listeners"] = joined
+        props["listener.security.protocol.map"] = ",".join(
+            ["CONTROLLER:PLAINTEXT", *(f"{name}:{name}" for name in opened)]
+        )
     if node.sasl_address is not None:
-        props.update(_sasl_properties(node.address, node.sasl_address))
+        props.update(_sasl_properties())
+    if node.ssl_address is not None and keystore is not None:
+        # One PEM file holding the key (PKCS#8, unencrypted) and the certificate chain.
+        props["listener.name.ssl.ssl.keystore.type"] = "PEM"
+        props["listener.name.ssl.ssl.keystore.location"] = str(keystore)
     return props
 
 
-def _sasl_properties(plain: str, sasl: str) -> dict[str, str]:
+def _sasl_properties() -> dict[str, str]:
     # A static PLAIN user in the listener's JAAS config, and SCRAM users created when storage is
     # formatted (format_args): both authenticate from the first second.
     users = f'{_PLAIN_MODULE} required user_{SASL_USER}="{SASL_PASSWORD}";'
     return {
-        "listeners": f"PLAINTEXT://{plain},SASL_PLAINTEXT://{sasl}",
-        "advertised.listeners": f"PLAINTEXT://{plain},SASL_PLAINTEXT://{sasl}",
-        "listener.security.protocol.map": (
-            "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT"
-        ),
         "listener.name.sasl_plaintext.sasl.enabled.mechanisms": f"PLAIN,{SCRAM}",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": users,
         f"listener.name.sasl_plaintext.{SCRAM.lower()}.sasl.jaas.config": f"{_SCRAM_MODULE} required;",
     }
+
+
+def ssl_client_properties(bootstrap: str, ca_file: Path) -> str:
+    """A ``--command-config`` file for the SSL listener: PEM trust in the sandbox's CA, host name
+    checked against the certificate (which names 127.0.0.1)."""
+    return (
+        f"# kafka-ferry sandbox, SSL: --bootstrap-server {bootstrap}\n"
+        "security.protocol=SSL\n"
+        "ssl.truststore.type=PEM\n"
+        f"ssl.truststore.location={ca_file}\n"
+        "ssl.endpoint.identification.algorithm=https\n"
+    )
+
+
+def openssl_commands(folder: Path) -> list[list[str]]:
+    """``openssl`` runs that make, in ``folder``, a CA (``ca.pem``) and the brokers' key and
+    certificate signed by it for 127.0.0.1, joined in one PEM keystore (:data:`SSL_KEYSTORE`)."""
+    ca_key, ca, key, csr, cert = (
+        folder / n for n in ("ca.key", "ca.pem", "broker.key", "broker.csr", "broker.pem")
+    )
+    ext = folder / "san.ext"
+    return [
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "30",
+            "-keyout",
+            str(ca_key),
+            "-out",
+            str(ca),
+            "-subj",
+            "/CN=kafka-ferry sandbox CA",
+        ],
+        [
+            "openssl",
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(csr),
+            "-subj",
+            "/CN=127.0.0.1",
+        ],
+        [
+            "openssl",
+            "x509",
+            "-req",
+            "-in",
+            str(csr),
+            "-CA",
+            str(ca),
+            "-CAkey",
+            str(ca_key),
+            "-CAcreateserial",
+            "-days",
+            "30",
+            "-out",
+            str(cert),
+            "-extfile",
+            str(ext),
+        ],
+    ]
+
+
+SSL_KEYSTORE = "broker-keystore.pem"
+SSL_CA = "ca.pem"
+SAN_EXTENSION = "subjectAltName=IP:127.0.0.1\n"
 
 
 def scram_client_properties(bootstrap: str, user: str) -> str:

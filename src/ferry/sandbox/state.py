@@ -31,14 +31,17 @@ class NodeState:
     pid: int | None
     home: str
     sasl_port: int | None = None
+    ssl_port: int | None = None
 
     @classmethod
     def of(cls, node: NodeSpec, pid: int | None, home: Path) -> NodeState:
-        return cls(node.node_id, node.role.value, node.port, node.rack, pid, str(home), node.sasl_port)
+        return cls(
+            node.node_id, node.role.value, node.port, node.rack, pid, str(home), node.sasl_port, node.ssl_port
+        )
 
     @property
     def spec(self) -> NodeSpec:
-        return NodeSpec(self.node_id, Role(self.role), self.port, self.rack, self.sasl_port)
+        return NodeSpec(self.node_id, Role(self.role), self.port, self.rack, self.sasl_port, self.ssl_port)
 
     @property
     def is_broker(self) -> bool:
@@ -68,6 +71,8 @@ class SandboxState:
     nodes: tuple[NodeState, ...]
     sasl_bootstrap: str | None = None
     """Addresses of the SASL_PLAINTEXT listener, when started with it."""
+    ssl_bootstrap: str | None = None
+    """Addresses of the SSL listener, when started with it."""
 
     def node(self, node_id: int) -> NodeState:
         """The node with ``node_id``; KeyError if the sandbox has none."""

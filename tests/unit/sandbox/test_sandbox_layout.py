@@ -166,3 +166,29 @@ def test_sasl_client_properties_map_to_plain_credentials() -> None:
 def test_sasl_needs_a_port_per_broker_more() -> None:
     with pytest.raises(ValueError, match="need 5 distinct ports"):
         plan_nodes(ClusterSpec(brokers=2, sasl=True), [1, 2, 3])
+
+
+def test_sasl_and_ssl_give_each_broker_three_listeners_and_every_node_an_authorizer(tmp_path: Path) -> None:
+    spec = ClusterSpec(brokers=2, sasl=True, ssl=True)
+    nodes = plan_nodes(spec, [5000, 5001, 5002, 5003, 5004, 5005, 5006])
+    assert [(n.sasl_port, n.ssl_port) for n in nodes] == [(None, None), (5003, 5005), (5004, 5006)]
+    assert bootstrap_servers(nodes, ssl=True) == "127.0.0.1:5005,127.0.0.1:5006"
+    keystore = tmp_path / "keystore.pem"
+    props = server_properties(nodes[1], nodes, tmp_path, keystore)
+    assert props["listeners"] == (
+        "PLAINTEXT://127.0.0.1:5001,SASL_PLAINTEXT://127.0.0.1:5003,SSL://127.0.0.1:5005"
+    )
+    assert props["listener.security.protocol.map"].endswith(",SSL:SSL")
+    assert props["listener.name.ssl.ssl.keystore.location"] == str(keystore)
+    assert props["listener.name.sasl_plaintext.sasl.enabled.mechanisms"] == "PLAIN,SCRAM-SHA-512"
+    controller = server_properties(nodes[0], nodes, tmp_path)
+    for node_props in (props, controller):
+        assert node_props["authorizer.class.name"].endswith("StandardAuthorizer")
+        assert "User:ANONYMOUS" in node_props["super.users"]
+
+
+def test_scram_users_are_created_when_storage_is_formatted(tmp_path: Path) -> None:
+    args = format_args("id", tmp_path / "server.properties", scram=True)
+    assert args[args.index("--add-scram") + 1] == "SCRAM-SHA-512=[name=admin,password=admin-secret]"
+    assert args.count("--add-scram") == 3
+    assert "--add-scram" not in format_args("id", tmp_path / "server.properties")

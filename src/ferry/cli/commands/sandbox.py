@@ -58,6 +58,13 @@ def _add_up(verbs: Any, common: argparse.ArgumentParser) -> None:
         "(anything), operator (reassign, but no config changes) and reader (describe only), each "
         "with its --command-config in DIR/client-USER.properties",
     )
+    up.add_argument(
+        "--ssl",
+        action="store_true",
+        help="also open an SSL listener on every broker, with a certificate for 127.0.0.1 from a CA "
+        "made for the sandbox (openssl), and write its --command-config (PEM trust in DIR/ca.pem) "
+        "to DIR/client-ssl.properties",
+    )
     up.set_defaults(func=_up)
 
 
@@ -67,7 +74,9 @@ def _sandbox(args: argparse.Namespace) -> Sandbox:
 
 def _up(args: argparse.Namespace) -> int:
     try:
-        spec = ClusterSpec(args.brokers, args.racks, args.controllers, args.heap_mb, sasl=args.sasl)
+        spec = ClusterSpec(
+            args.brokers, args.racks, args.controllers, args.heap_mb, sasl=args.sasl, ssl=args.ssl
+        )
     except ValueError as exc:
         raise UsageError(f"sandbox up: {exc}") from exc
     started = time.monotonic()
@@ -81,6 +90,9 @@ def _up(args: argparse.Namespace) -> int:
         _note(f"SASL: --bootstrap-server {state.sasl_bootstrap} --command-config {sandbox.sasl_config_file}")
         for user in SCRAM_USERS:
             _note(f"SCRAM user {user}: --command-config {sandbox.scram_config_file(user)}")
+    if state.ssl_bootstrap is not None:
+        config = _sandbox(args).ssl_config_file
+        _note(f"SSL: --bootstrap-server {state.ssl_bootstrap} --command-config {config}")
     print(state.bootstrap)
     return 0
 
