@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ferry.errors import KafkaError, PreconditionError, UsageError
-from ferry.sandbox import layout, process
+from ferry.sandbox import layout, process, security
 from ferry.sandbox.jars import KAFKA_VERSION
 from ferry.sandbox.layout import ClusterSpec, NodeSpec
 from ferry.sandbox.state import STATE_FILE, NodeState, SandboxState, load_state, save_state
@@ -98,10 +98,10 @@ class Sandbox:
         self._format_all(nodes, lib, cluster_id)
         sasl = layout.bootstrap_servers(nodes, sasl=True) if spec.sasl else None
         if sasl is not None:
-            self.sasl_config_file.write_text(layout.sasl_client_properties(sasl), encoding="utf-8")
+            self.sasl_config_file.write_text(security.sasl_client_properties(sasl), encoding="utf-8")
         ssl = layout.bootstrap_servers(nodes, ssl=True) if spec.ssl else None
         if ssl is not None:
-            text = layout.ssl_client_properties(ssl, self.directory / layout.SSL_CA)
+            text = security.ssl_client_properties(ssl, self.directory / security.SSL_CA)
             self.ssl_config_file.write_text(text, encoding="utf-8")
         bootstrap = layout.bootstrap_servers(nodes)
         state = SandboxState(cluster_id, bootstrap, KAFKA_VERSION, str(lib), spec.heap_mb, (), sasl, ssl)
@@ -185,13 +185,13 @@ class Sandbox:
     def _make_certificates(self) -> Path:
         """A CA and the brokers' certificate for 127.0.0.1 (openssl); returns the PEM keystore."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / "san.ext").write_text(layout.SAN_EXTENSION, encoding="utf-8")
-        for argv in layout.openssl_commands(self.directory):
+        (self.directory / "san.ext").write_text(security.SAN_EXTENSION, encoding="utf-8")
+        for argv in security.openssl_commands(self.directory):
             process.run_tool(
                 argv, _FORMAT_TIMEOUT_S, "making the sandbox's TLS certificates", hint="needs openssl"
             )
-        keystore = self.directory / layout.SSL_KEYSTORE
-        parts = ("broker.key", "broker.pem", layout.SSL_CA)
+        keystore = self.directory / security.SSL_KEYSTORE
+        parts = ("broker.key", "broker.pem", security.SSL_CA)
         keystore.write_text("".join((self.directory / p).read_text() for p in parts), encoding="utf-8")
         return keystore
 
@@ -213,11 +213,11 @@ class Sandbox:
         log4j = self.directory / "acl-log4j2.xml"
         log4j.write_text(layout.log4j2_config(self.directory / "acl.log"), encoding="utf-8")
         options = layout.jvm_options(128, log4j)
-        for args in layout.acl_args(state.bootstrap):
+        for args in security.acl_args(state.bootstrap):
             argv = layout.java_command(self.java, lib, "org.apache.kafka.tools.AclCommand", args, options)
             process.run_tool(argv, _FORMAT_TIMEOUT_S, "granting the sandbox users their ACLs")
         for user in layout.SCRAM_USERS:
-            text = layout.scram_client_properties(sasl, user)
+            text = security.scram_client_properties(sasl, user)
             self.scram_config_file(user).write_text(text, encoding="utf-8")
 
     def _format_all(self, nodes: tuple[NodeSpec, ...], lib: Path, cluster_id: str) -> None:
@@ -303,7 +303,7 @@ class Sandbox:
             "acl-log4j2.xml",
             "acl.log",
         )
-        for name in (*names, layout.SSL_CA, layout.SSL_KEYSTORE):
+        for name in (*names, security.SSL_CA, security.SSL_KEYSTORE):
             (self.directory / name).unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             self.directory.rmdir()

@@ -19,8 +19,8 @@ _HOST = "127.0.0.1"
 SASL_USER = "alice"
 SASL_PASSWORD = "alice-secret"
 """The one user the SASL_PLAINTEXT listener knows (``--sasl``); a local test credential, not a secret."""
-_PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
-_SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
+SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 SCRAM = "SCRAM-SHA-512"
 SCRAM_USERS = {"admin": "admin-secret", "operator": "operator-secret", "reader": "reader-secret"}
 """With ``--sasl``, the SCRAM users (local test credentials, not secrets) and what ACLs let them do:
@@ -139,16 +139,6 @@ def bootstrap_servers(nodes: Sequence[NodeSpec], *, sasl: bool = False, ssl: boo
     return ",".join(a for a in addresses if a is not None)
 
 
-def sasl_client_properties(bootstrap: str) -> str:
-    """A ``--command-config`` file that logs in to the SASL listener as the sandbox's user."""
-    return (
-        f"# ferry --bootstrap-server {bootstrap} --command-config <this file>\n"
-        "security.protocol=SASL_PLAINTEXT\n"
-        "sasl.mechanism=PLAIN\n"
-        f'sasl.jaas.config={_PLAIN_MODULE} required username="{SASL_USER}" password="{SASL_PASSWORD}";\n'
-    )
-
-
 def new_cluster_id(random16: bytes) -> str:
     """A KRaft cluster id (URL-safe base64 of 16 bytes, unpadded) from the caller's randomness."""
     if len(random16) != 16:
@@ -233,115 +223,12 @@ def _broker_properties(node: NodeSpec, brokers: int, keystore: Path | None) -> d
 def _sasl_properties() -> dict[str, str]:
     # A static PLAIN user in the listener's JAAS config, and SCRAM users created when storage is
     # formatted (format_args): both authenticate from the first second.
-    users = f'{_PLAIN_MODULE} required user_{SASL_USER}="{SASL_PASSWORD}";'
+    users = f'{PLAIN_MODULE} required user_{SASL_USER}="{SASL_PASSWORD}";'
     return {
         "listener.name.sasl_plaintext.sasl.enabled.mechanisms": f"PLAIN,{SCRAM}",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": users,
-        f"listener.name.sasl_plaintext.{SCRAM.lower()}.sasl.jaas.config": f"{_SCRAM_MODULE} required;",
+        f"listener.name.sasl_plaintext.{SCRAM.lower()}.sasl.jaas.config": f"{SCRAM_MODULE} required;",
     }
-
-
-def ssl_client_properties(bootstrap: str, ca_file: Path) -> str:
-    """A ``--command-config`` file for the SSL listener: PEM trust in the sandbox's CA, host name
-    checked against the certificate (which names 127.0.0.1)."""
-    return (
-        f"# kafka-ferry sandbox, SSL: --bootstrap-server {bootstrap}\n"
-        "security.protocol=SSL\n"
-        "ssl.truststore.type=PEM\n"
-        f"ssl.truststore.location={ca_file}\n"
-        "ssl.endpoint.identification.algorithm=https\n"
-    )
-
-
-def openssl_commands(folder: Path) -> list[list[str]]:
-    """``openssl`` runs that make, in ``folder``, a CA (``ca.pem``) and the brokers' key and
-    certificate signed by it for 127.0.0.1, joined in one PEM keystore (:data:`SSL_KEYSTORE`)."""
-    ca_key, ca, key, csr, cert = (
-        folder / n for n in ("ca.key", "ca.pem", "broker.key", "broker.csr", "broker.pem")
-    )
-    ext = folder / "san.ext"
-    return [
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "30",
-            "-keyout",
-            str(ca_key),
-            "-out",
-            str(ca),
-            "-subj",
-            "/CN=kafka-ferry sandbox CA",
-        ],
-        [
-            "openssl",
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            str(key),
-            "-out",
-            str(csr),
-            "-subj",
-            "/CN=127.0.0.1",
-        ],
-        [
-            "openssl",
-            "x509",
-            "-req",
-            "-in",
-            str(csr),
-            "-CA",
-            str(ca),
-            "-CAkey",
-            str(ca_key),
-            "-CAcreateserial",
-            "-days",
-            "30",
-            "-out",
-            str(cert),
-            "-extfile",
-            str(ext),
-        ],
-    ]
-
-
-SSL_KEYSTORE = "broker-keystore.pem"
-SSL_CA = "ca.pem"
-SAN_EXTENSION = "subjectAltName=IP:127.0.0.1\n"
-
-
-def scram_client_properties(bootstrap: str, user: str) -> str:
-    """A ``--command-config`` file that logs in to the SASL listener as SCRAM user ``user``."""
-    return (
-        f"# kafka-ferry sandbox, SCRAM user {user}: --bootstrap-server {bootstrap}\n"
-        "security.protocol=SASL_PLAINTEXT\n"
-        f"sasl.mechanism={SCRAM}\n"
-        f'sasl.jaas.config={_SCRAM_MODULE} required username="{user}" password="{SCRAM_USERS[user]}";\n'
-    )
-
-
-def acl_args(bootstrap: str) -> list[list[str]]:
-    """Arguments of ``org.apache.kafka.tools.AclCommand``, one run each, granting :data:`SCRAM_USERS`
-    their rights over the PLAINTEXT listener ``bootstrap`` (whose ANONYMOUS is a super user)."""
-    base = ["--bootstrap-server", bootstrap, "--add"]
-
-    def allow(user: str, operations: Sequence[str], *resource: str) -> list[str]:
-        ops = [arg for op in operations for arg in ("--operation", op)]
-        return [*base, "--allow-principal", f"User:{user}", *ops, *resource]
-
-    return [
-        allow("operator", ["Alter", "Describe"], "--cluster"),
-        allow("operator", ["Describe"], "--topic", "*"),
-        allow("operator", ["Read", "Write", "Describe", "Create"], "--topic", "kafka-ferry-control"),
-        allow("reader", ["Describe"], "--cluster"),
-        allow("reader", ["Describe"], "--topic", "*"),
-    ]
 
 
 def render_properties(props: Mapping[str, str]) -> str:

@@ -22,10 +22,10 @@ from ferry.sandbox.layout import (
     plan_nodes,
     rack_name,
     render_properties,
-    sasl_client_properties,
     server_properties,
 )
 from ferry.sandbox.process import free_ports
+from ferry.sandbox.security import sasl_client_properties
 from ferry.sandbox.state import NodeState, SandboxState, load_state, save_state
 
 pytestmark = pytest.mark.unit
