@@ -14,6 +14,7 @@ import pytest
 from ferry.cli.main import main
 from ferry.kafka.client import ready_brokers
 from ferry.sandbox import ClusterSpec, Sandbox, SandboxState, ensure_jars
+from ferry.sandbox.security import ca_command
 
 
 @pytest.fixture(scope="module")
@@ -62,22 +63,7 @@ def test_another_ca_or_no_tls_is_exit_5_with_one_line(
     assert state.ssl_bootstrap is not None
     other = tmp_path / "other-ca.pem"
     subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-keyout",
-            str(tmp_path / "other.key"),
-            "-out",
-            str(other),
-            "-subj",
-            "/CN=someone else",
-        ],
+        ca_command(tmp_path / "other.key", other, "/CN=someone else", 1),
         check=True,
         capture_output=True,
         timeout=60,

@@ -68,7 +68,7 @@ def _loads(
         count.update(reps)
         lead[reps[0]] += 1
         for b in reps:
-            size[b] += p.bytes_on(b) if b in p.replicas else p.size
+            size[b] += p.bytes_on(b)  # a new replica counts the partition's size
     return tuple(BrokerLoad(count[b], lead[b], size[b]) for b in brokers)
 
 
@@ -99,5 +99,5 @@ def _moved(snapshot: ClusterSnapshot, targets: Targets) -> dict[tuple[int, int],
         lost = [b for b in state.replicas if b not in target]
         for i, dest in enumerate(gained):
             source = lost[i] if i < len(lost) else state.replicas[0]
-            out[source, dest] += state.bytes_on(source) if source in state.replicas else state.size
+            out[source, dest] += state.bytes_on(source)
     return dict(out)

@@ -28,6 +28,8 @@ Probe = Callable[[str], frozenset[int]]
 It should return an empty set (not raise) while the cluster is still starting."""
 
 SASL_CONFIG_FILE = "client-sasl.properties"
+_ACL_LOG4J, _ACL_LOG = "acl-log4j2.xml", "acl.log"
+"""The logging config and log of Kafka's AclCommand runs (``--sasl``)."""
 _FORMAT_TIMEOUT_S = 60.0
 _STOP_GRACE_S = 15.0
 _CONSOLE_LOG = "console.log"
@@ -185,14 +187,14 @@ class Sandbox:
     def _make_certificates(self) -> Path:
         """A CA and the brokers' certificate for 127.0.0.1 (openssl); returns the PEM keystore."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / "san.ext").write_text(security.SAN_EXTENSION, encoding="utf-8")
+        (self.directory / security.SAN_FILE).write_text(security.SAN_EXTENSION, encoding="utf-8")
         for argv in security.openssl_commands(self.directory):
             process.run_tool(
                 argv, _FORMAT_TIMEOUT_S, "making the sandbox's TLS certificates", hint="needs openssl"
             )
         keystore = self.directory / security.SSL_KEYSTORE
-        parts = ("broker.key", "broker.pem", security.SSL_CA)
-        keystore.write_text("".join((self.directory / p).read_text() for p in parts), encoding="utf-8")
+        parts = (self.directory / name for name in security.KEYSTORE_PARTS)
+        keystore.write_text("".join(part.read_text() for part in parts), encoding="utf-8")
         return keystore
 
     def _write_node_files(self, node: NodeSpec, nodes: tuple[NodeSpec, ...], keystore: Path | None) -> None:
@@ -210,8 +212,8 @@ class Sandbox:
     def _grant(self, state: SandboxState, lib: Path, sasl: str) -> None:
         """The SCRAM users' ACLs (Kafka's own AclCommand, over the PLAINTEXT listener) and their
         client configs."""
-        log4j = self.directory / "acl-log4j2.xml"
-        log4j.write_text(layout.log4j2_config(self.directory / "acl.log"), encoding="utf-8")
+        log4j = self.directory / _ACL_LOG4J
+        log4j.write_text(layout.log4j2_config(self.directory / _ACL_LOG), encoding="utf-8")
         options = layout.jvm_options(128, log4j)
         for args in security.acl_args(state.bootstrap):
             argv = layout.java_command(self.java, lib, "org.apache.kafka.tools.AclCommand", args, options)
@@ -293,17 +295,7 @@ class Sandbox:
         for user in layout.SCRAM_USERS:
             self.scram_config_file(user).unlink(missing_ok=True)
         self.ssl_config_file.unlink(missing_ok=True)
-        names = (
-            "ca.key",
-            "ca.srl",
-            "broker.key",
-            "broker.csr",
-            "broker.pem",
-            "san.ext",
-            "acl-log4j2.xml",
-            "acl.log",
-        )
-        for name in (*names, security.SSL_CA, security.SSL_KEYSTORE):
+        for name in (*security.CERTIFICATE_FILES, _ACL_LOG4J, _ACL_LOG):
             (self.directory / name).unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             self.directory.rmdir()

@@ -32,67 +32,35 @@ def ssl_client_properties(bootstrap: str, ca_file: Path) -> str:
     )
 
 
-def openssl_commands(folder: Path) -> list[list[str]]:
-    """``openssl`` runs that make, in ``folder``, a CA (``ca.pem``) and the brokers' key and
-    certificate signed by it for 127.0.0.1, joined in one PEM keystore (:data:`SSL_KEYSTORE`)."""
-    ca_key, ca, key, csr, cert = (
-        folder / n for n in ("ca.key", "ca.pem", "broker.key", "broker.csr", "broker.pem")
-    )
-    ext = folder / "san.ext"
-    return [
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "30",
-            "-keyout",
-            str(ca_key),
-            "-out",
-            str(ca),
-            "-subj",
-            "/CN=kafka-ferry sandbox CA",
-        ],
-        [
-            "openssl",
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            str(key),
-            "-out",
-            str(csr),
-            "-subj",
-            "/CN=127.0.0.1",
-        ],
-        [
-            "openssl",
-            "x509",
-            "-req",
-            "-in",
-            str(csr),
-            "-CA",
-            str(ca),
-            "-CAkey",
-            str(ca_key),
-            "-CAcreateserial",
-            "-days",
-            "30",
-            "-out",
-            str(cert),
-            "-extfile",
-            str(ext),
-        ],
-    ]
-
-
 SSL_KEYSTORE = "broker-keystore.pem"
 SSL_CA = "ca.pem"
 SAN_EXTENSION = "subjectAltName=IP:127.0.0.1\n"
+SAN_FILE = "san.ext"
+KEYSTORE_PARTS = ("broker.key", "broker.pem", SSL_CA)
+"""The files joined into the PEM keystore, in order: the brokers' key, their certificate, the CA."""
+CERTIFICATE_FILES = ("ca.key", "ca.srl", "broker.csr", SAN_FILE, *KEYSTORE_PARTS, SSL_KEYSTORE)
+"""Every file the sandbox's certificates leave in its folder (``down`` deletes them)."""
+
+
+def ca_command(key: Path, cert: Path, subject: str, days: int) -> list[str]:
+    """``openssl`` making a self-signed CA: its unencrypted key and its certificate."""
+    new = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", str(days)]
+    return [*new, "-keyout", str(key), "-out", str(cert), "-subj", subject]
+
+
+def openssl_commands(folder: Path) -> list[list[str]]:
+    """``openssl`` runs that make, in ``folder``, a CA (``ca.pem``) and the brokers' key and
+    certificate signed by it for 127.0.0.1 (the keystore joins them: :data:`SSL_KEYSTORE`)."""
+    key, cert, ca = (folder / n for n in KEYSTORE_PARTS)
+    ca_key, csr = folder / "ca.key", folder / "broker.csr"
+    request = ["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr)]
+    sign = ["openssl", "x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key)]
+    sign += ["-CAcreateserial", "-days", "30", "-out", str(cert), "-extfile", str(folder / SAN_FILE)]
+    return [
+        ca_command(ca_key, ca, "/CN=kafka-ferry sandbox CA", 30),
+        [*request, "-subj", "/CN=127.0.0.1"],
+        sign,
+    ]
 
 
 def scram_client_properties(bootstrap: str, user: str) -> str:
