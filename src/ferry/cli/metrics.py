@@ -60,7 +60,7 @@ class RequestMetrics:
         """From now on the metrics are those of request ``request_id``."""
         self.request = str(request_id)
         self.throttle.labels(self.request).set(throttle or 0)
-        self.frozen.labels(self.request).set(0)
+        self.set_frozen(False)
 
     def record(
         self,

@@ -376,7 +376,10 @@ class Executor:
         moving = tuple(t.tp for t in tasks if t.state is TaskState.SUBMITTED)
         eta = run.history.estimate(replicas)
         run.eta_s = eta.eta_s
-        if not moving or run.sampled_at is None or now - run.sampled_at >= SAMPLE_EVERY_S:
+        # Every few seconds, and once more when every move has ended (the timeline's last point).
+        # Not at every poll while nothing is in flight: a long freeze would fill the journal.
+        ended = all(t.state.is_final for t in tasks)
+        if ended or run.sampled_at is None or now - run.sampled_at >= SAMPLE_EVERY_S:
             self._journal.record_progress(run.request_id, by_broker(replicas), eta.eta_s)
             run.sampled_at = now
         self._listener(

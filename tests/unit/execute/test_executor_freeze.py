@@ -170,3 +170,22 @@ def test_a_resume_sends_nothing_again_while_frozen_and_everything_after_unfreeze
     assert {t.state for t in journal.tasks(rid)} == {TaskState.DONE}
     assert journal.request(rid).state is RequestState.DONE
     assert admin.configs == {}
+
+
+def test_a_long_freeze_adds_a_progress_sample_every_few_seconds_not_every_poll(journal: Journal) -> None:
+    admin, events = ExecFakeAdmin(ORIGINAL), []
+    admin.freeze = FROZEN
+    polls = 200
+
+    def hand(n: int) -> None:
+        if n == polls:
+            admin.freeze = THAWED
+
+    executor = _executor(admin, journal, events, hand)
+    rid = executor.prepare(_plan(), bootstrap="b", options=OPTIONS)
+    executor.run(rid)
+    samples = journal.progress_samples(rid)
+    frozen_at = {s.at for s in samples if s.done == 0}
+    # The clock ticks at least once a poll, so 200 polls span ≥ 200 s: one sample per 5 s at most.
+    assert 1 <= len(frozen_at) <= polls // 5 + 1
+    assert journal.request(rid).state is RequestState.DONE
