@@ -122,6 +122,8 @@ def outcome_text(outcome: Outcome) -> str:
     lines = [f"cancelled {len(outcome.stopped)} move(s) in flight and {outcome.pending} pending move(s)"]
     if outcome.foreign:
         lines.append(f"  of which {len(outcome.foreign)} not started by ferry")
+    if outcome.finished:
+        lines.append(f"{len(outcome.finished)} move(s) had already reached their targets: marked done")
     if outcome.kept:
         lines.append(
             f"{len(outcome.kept)} partition(s) now have more replicas than before the move (cancel is "
@@ -142,6 +144,7 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
         "stopped": [str(tp) for tp in outcome.stopped],
         "kept": {str(tp): list(r) for tp, r in outcome.kept.items()},
         "pending_cancelled": outcome.pending,
+        "finished": [str(tp) for tp in outcome.finished],
         "foreign": [str(tp) for tp in outcome.foreign],
         "refused": {str(tp): why for tp, why in outcome.refused.items()},
         "requests_ended": list(outcome.requests),

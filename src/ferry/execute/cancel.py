@@ -12,7 +12,8 @@ re-targeting to "originals + the joined replica" leaves KRaft's adding set uncha
 an empty one), so the move would go on until the replicas still copying caught up.
 
 Tasks of the cancelled moves (and pending tasks in scope, never submitted) become ``cancelled`` in
-the journal, requests left with nothing open become ``cancelled``, and the throttle configs of the
+the journal (a submitted move found already at its target becomes ``done``), requests left
+with nothing open and a move cancelled become ``cancelled``, and the throttle configs of the
 touched requests are settled to what their remaining moves need (:func:`ferry.execute.sharing.settle`).
 """
 
@@ -66,6 +67,8 @@ class Outcome:
         refused: partitions the controller would not cancel, with its reason.
         requests: requests the cancel ended (nothing of them left open).
         throttles: throttle configs written to drop the cancelled moves' entries.
+        finished: partitions whose move had already reached its target: marked done, not
+            cancelled.
     """
 
     stopped: tuple[TopicPartition, ...]
@@ -75,6 +78,7 @@ class Outcome:
     refused: Mapping[TopicPartition, str]
     requests: tuple[int, ...]
     throttles: int
+    finished: tuple[TopicPartition, ...] = ()
 
 
 def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
@@ -96,13 +100,16 @@ def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
     moving = sorted(tp for tp in ours | set(foreign) if tp in ongoing)
     answers = admin.alter_reassignments(dict.fromkeys(moving)) if moving else {}
     refused = {tp: why for tp, why in answers.items() if why}
-    # Cancelled in the journal even when the controller says there was nothing to cancel: the
-    # move ended meanwhile; the executor (or resume) no longer tracks it either way.
-    cancelled = set(journal.transition_if([t.id for t in tasks], OPEN_TASK_STATES, TaskState.CANCELLED))
-    touched = sorted({t.request_id for t in tasks if t.id in cancelled})
+    finished = _reached_target(admin, tasks, ongoing, refused)
+    done = set(journal.transition_if([t.id for t in finished], OPEN_TASK_STATES, TaskState.DONE))
+    finished_tps = {t.tp for t in finished if t.id in done}
+    refused = {tp: why for tp, why in refused.items() if tp not in finished_tps}
+    rest = [t.id for t in tasks if t.id not in done]
+    cancelled = set(journal.transition_if(rest, OPEN_TASK_STATES, TaskState.CANCELLED))
+    touched = sorted({t.request_id for t in tasks if t.id in cancelled | done})
     ended = _end_requests(journal, touched)
     written = sum(sharing.settle(admin, journal, rid) for rid in touched)
-    stopped = tuple(tp for tp in moving if tp not in refused)
+    stopped = tuple(tp for tp in moving if tp not in refused and tp not in finished_tps)
     kept = _grown({tp: ongoing[tp] for tp in stopped}, {t.tp: len(t.original) for t in tasks})
     return Outcome(
         stopped=stopped,
@@ -112,7 +119,27 @@ def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
         refused=refused,
         requests=ended,
         throttles=written,
+        finished=tuple(sorted(finished_tps)),
     )
+
+
+def _reached_target(
+    admin: ClusterAdmin,
+    tasks: Sequence[TaskRecord],
+    ongoing: Mapping[TopicPartition, OngoingReassignment],
+    refused: Mapping[TopicPartition, str],
+) -> list[TaskRecord]:
+    """Submitted ``tasks`` not stopped (not in flight, or the controller found nothing to cancel)
+    whose partition is on the task's target now.
+
+    Such a move ended before the cancel: the journal must say done, not cancelled, or a later
+    resume or rollback would take the partition for one still on its original replicas.
+    """
+    ended = [t for t in tasks if t.state is TaskState.SUBMITTED and (t.tp not in ongoing or t.tp in refused)]
+    if not ended:
+        return []
+    current = {p.tp: p.replicas for p in admin.describe_partitions({t.tp.topic for t in ended})}
+    return [t for t in ended if current.get(t.tp) == t.target]
 
 
 def _grown(
@@ -133,13 +160,18 @@ def _grown(
 
 
 def _end_requests(journal: Journal, request_ids: Sequence[int]) -> tuple[int, ...]:
-    """Mark ``cancelled`` every request in ``request_ids`` with no open task left."""
+    """Mark ``cancelled`` every request in ``request_ids`` with no open task left and a cancelled one.
+
+    A request all of whose moves had reached their targets was not cancelled: it stays open for
+    its executor (or ``ferry resume``) to end as done, with its preferred-leader election.
+    """
     ended = []
     for rid in request_ids:
         if journal.tasks(rid, OPEN_TASK_STATES) or journal.request(rid).state.is_final:
             continue
-        journal.set_request_state(rid, RequestState.CANCELLED, note="cancelled by 'ferry cancel'")
-        ended.append(rid)
+        if journal.tasks(rid, [TaskState.CANCELLED]):
+            journal.set_request_state(rid, RequestState.CANCELLED, note="cancelled by 'ferry cancel'")
+            ended.append(rid)
     return tuple(ended)
 
 

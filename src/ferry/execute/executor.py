@@ -336,7 +336,8 @@ class Executor:
         """Link the tasks of earlier requests whose moving partitions this batch re-targets."""
         for task in batch:
             for earlier in self._journal.active_tasks(task.tp):
-                if earlier.id != task.id:
+                # Never a later request's move: recording it superseded our pending task already.
+                if earlier.id < task.id:
                     self._journal.supersede(earlier.id, task.id)
 
     def _cancel_if_cancelled_meanwhile(self, batch: Sequence[TaskRecord]) -> None:

@@ -168,7 +168,10 @@ class Journal(TaskTable, ThrottleTable, ProgressTable):
         """Record a request, a pending task per move, and its throttles (with the pre-existing values).
 
         All in one transaction, before anything is submitted: if ferry dies afterwards, the journal
-        knows the originals to roll back to and the throttle values to restore.
+        knows the originals to roll back to and the throttle values to restore. A move of an
+        earlier request still pending for one of these partitions is superseded (cancelled, linked
+        to the new task) in the same transaction: the latest request says where a partition goes,
+        so the earlier one must never submit it, even after the new move has finished.
 
         Returns:
             The new request id (larger than every earlier one, even deleted ones).
@@ -205,6 +208,7 @@ class Journal(TaskTable, ThrottleTable, ProgressTable):
                     ),
                 )
                 self._log(conn, lastrowid(task), None, TaskState.PENDING, now)
+                self._supersede_pending(conn, move.tp, lastrowid(task), now)
             for throttle in throttles:
                 self._insert_throttle(conn, request_id, throttle)
         return request_id

@@ -126,10 +126,23 @@ class TaskTable(JournalBase):
             raise PreconditionError(
                 f"task {new_task_id} ({new.tp}) cannot supersede {old_task_id} ({old.tp})"
             )
-        now = self._clock()
         with self.transaction() as conn:
-            self._transition(conn, old_task_id, TaskState.CANCELLED, now)
-            conn.execute("UPDATE tasks SET superseded_by = ? WHERE id = ?", (new_task_id, old_task_id))
+            self._supersede(conn, old_task_id, new_task_id, self._clock())
+
+    def _supersede_pending(
+        self, conn: sqlite3.Connection, tp: TopicPartition, task_id: int, now: float
+    ) -> None:
+        """Supersede every pending task of ``tp`` older than ``task_id`` (a new request's task)."""
+        rows = conn.execute(
+            "SELECT id FROM tasks WHERE topic = ? AND partition = ? AND state = ? AND id < ?",
+            (tp.topic, tp.partition, TaskState.PENDING.value, task_id),
+        ).fetchall()
+        for (old_id,) in rows:
+            self._supersede(conn, old_id, task_id, now)
+
+    def _supersede(self, conn: sqlite3.Connection, old_task_id: int, new_task_id: int, now: float) -> None:
+        self._transition(conn, old_task_id, TaskState.CANCELLED, now)
+        conn.execute("UPDATE tasks SET superseded_by = ? WHERE id = ?", (new_task_id, old_task_id))
 
     def task_log(self, task_id: int) -> tuple[tuple[TaskState | None, TaskState, float], ...]:
         """Every transition of a task, oldest first: (from, to, at)."""

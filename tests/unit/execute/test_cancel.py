@@ -111,3 +111,31 @@ def test_all_cancels_foreign_moves_only_when_allowed(admin: FakeAdmin, journal: 
 def test_an_unknown_request_is_an_error(journal: Journal, admin: FakeAdmin) -> None:
     with pytest.raises(PreconditionError, match="no request 42"):
         cancel(admin, journal, Scope(request=42))
+
+
+def test_a_move_that_ended_at_its_target_before_the_cancel_is_done_not_cancelled(
+    admin: FakeAdmin, journal: Journal
+) -> None:
+    # The executor died (kill -9) after submitting both; t-0's move then finished on its own.
+    rid = _start(admin, journal, [Move(T0, (1, 2, 3), (1, 2, 5)), Move(T1, (2, 3, 4), (2, 3, 6))])
+    moving = admin.partitions[T0].moving
+    assert moving is not None
+    admin._complete(admin.partitions[T0], moving)
+    outcome = cancel(admin, journal, Scope(request=rid))
+    assert (outcome.stopped, outcome.finished) == ((T1,), (T0,))
+    assert [t.state for t in journal.tasks(rid)] == [TaskState.DONE, TaskState.CANCELLED]
+    assert journal.request(rid).state is RequestState.CANCELLED
+    assert admin.configs == {}
+
+
+def test_a_request_whose_every_move_had_ended_is_left_to_its_executor_to_end(
+    admin: FakeAdmin, journal: Journal
+) -> None:
+    rid = _start(admin, journal, [Move(T0, (1, 2, 3), (1, 2, 5))])
+    moving = admin.partitions[T0].moving
+    assert moving is not None
+    admin._complete(admin.partitions[T0], moving)
+    outcome = cancel(admin, journal, Scope(request=rid))
+    assert (outcome.stopped, outcome.finished, outcome.requests) == ((), (T0,), ())
+    assert [t.state for t in journal.tasks(rid)] == [TaskState.DONE]
+    assert journal.request(rid).state is RequestState.RECORDED  # not cancelled: nothing was

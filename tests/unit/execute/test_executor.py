@@ -200,6 +200,26 @@ def test_a_partition_moving_under_an_earlier_request_is_re_targeted(journal: Jou
     assert journal.task(old.id).superseded_by == new.id
 
 
+def test_an_earlier_request_never_moves_a_partition_a_later_one_has_taken(journal: Journal) -> None:
+    # Request 1 is recorded with every move pending; request 2 re-targets two of its partitions
+    # and finishes first. Request 1 must not send those two back to its own targets afterwards.
+    admin, events = _admin(), []
+    executor = _executor(admin, journal, events)
+    earlier = executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions())
+    taken = sorted(ORIGINAL)[:2]
+    later = executor.prepare(
+        Plan.of(Move(tp, ORIGINAL[tp], (5, 6)) for tp in taken), bootstrap="b", options=ExecuteOptions()
+    )
+    executor.run(later)
+    executor.run(earlier)
+    assert {tp: admin.replicas[tp] for tp in taken} == dict.fromkeys(taken, (5, 6))
+    assert all(admin.replicas[tp] == TARGETS[tp] for tp in ORIGINAL if tp not in taken)
+    old = {t.tp: t for t in journal.tasks(earlier)}
+    new = {t.tp: t for t in journal.tasks(later)}
+    assert all(old[tp].superseded_by == new[tp].id for tp in taken)
+    assert all(old[tp].state is TaskState.CANCELLED for tp in taken)
+
+
 def test_tasks_cancelled_by_another_process_are_not_submitted(journal: Journal) -> None:
     admin, events = _admin(), []
     executor = _executor(admin, journal, events)

@@ -95,6 +95,7 @@ def test_request_ids_are_monotonic_even_after_rows_are_deleted(tmp_path: Path) -
         second = journal.record_request(_plan(), bootstrap="b")
         with journal.transaction() as conn:
             conn.execute("DELETE FROM task_log")
+            conn.execute("UPDATE tasks SET superseded_by = NULL")  # the second superseded the first
             conn.execute("DELETE FROM tasks WHERE request_id = ?", (second,))
             conn.execute("DELETE FROM requests WHERE id = ?", (second,))
         third = journal.record_request(_plan(), bootstrap="b")
@@ -160,6 +161,21 @@ def test_supersede_links_a_retargeted_task_to_the_later_request(tmp_path: Path) 
         assert [t.id for t in journal.active_tasks(old.tp)] == [new.id]
         with pytest.raises(PreconditionError, match="cannot supersede"):
             journal.supersede(journal.tasks(first)[1].id, new.id)
+
+
+def test_a_later_request_supersedes_the_pending_moves_of_its_partitions_at_once(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        first = journal.record_request(_plan(), bootstrap="b")
+        moving, pending = journal.tasks(first)
+        journal.set_task_states([moving.id], TaskState.SUBMITTED)
+        both = Plan.of([Move(moving.tp, (3, 4, 5), (1, 4, 5)), Move(pending.tp, (2, 3, 1), (2, 3, 5))])
+        second = journal.record_request(both, bootstrap="b")
+        new_moving, new_pending = journal.tasks(second)
+        # The pending one will never go out; the one in flight is re-targeted when its turn comes.
+        assert journal.task(pending.id).state is TaskState.CANCELLED
+        assert journal.task(pending.id).superseded_by == new_pending.id
+        assert journal.task(moving.id).state is TaskState.SUBMITTED
+        assert journal.task(moving.id).superseded_by is None
 
 
 def test_rollback_request_refers_to_its_origin(tmp_path: Path) -> None:
