@@ -57,6 +57,7 @@ def main() -> int:
         default=Path(tempfile.gettempdir()) / "ferry-faults",
         help="where the journal and ferry's output of a run that was not clean go (default %(default)s)",
     )
+    parser.add_argument("--keep-all", action="store_true", help="keep every run's files, clean or not")
     args = parser.parse_args()
     # Clients log every broker they lose; the faults make that expected, the checks judge it.
     logging.disable(logging.ERROR)
@@ -69,7 +70,7 @@ def main() -> int:
                 ClusterSpec(brokers=4, racks=2, controllers=3), ensure_jars(), ready_brokers, timeout_s=180
             )
             print(f"sandbox up in {time.monotonic() - started:.0f} s", flush=True)
-            harness = FaultHarness(sandbox, args.seed, args.keep)
+            harness = FaultHarness(sandbox, args.seed, args.keep, keep_all=args.keep_all)
             for index in range(args.first, args.first + args.runs):
                 results.append(harness.run(index))
                 print(results[-1].line(), flush=True)

@@ -62,9 +62,17 @@ class PreconditionError(FerryError):
 
 
 class KafkaError(FerryError):
-    """Talking to Kafka failed: unreachable, timed out, not authorized, broker error."""
+    """Talking to Kafka failed: unreachable, timed out, not authorized, broker error.
+
+    ``transient``: the failure may go away by itself (a broker down or restarting, a timeout, a
+    controller failover), unlike a refusal (not authorized, an invalid request).
+    """
 
     exit_code = 5
+
+    def __init__(self, message: str, *, hint: str | None = None, transient: bool = False) -> None:
+        super().__init__(message, hint=hint)
+        self.transient = transient
 
 
 class ExecutionIncomplete(FerryError):

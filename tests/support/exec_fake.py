@@ -34,6 +34,9 @@ class ExecFakeAdmin:
         self.fail_alter_configs = False
         self.freeze: FreezeState | None = None
         self.freeze_reads = 0
+        # Calls to fail as an unreachable cluster does (a broker restarting, a failover).
+        self.unreachable_polls = 0
+        self.unreachable_submits = 0
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -55,6 +58,9 @@ class ExecFakeAdmin:
         }
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
+        if self.unreachable_polls > 0:
+            self.unreachable_polls -= 1
+            raise KafkaError("listing partition reassignments failed: KafkaConnectionError", transient=True)
         for tp, (target, left) in list(self.moving.items()):
             if tp in self.stuck:
                 continue
@@ -92,6 +98,9 @@ class ExecFakeAdmin:
     def alter_reassignments(
         self, targets: Mapping[TopicPartition, Sequence[int] | None]
     ) -> Mapping[TopicPartition, str | None]:
+        if self.unreachable_submits > 0:
+            self.unreachable_submits -= 1
+            raise KafkaError("altering partition reassignments failed: RequestTimedOut", transient=True)
         answers: dict[TopicPartition, str | None] = {}
         for tp, target in targets.items():
             if tp in self.refuse or target is None:

@@ -14,6 +14,7 @@ from ferry.cli.render import progress_line
 from ferry.execute.cancel import Outcome
 from ferry.execute.events import (
     BatchSubmitted,
+    ClusterUnreachable,
     Event,
     LeadersElected,
     ProgressUpdate,
@@ -41,6 +42,11 @@ def _body(event: Event) -> str | None:
         return freeze_change_text(event)
     if isinstance(event, WaitingForForeign):
         return waiting_text(event)
+    if isinstance(event, ClusterUnreachable):
+        return (
+            f"cannot reach the cluster ({event.error}); trying again at the next poll"
+            f" (failing for {event.for_s:.0f} s, giving up in {event.gives_up_in_s:.0f} s)"
+        )
     return None  # ThrottlesChanged: the throttles' life is in the journal; not worth a line
 
 

@@ -17,7 +17,14 @@ from ferry.cli.exec_render import event_line
 from ferry.cli.interrupts import Interrupts
 from ferry.cli.live_progress import LiveProgress
 from ferry.cli.metrics import RequestMetrics, tee
-from ferry.execute.events import Event, Listener, ProgressUpdate, SubmissionPaused, SubmissionResumed
+from ferry.execute.events import (
+    ClusterUnreachable,
+    Event,
+    Listener,
+    ProgressUpdate,
+    SubmissionPaused,
+    SubmissionResumed,
+)
 from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
 from ferry.execute.states import RequestState
@@ -100,9 +107,10 @@ def listener_for(verbose: bool) -> Listener:
 
 
 def freeze_notices(event: Event) -> None:
-    """A line for a pause (cluster frozen) or its end, even without ``--wait``.
+    """A line for a pause (cluster frozen) or its end, and for a poll that could not reach the
+    cluster, even without ``--wait``.
 
     An executor that stopped submitting without a word would look hung.
     """
-    if isinstance(event, SubmissionPaused | SubmissionResumed):
+    if isinstance(event, SubmissionPaused | SubmissionResumed | ClusterUnreachable):
         print(event_line(event), file=sys.stderr, flush=True)

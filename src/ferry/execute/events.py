@@ -104,6 +104,20 @@ class SubmissionResumed:
     freeze: FreezeState | None
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterUnreachable:
+    """A poll failed for a reason that may pass (a broker down, a timeout, a controller failover).
+
+    The executor tries again at the next poll; ``for_s`` says how long polls have been failing and
+    ``gives_up_in_s`` how long it goes on trying before it ends the run interrupted.
+    """
+
+    request_id: int
+    error: str
+    for_s: float
+    gives_up_in_s: float
+
+
 Event = (
     BatchSubmitted
     | TaskFinished
@@ -113,6 +127,7 @@ Event = (
     | LeadersElected
     | SubmissionPaused
     | SubmissionResumed
+    | ClusterUnreachable
 )
 Listener = Callable[[Event], None]
 

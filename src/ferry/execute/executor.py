@@ -28,13 +28,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
 
-from ferry.errors import PreconditionError
-from ferry.execute import lock, sharing
+from ferry.errors import KafkaError, PreconditionError
+from ferry.execute import concurrent, lock, sharing
 from ferry.execute.batching import InFlight, held_by_foreign, in_flight_of, next_batch
 from ferry.execute.events import (
     BatchSubmitted,
+    ClusterUnreachable,
     Listener,
     ProgressUpdate,
     SubmissionPaused,
@@ -48,41 +48,23 @@ from ferry.execute.finish import finish_request
 from ferry.execute.journal import Journal
 from ferry.execute.journal_progress import SAMPLE_EVERY_S
 from ferry.execute.options import ExecuteOptions
+from ferry.execute.outage import RIDE_OUT_S, Outage
 from ferry.execute.prepare import prepare_request
 from ferry.execute.progress import History, by_broker, next_poll_in
 from ferry.execute.progress import total as total_progress
 from ferry.execute.records import TaskRecord
 from ferry.execute.report import measure
 from ferry.execute.resume import Reconciled, reconcile
+from ferry.execute.run_state import RunState
 from ferry.execute.states import OPEN_TASK_STATES, RequestState, TaskState
-from ferry.execute.waiting import Waiting, blockers_of, next_waiting
+from ferry.execute.waiting import blockers_of, next_waiting
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
-from ferry.kafka.freeze import FreezeState
 from ferry.model import Plan, TopicPartition
 
 # A reassignment missing from ListPartitionReassignments whose partition does not show the target
 # yet is given this long before it counts as failed: KRaft brokers apply metadata a few ms apart,
 # so the broker answering the metadata request may not have seen the completion.
 _ENDED_GRACE_S = 10.0
-
-
-@dataclass
-class _Run:
-    """Mutable scratch state of one run (never shared, never returned)."""
-
-    request_id: int
-    options: ExecuteOptions
-    throttles: sharing.RequestThrottles
-    batches: int = 0
-    history: History = field(default_factory=History)
-    ended_at: dict[int, float] = field(default_factory=dict)
-    freeze: FreezeState | None = None  # the freeze holding submission back, while one does
-    # Tasks the journal calls submitted that the cluster never got (found by resume), by id: sent
-    # at the first poll the cluster is not frozen, and not taken for ended before then.
-    unsent: set[int] = field(default_factory=set)
-    waiting: Waiting | None = None
-    eta_s: float | None = None
-    sampled_at: float | None = None  # when progress last went to the journal (executor clock)
 
 
 class Executor:
@@ -96,6 +78,8 @@ class Executor:
         sleep: waits between polls.
         shield: wraps the cleanup at the end of a run; the CLI's holds Ctrl-C and SIGTERM back
             meanwhile, so a second interrupt cannot cut the throttle restore short.
+        ride_out_s: how long polls may fail in a row, for reasons that may pass, before the run
+            ends interrupted.
     """
 
     def __init__(
@@ -107,8 +91,10 @@ class Executor:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         shield: Callable[[], AbstractContextManager[object]] = nullcontext,
+        ride_out_s: float = RIDE_OUT_S,
     ) -> None:
         self._admin = admin
+        self._ride_out_s = ride_out_s
         self._journal = journal
         self._listener = listener
         self._clock = clock
@@ -126,6 +112,7 @@ class Executor:
             clock=self._clock,
             sleep=self._sleep,
             shield=shield or self._shield,
+            ride_out_s=self._ride_out_s,
         )
 
     def options_of(self, request_id: int) -> ExecuteOptions:
@@ -197,20 +184,21 @@ class Executor:
         request = self._journal.request(request_id)
         options = request.options
         throttles = sharing.RequestThrottles.load(self._admin, self._journal, request_id)
-        run = _Run(request_id, options, throttles, history=History(throttle=options.throttle))
+        history, outage = History(throttle=options.throttle), Outage(self._ride_out_s)
+        run = RunState(request_id, options, throttles, history=history, outage=outage)
         # Re-sent by the poll, like a new batch: a freeze holds them back the same way.
         run.unsent = {t.id for t in resend}
         self._journal.set_request_state(request_id, RequestState.RUNNING)
         finished = False
         try:
-            while not self._tick(run):
+            while not self._tick_riding_out(run):
                 self._sleep(next_poll_in(options.poll_interval_s, run.eta_s))
             finished = True
         finally:
             self._clean_up(run, finished)
         finish_request(self._admin, self._journal, request_id, elect=options.elect, listener=self._listener)
 
-    def _clean_up(self, run: _Run, finished: bool) -> None:
+    def _clean_up(self, run: RunState, finished: bool) -> None:
         """Restore the throttles; mark the request interrupted unless it finished and stayed so."""
         ended = False
         try:
@@ -223,7 +211,21 @@ class Executor:
             if not ended:
                 self._journal.set_request_state(run.request_id, RequestState.INTERRUPTED)
 
-    def _tick(self, run: _Run) -> bool:
+    def _tick_riding_out(self, run: RunState) -> bool:
+        """:meth:`_tick`, where a failure that may pass (a broker down or restarting, a timeout, a
+        controller failover) is reported and tried again at the next poll, for up to
+        ``ride_out_s``: one broker of many restarting must not end a run that can go on."""
+        try:
+            ended = self._tick(run)
+        except KafkaError as exc:
+            failing_for = run.outage.failed(exc, self._clock())
+            left = run.outage.ride_out_s - failing_for
+            self._listener(ClusterUnreachable(run.request_id, str(exc), failing_for, left))
+            return False
+        run.outage.ended()
+        return ended
+
+    def _tick(self, run: RunState) -> bool:
         """One poll; True when nothing is pending or in flight any more."""
         ongoing = {r.tp: r for r in self._admin.list_reassignments()}
         self._finish_ended(run, ongoing)
@@ -257,7 +259,7 @@ class Executor:
         self._report_progress(run)
         return False
 
-    def _frozen(self, run: _Run, in_flight: int) -> bool:
+    def _frozen(self, run: RunState, in_flight: int) -> bool:
         """Whether the cluster's freeze flag holds new moves back; each change is reported once.
 
         Read once per poll and only while moves wait to be submitted: nothing else depends on it.
@@ -272,7 +274,7 @@ class Executor:
             run.freeze = freeze
         return freeze is not None
 
-    def _finish_ended(self, run: _Run, ongoing: Mapping[TopicPartition, OngoingReassignment]) -> None:
+    def _finish_ended(self, run: RunState, ongoing: Mapping[TopicPartition, OngoingReassignment]) -> None:
         """Mark submitted tasks whose reassignment is no longer listed as done (or failed)."""
         submitted = self._journal.tasks(run.request_id, [TaskState.SUBMITTED])
         # A task waiting to be re-sent is not listed because it was never sent, not because it ended.
@@ -293,7 +295,7 @@ class Executor:
 
     def _report_waiting(
         self,
-        run: _Run,
+        run: RunState,
         waiting: Sequence[TaskRecord],
         brokers: frozenset[int],
         foreign: Sequence[OngoingReassignment],
@@ -305,12 +307,12 @@ class Executor:
             blockers, held_for = run.waiting.blockers, now - run.waiting.since
             self._listener(WaitingForForeign(run.request_id, blockers, len(waiting), held_for))
 
-    def _end_task(self, run: _Run, task: TaskRecord, state: TaskState, error: str | None = None) -> None:
+    def _end_task(self, run: RunState, task: TaskRecord, state: TaskState, error: str | None = None) -> None:
         # A task cancelled or re-targeted by another process meanwhile keeps that outcome.
         if self._journal.transition_if([task.id], OPEN_TASK_STATES, state, error=error):
             self._listener(TaskFinished(run.request_id, task.tp, state, error))
 
-    def _submit(self, run: _Run, batch: Sequence[TaskRecord]) -> None:
+    def _submit(self, run: RunState, batch: Sequence[TaskRecord]) -> None:
         run.batches += 1
         # Intent first: if ferry dies between these two lines, the journal says "submitted" and a
         # resume checks the cluster rather than trusting memory. Only tasks still pending are
@@ -323,51 +325,42 @@ class Executor:
         batch = [t for t in batch if t.id in claimed]
         if not batch:
             return
-        self._supersede_earlier(batch)
-        answers = self._admin.alter_reassignments({t.tp: t.target for t in batch})
-        self._cancel_if_cancelled_meanwhile(batch)
+        concurrent.supersede_earlier(self._journal, batch)
+        try:
+            answers = self._admin.alter_reassignments({t.tp: t.target for t in batch})
+        except KafkaError:
+            # Perhaps never received: sent again at the next poll that works (the same target
+            # twice ends the same), and not taken meanwhile for a move that ended off target.
+            run.unsent.update(t.id for t in batch)
+            raise
+        concurrent.withdraw_cancelled(self._admin, self._journal, batch)
         refused = {t.tp: answers[t.tp] or "" for t in batch if answers.get(t.tp)}
         for task in batch:
             if task.tp in refused:
                 self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {refused[task.tp]}")
         self._listener(BatchSubmitted(run.request_id, run.batches, tuple(t.tp for t in batch), refused))
 
-    def _supersede_earlier(self, batch: Sequence[TaskRecord]) -> None:
-        """Link the tasks of earlier requests whose moving partitions this batch re-targets."""
-        for task in batch:
-            for earlier in self._journal.active_tasks(task.tp):
-                # Never a later request's move: recording it superseded our pending task already.
-                if earlier.id < task.id:
-                    self._journal.supersede(earlier.id, task.id)
-
-    def _cancel_if_cancelled_meanwhile(self, batch: Sequence[TaskRecord]) -> None:
-        """Withdraw moves a concurrent 'ferry cancel' cancelled between our claim and our submit."""
-        states = {t.id: self._journal.task(t.id).state for t in batch}
-        withdrawn = {t.tp: None for t in batch if states[t.id] is TaskState.CANCELLED}
-        if withdrawn:
-            self._admin.alter_reassignments(withdrawn)
-
-    def _resend(self, run: _Run, tasks: Sequence[TaskRecord]) -> None:
+    def _resend(self, run: RunState, tasks: Sequence[TaskRecord]) -> None:
         """Send tasks the journal calls submitted but the cluster never got (their throttles are set)."""
-        run.unsent.difference_update(t.id for t in tasks)
         answers = self._admin.alter_reassignments({t.tp: t.target for t in tasks})
+        run.unsent.difference_update(t.id for t in tasks)
         for task in tasks:
             if answers.get(task.tp):
                 self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {answers[task.tp]}")
 
     # -- throttles -------------------------------------------------------------------------------
 
-    def _sync_throttles(self, run: _Run, moving: Iterable[TaskRecord]) -> None:
+    def _sync_throttles(self, run: RunState, moving: Iterable[TaskRecord]) -> None:
         """Make the cluster's throttle configs exactly those ``moving`` needs (merged with theirs)."""
         self._say_changed(run, run.throttles.sync(moving))
 
-    def _say_changed(self, run: _Run, changed: tuple[int, int] | None) -> None:
+    def _say_changed(self, run: RunState, changed: tuple[int, int] | None) -> None:
         if changed is not None:
             self._listener(ThrottlesChanged(run.request_id, *changed))
 
     # -- progress and the end --------------------------------------------------------------------
 
-    def _report_progress(self, run: _Run) -> None:
+    def _report_progress(self, run: RunState) -> None:
         tasks = self._journal.tasks(run.request_id)
         replicas = measure(self._admin, tasks)
         progress = total_progress(replicas)

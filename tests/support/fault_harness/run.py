@@ -92,11 +92,15 @@ def summary(results: Sequence[RunResult]) -> list[str]:
 class FaultHarness:
     """Runs seeded fault runs one after another on a started sandbox (4 brokers, 3 controllers)."""
 
-    def __init__(self, sandbox: Sandbox, seed: int, keep: Path | None = None) -> None:
-        """``keep``: where the journal and ferry's output of a run that was not clean are copied."""
+    def __init__(
+        self, sandbox: Sandbox, seed: int, keep: Path | None = None, *, keep_all: bool = False
+    ) -> None:
+        """``keep``: where the journal and ferry's output of a run that was not clean (of every run,
+        with ``keep_all``) are copied."""
         self._sandbox = sandbox
         self._seed = seed
         self._keep = keep
+        self._keep_all = keep_all
         state = sandbox.state()
         self._bootstrap = state.bootstrap
         self._brokers = [n.node_id for n in state.brokers]
@@ -136,7 +140,7 @@ class FaultHarness:
                 index, scenario_kind, fault_kind, outcome, tally, state, tuple(ferry.exits), errors,
                 time.monotonic() - started,
             )  # fmt: skip
-            if self._keep is not None and not result.clean:
+            if self._keep is not None and (self._keep_all or not result.clean):
                 shutil.copytree(workdir, self._keep / f"run-{index}", dirs_exist_ok=True)
         return result
 

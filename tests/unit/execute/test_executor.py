@@ -10,7 +10,13 @@ from support.exec_fake import ExecFakeAdmin
 
 from ferry.errors import ExecutionIncomplete, KafkaError, PreconditionError
 from ferry.execute.batching import Limits
-from ferry.execute.events import BatchSubmitted, Event, ProgressUpdate, WaitingForForeign
+from ferry.execute.events import (
+    BatchSubmitted,
+    ClusterUnreachable,
+    Event,
+    ProgressUpdate,
+    WaitingForForeign,
+)
 from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
 from ferry.execute.options import ExecuteOptions
@@ -272,3 +278,41 @@ def test_polls_sooner_when_the_last_bytes_are_due_within_a_poll() -> None:
     assert next_poll_in(2.0, 1.5) == 0.5  # due within a poll: a quarter of one, whatever the ETA says
     assert next_poll_in(1.0, 0.7) == 0.25
     assert next_poll_in(1.0, 0.0) == 0.25  # bytes all there, the move not ended yet: not a busy loop
+
+
+def test_a_cluster_unreachable_for_a_few_polls_is_ridden_out(journal: Journal) -> None:
+    admin, events = _admin(), []
+    ticks = iter(range(10**6))
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 2:
+            admin.unreachable_polls = 3  # a broker restarting: three polls fail
+            admin.unreachable_submits = 1  # and the next submission is lost on the way
+
+    executor = Executor(admin, journal, listener=events.append, clock=lambda: float(next(ticks)), sleep=sleep)
+    rid = executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(throttle=1000, limits=Limits(1)))
+    executor.run(rid)
+    assert admin.replicas == TARGETS
+    assert journal.request(rid).state is RequestState.DONE
+    assert {t.state for t in journal.tasks(rid)} == {TaskState.DONE}
+    unreachable = [e for e in events if isinstance(e, ClusterUnreachable)]
+    assert len(unreachable) == 4 and all(e.gives_up_in_s > 0 for e in unreachable)
+    assert admin.configs == PRE_EXISTING
+
+
+def test_a_cluster_unreachable_longer_than_the_ride_out_ends_interrupted(journal: Journal) -> None:
+    admin, events = _admin(), []
+    ticks = iter(range(10**6))
+    executor = Executor(
+        admin, journal, listener=events.append, clock=lambda: float(next(ticks)), sleep=lambda _: None,
+        ride_out_s=30,
+    )  # fmt: skip
+    rid = executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(throttle=1000))
+    admin.unreachable_polls = 10**6
+    with pytest.raises(KafkaError, match="KafkaConnectionError"):
+        executor.run(rid)
+    assert journal.request(rid).state is RequestState.INTERRUPTED
+    assert 0 < len([e for e in events if isinstance(e, ClusterUnreachable)]) <= 30
+    assert admin.configs == PRE_EXISTING  # the restore still reached the cluster

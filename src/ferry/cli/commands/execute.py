@@ -40,7 +40,10 @@ however it ends. ferry stays until the last move has ended (--wait prints progre
 Refuses (exit 4) while reassignments ferry did not start are in flight, unless --additional.
 While the cluster is frozen ('ferry freeze', from any machine) it submits no new moves: started
 frozen, it records the request, says the cluster is frozen, by whom and why, and waits paused;
-frozen mid-run, the moves in flight go on. It carries on by itself after 'ferry unfreeze'."""
+frozen mid-run, the moves in flight go on. It carries on by itself after 'ferry unfreeze'.
+A poll that cannot reach the cluster (a broker restarting, a timeout, a controller failover) is
+said and tried again; after 5 minutes of failing polls the run ends interrupted (exit 5), its
+throttles restored where the cluster allows, and 'ferry resume' continues it."""
 
 
 def register(subparsers: Any) -> None:

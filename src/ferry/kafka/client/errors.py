@@ -78,11 +78,14 @@ def translated(action: str, bootstrap: str, timeout_s: float) -> Iterator[None]:
                 hint=CHECK_HINT,
             ) from exc
         detail = f" ({reason(exc)})" if exc.args and str(exc.args[0]).strip() else ""
-        raise KafkaError(f"timed out {action} after {timeout_s:g} s{detail}") from exc
+        raise KafkaError(f"timed out {action} after {timeout_s:g} s{detail}", transient=True) from exc
     except kerrors.KafkaError as exc:
-        raise KafkaError(f"{action} failed: {type(exc).__name__}: {first_line(exc)}") from exc
+        transient = isinstance(exc, RETRIED) or bool(getattr(exc, "retriable", False))
+        raise KafkaError(
+            f"{action} failed: {type(exc).__name__}: {first_line(exc)}", transient=transient
+        ) from exc
     except OSError as exc:
-        raise KafkaError(f"{action} failed: {exc}", hint=CHECK_HINT) from exc
+        raise KafkaError(f"{action} failed: {exc}", hint=CHECK_HINT, transient=True) from exc
 
 
 def reason(exc: BaseException) -> str:
