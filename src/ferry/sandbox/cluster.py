@@ -258,7 +258,12 @@ class Sandbox:
         deadline = time.monotonic() + timeout_s
         while True:
             self._check_alive(state)
+            # Its own port too: a broker killed a moment ago is still registered and unfenced (until
+            # its session times out), so the cluster's word alone would call its restart ready early.
             missing = wanted - probe(state.bootstrap)
+            missing |= {
+                n.node_id for n in state.brokers if n.node_id in wanted and not process.listening(n.port)
+            }
             if not missing:
                 return
             if time.monotonic() >= deadline:

@@ -72,6 +72,15 @@ def wait_released(ports: Sequence[int], lock_file: Path, *, timeout_s: float) ->
         time.sleep(0.1)
 
 
+def listening(port: int, timeout_s: float = 1.0) -> bool:
+    """Whether something accepts connections on 127.0.0.1:``port``."""
+    try:
+        with socket.create_connection((_HOST, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
 def _bindable(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         # As the JVM binds its server sockets: a port whose old connections linger in TIME_WAIT is free.

@@ -59,8 +59,10 @@ class Injection:
         self._done: list[str] = []
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def start(self) -> None:
+    def start(self) -> float:
+        """Start the countdown; when the fault hits (``time.monotonic``)."""
         self._thread.start()
+        return time.monotonic() + self.plan.delay_s
 
     def join(self, timeout_s: float = 180.0) -> str:
         self._thread.join(timeout_s)

@@ -127,8 +127,8 @@ class FaultHarness:
             time.sleep(2.0)
             ferry = FerryRunner(self._bootstrap, workdir / "journal.sqlite", workdir)
             injection = Injection(FaultPlan.draw(fault_kind, rng), Target(self._sandbox, topics, ferry))
-            injection.start()
-            Scenario(scenario_kind, ferry, workdir, rng, healed=lambda: injection.join()).run(moves)
+            fault_at = injection.start()
+            Scenario(scenario_kind, ferry, workdir, rng, lambda: injection.join(), fault_at).run(moves)
             outcome = injection.join()
             ferry.resume_unfinished()
             time.sleep(2.0)  # messages keep flowing once ferry is done

@@ -17,6 +17,9 @@ from support.fault_harness.ferry import FerryRunner
 from ferry.model import TopicPartition
 
 THROTTLE = "400000"  # bytes/s: a 1 MB partition takes seconds to copy, so faults land mid-move
+ATTEMPTS = 3  # how often the harness, as an operator, runs a command a fault made fail
+RETRY_PAUSE_S = 5.0
+KAFKA_ERROR = 5  # ferry's exit code for a cluster it could not reach
 RUN_OPTIONS = ("--throttle", THROTTLE, "--max-moves-per-broker", "2", "--poll-interval", "0.5")
 
 Replicas = tuple[int, ...]
@@ -71,13 +74,15 @@ def allowed(kind: ScenarioKind, moves: Moves) -> dict[TopicPartition, Allowed]:
 
 @dataclass
 class Scenario:
-    """Runs one scenario; ``healed`` blocks until the run's fault is over (to retry a refusal)."""
+    """Runs one scenario; ``healed`` blocks until the run's fault is over (to retry a refusal);
+    ``fault_at`` is when the fault hits (``time.monotonic``): a cancel comes after it."""
 
     kind: ScenarioKind
     ferry: FerryRunner
     workdir: Path
     rng: random.Random
     healed: Callable[[], None]
+    fault_at: float
 
     def run(self, moves: Moves) -> None:
         plan_a = write_plan(self.workdir / "plan-a.json", moves.a)
@@ -90,19 +95,24 @@ class Scenario:
 
     def _cancel(self, plan: Path) -> None:
         execute = self._start_execute(plan)
-        time.sleep(self.rng.uniform(1.0, 8.0))
+        # After the fault: a cancel that came first would leave nothing in flight for it to hit.
+        time.sleep(max(0.0, self.fault_at - time.monotonic()) + self.rng.uniform(1.0, 6.0))
         if self.ferry.requests():
-            self.ferry.run("cancel", "--request", "1")
+            for attempt in range(ATTEMPTS):
+                if self.ferry.run("cancel", "--request", "1") != KAFKA_ERROR:
+                    break
+                self._healed(attempt)  # a broker down, a failover: the operator cancels again
         self._finish(execute)
 
     def _rollback(self, plan: Path) -> None:
         self._finish(self._start_execute(plan))
         self.ferry.resume_unfinished()  # a rollback undoes a finished request
         before = len(self.ferry.requests())
-        code = self.ferry.run("rollback", "1", *RUN_OPTIONS)
-        if code not in (0, -9) and len(self.ferry.requests()) == before:
-            self.healed()  # refused (a broker down, an ISR short): the operator tries again later
-            self.ferry.run("rollback", "1", *RUN_OPTIONS)
+        for attempt in range(ATTEMPTS):
+            code = self.ferry.run("rollback", "1", *RUN_OPTIONS)
+            if code in (0, -9) or len(self.ferry.requests()) > before:
+                break
+            self._healed(attempt)  # refused (a broker down, an ISR short): the operator tries again
 
     def _retarget(self, plan_a: Path, plan_b: Path) -> None:
         first = self._start_execute(plan_a)
@@ -116,19 +126,21 @@ class Scenario:
         Ended before recording anything (killed, or refused: a broker down, an ISR short), it is
         started again, after the fault is over, as an operator would.
         """
-        for attempt in range(2):
+        for attempt in range(ATTEMPTS):
             before = len(self.ferry.requests())
             process = self.ferry.start("execute", "--plan", str(plan), *RUN_OPTIONS)
             while process.poll() is None and len(self.ferry.requests()) == before:
                 time.sleep(0.2)
             if process.poll() is None or len(self.ferry.requests()) > before:
                 return process
-            code = self.ferry.finish(process, "execute")
-            if attempt:
-                return None
-            if code != -9:
-                self.healed()
+            if self.ferry.finish(process, "execute") != -9:
+                self._healed(attempt)
         return None
+
+    def _healed(self, attempt: int) -> None:
+        """Wait for the fault to be over, and a little longer each time (as an operator would)."""
+        self.healed()
+        time.sleep(RETRY_PAUSE_S * attempt)
 
     def _finish(self, process: subprocess.Popen[str] | None) -> None:
         if process is not None:
