@@ -37,6 +37,7 @@ class ExecFakeAdmin:
         # Calls to fail as an unreachable cluster does (a broker restarting, a failover).
         self.unreachable_polls = 0
         self.unreachable_submits = 0
+        self.unreachable_config_writes = 0
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -121,6 +122,9 @@ class ExecFakeAdmin:
     def alter_configs(self, writes: Mapping[ConfigKey, str | None]) -> None:
         if self.fail_alter_configs:
             raise KafkaError("altering configs failed: fake")
+        if self.unreachable_config_writes > 0:
+            self.unreachable_config_writes -= 1
+            raise KafkaError("altering configs failed: KafkaConnectionError", transient=True)
         self.config_writes.append(dict(writes))
         for key, value in writes.items():
             if value is None:

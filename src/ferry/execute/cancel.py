@@ -107,8 +107,10 @@ def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
     rest = [t.id for t in tasks if t.id not in done]
     cancelled = set(journal.transition_if(rest, OPEN_TASK_STATES, TaskState.CANCELLED))
     touched = sorted({t.request_id for t in tasks if t.id in cancelled | done})
-    ended = _end_requests(journal, touched)
+    # Throttles before the requests end: if the cluster refuses them now, the requests stay open
+    # and 'ferry resume' (or their live executor) restores them, rather than nobody ever.
     written = sum(sharing.settle(admin, journal, rid) for rid in touched)
+    ended = _end_requests(journal, touched)
     stopped = tuple(tp for tp in moving if tp not in refused and tp not in finished_tps)
     kept = _grown({tp: ongoing[tp] for tp in stopped}, {t.tp: len(t.original) for t in tasks})
     return Outcome(

@@ -205,11 +205,24 @@ class Executor:
             # Shielded: an interrupt raised halfway through would leave throttles behind. The
             # CLI's shield raises one that came meanwhile at its end, before ``ended`` is set.
             with self._shield():
-                self._say_changed(run, run.throttles.restore())
+                self._restore(run, ride_out=finished)
             ended = finished
         finally:
-            if not ended:
+            # A request a concurrent 'ferry cancel' ended stays as that cancel left it.
+            if not ended and not self._journal.request(run.request_id).state.is_final:
                 self._journal.set_request_state(run.request_id, RequestState.INTERRUPTED)
+
+    def _restore(self, run: RunState, *, ride_out: bool) -> None:
+        """Restore the throttles; after a run that ended, through a cluster unreachable for a while
+        (an interrupted run ends at once: its throttles wait for 'ferry resume')."""
+        outage = Outage(self._ride_out_s if ride_out else 0.0)
+        while True:
+            try:
+                self._say_changed(run, run.throttles.restore())
+                return
+            except KafkaError as exc:
+                self._unreachable(run.request_id, outage, exc)
+                self._sleep(run.options.poll_interval_s)
 
     def _tick_riding_out(self, run: RunState) -> bool:
         """:meth:`_tick`, where a failure that may pass (a broker down or restarting, a timeout, a
@@ -218,12 +231,17 @@ class Executor:
         try:
             ended = self._tick(run)
         except KafkaError as exc:
-            failing_for = run.outage.failed(exc, self._clock())
-            left = run.outage.ride_out_s - failing_for
-            self._listener(ClusterUnreachable(run.request_id, str(exc), failing_for, left))
+            self._unreachable(run.request_id, run.outage, exc)
             return False
         run.outage.ended()
         return ended
+
+    def _unreachable(self, request_id: int, outage: Outage, error: KafkaError) -> None:
+        """Say a call failed and will be tried again; raise ``error`` when it is not to be."""
+        failing_for = outage.failed(error, self._clock())
+        self._listener(
+            ClusterUnreachable(request_id, str(error), failing_for, outage.ride_out_s - failing_for)
+        )
 
     def _tick(self, run: RunState) -> bool:
         """One poll; True when nothing is pending or in flight any more."""
@@ -247,7 +265,7 @@ class Executor:
         ours = {t.tp for t in submitted} | {t.tp for t in pending}
         foreign = [r for tp, r in ongoing.items() if tp not in ours]
         ordered, own = run.options.ordering.sort(pending), in_flight_of(submitted)
-        foreign_load = [_in_flight(r) for r in foreign]
+        foreign_load = [InFlight(r.adding_replicas, r.removing_replicas) for r in foreign]
         batch = next_batch(ordered, own, run.options.limits, foreign_load)
         held, brokers = held_by_foreign(ordered, own, run.options.limits, foreign_load, batch)
         self._report_waiting(run, held, brokers, foreign)
@@ -379,7 +397,3 @@ class Executor:
         self._listener(
             ProgressUpdate(run.request_id, progress, eta, done, len(tasks), len(moving), replicas, moving)
         )
-
-
-def _in_flight(reassignment: OngoingReassignment) -> InFlight:
-    return InFlight(reassignment.adding_replicas, reassignment.removing_replicas)

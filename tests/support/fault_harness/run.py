@@ -32,6 +32,7 @@ FILL_RECORD = 16 * 1024
 # Set before any run, to be found unchanged after each: ferry restores what it found.
 THEIR_BROKER_THROTTLE = ("follower.replication.throttled.rate", "1000000000")
 THEIR_TOPIC_THROTTLE = "follower.replication.throttled.replicas"
+INTERNAL_ERROR = 1  # ferry's exit code for a bug: a traceback, never acceptable
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +49,10 @@ class RunResult:
 
     @property
     def clean(self) -> bool:
+        """Nothing lost or duplicated, nothing wrong or left, and no internal error (exit 1) of ferry."""
+        internal = any(code == INTERNAL_ERROR for _, code in self.exits)
         return not (self.tally.lost or self.tally.duplicated or self.state.partitions_wrong) and not (
-            self.state.throttles_left or self.state.notes or self.errors
+            self.state.throttles_left or self.state.notes or self.errors or internal
         )
 
     def line(self) -> str:

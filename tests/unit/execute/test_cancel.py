@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support.fake_admin import FakeAdmin
 
-from ferry.errors import PreconditionError
+from ferry.errors import KafkaError, PreconditionError
 from ferry.execute import throttles as thr
 from ferry.execute.cancel import Scope, cancel
 from ferry.execute.journal import Journal
@@ -139,3 +139,16 @@ def test_a_request_whose_every_move_had_ended_is_left_to_its_executor_to_end(
     assert (outcome.stopped, outcome.finished, outcome.requests) == ((), (T0,), ())
     assert [t.state for t in journal.tasks(rid)] == [TaskState.DONE]
     assert journal.request(rid).state is RequestState.RECORDED  # not cancelled: nothing was
+
+
+def test_a_cancel_that_cannot_restore_throttles_leaves_the_request_open_for_resume(
+    admin: FakeAdmin, journal: Journal
+) -> None:
+    rid = _start(admin, journal, [Move(T0, (1, 2, 3), (1, 2, 5))])
+    gone = admin.brokers.pop(5)  # the receiving broker is down: its throttle rate cannot be reset
+    with pytest.raises(KafkaError, match="UnknownBrokerIdError"):
+        cancel(admin, journal, Scope(request=rid))
+    assert [t.state for t in journal.tasks(rid)] == [TaskState.CANCELLED]
+    assert not journal.request(rid).state.is_final  # so 'ferry resume' still cleans up
+    assert any(t.applied is not None for t in journal.throttles(rid))
+    admin.brokers[5] = gone

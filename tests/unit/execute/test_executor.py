@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import pytest
@@ -316,3 +316,52 @@ def test_a_cluster_unreachable_longer_than_the_ride_out_ends_interrupted(journal
     assert journal.request(rid).state is RequestState.INTERRUPTED
     assert 0 < len([e for e in events if isinstance(e, ClusterUnreachable)]) <= 30
     assert admin.configs == PRE_EXISTING  # the restore still reached the cluster
+
+
+def _at_the_end(action: Callable[[], None], events: list[Event]) -> Callable[[Event], None]:
+    """A listener that keeps events and runs ``action`` once every move has ended."""
+
+    def listen(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, ProgressUpdate) and event.moves_done == event.moves_total:
+            action()
+
+    return listen
+
+
+def test_the_last_throttle_restore_rides_out_a_broker_restarting(journal: Journal) -> None:
+    admin, events = _admin(), []
+    ticks = iter(range(10**6))
+
+    def broker_restarts() -> None:
+        admin.unreachable_config_writes = 2
+
+    listen = _at_the_end(broker_restarts, events)
+    executor = Executor(
+        admin, journal, listener=listen, clock=lambda: float(next(ticks)), sleep=lambda _: None
+    )
+    rid = executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(throttle=1000))
+    executor.run(rid)
+    assert admin.configs == PRE_EXISTING
+    assert journal.request(rid).state is RequestState.DONE
+    assert len([e for e in events if isinstance(e, ClusterUnreachable)]) == 2
+
+
+def test_a_request_a_concurrent_cancel_ended_stays_cancelled_when_the_restore_fails(journal: Journal) -> None:
+    admin, events = _admin(), []
+    rid_box: list[int] = []
+
+    def cancelled_elsewhere_then_refused() -> None:
+        if journal.request(rid_box[0]).state is RequestState.RUNNING:
+            journal.set_request_state(rid_box[0], RequestState.CANCELLED, note="cancelled by 'ferry cancel'")
+        admin.fail_alter_configs = True  # not authorized any more: not to be ridden out
+
+    listen = _at_the_end(cancelled_elsewhere_then_refused, events)
+    ticks = iter(range(10**6))
+    executor = Executor(
+        admin, journal, listener=listen, clock=lambda: float(next(ticks)), sleep=lambda _: None
+    )
+    rid_box.append(executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(throttle=1000)))
+    with pytest.raises(KafkaError, match="altering configs failed"):
+        executor.run(rid_box[0])
+    assert journal.request(rid_box[0]).state is RequestState.CANCELLED
