@@ -22,8 +22,9 @@ controller drops the replicas each move was adding and keeps the rest; cancel is
 replicas an earlier, re-targeted move brought in stay, so a partition may keep more replicas than
 before (the output names those partitions). On KRaft, an adding replica that already joined the
 ISR is dropped too. Pending moves of the scope are never submitted. The throttles of the
-cancelled moves are removed, and the journal marks their tasks cancelled. To restore the
-original replicas, use 'ferry rollback'.
+cancelled moves are removed, and the journal marks their tasks cancelled (a move found already
+at its target, finished while no ferry watched, is marked done). To restore the original
+replicas, use 'ferry rollback'.
 
 --all also cancels reassignments ferry did not start, after a confirmation (or --yes)."""
 
