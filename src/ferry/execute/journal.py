@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from ferry.errors import InputError, PreconditionError
+from ferry.execute.journal_base import locked
 from ferry.execute.journal_progress import ProgressTable
 from ferry.execute.journal_tasks import TaskTable
 from ferry.execute.journal_throttles import ThrottleTable
@@ -101,7 +102,10 @@ class Journal(TaskTable, ThrottleTable, ProgressTable):
             journal._prepare()
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise InputError(f"{path}: not a ferry journal ({exc})", hint="pass another --journal") from exc
+            busy = locked(path, exc) if isinstance(exc, sqlite3.OperationalError) else None
+            raise busy or InputError(
+                f"{path}: not a ferry journal ({exc})", hint="pass another --journal"
+            ) from exc
         except BaseException:
             conn.close()
             raise

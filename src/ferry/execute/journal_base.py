@@ -12,6 +12,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ferry.errors import InputError
+
+
+def locked(path: Path, exc: sqlite3.OperationalError) -> InputError | None:
+    """The error for a journal another program kept locked past the busy timeout; None when
+    ``exc`` is about something else."""
+    if "locked" not in str(exc) and "busy" not in str(exc):
+        return None
+    return InputError(
+        f"{path}: locked by another program ({exc})",
+        hint="something holds a write lock on the journal (an sqlite3 shell, a backup tool): "
+        "close it and run again",
+    )
+
 
 class JournalBase:
     """An open journal connection, its file and its clock."""
@@ -23,8 +37,15 @@ class JournalBase:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (BEGIN IMMEDIATE ... COMMIT), rolled back on any exception."""
-        self._conn.execute("BEGIN IMMEDIATE")
+        """One write transaction (BEGIN IMMEDIATE ... COMMIT), rolled back on any exception.
+
+        Raises:
+            InputError: another program kept the journal locked past the busy timeout.
+        """
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise (locked(self.path, exc) or exc) from exc
         try:
             yield self._conn
         except BaseException:

@@ -269,3 +269,40 @@ def test_a_version_1_journal_is_upgraded_and_keeps_its_requests(tmp_path: Path) 
         journal.record_progress(1, {3: Progress(5, 10), 4: Progress(10, 10)}, 2.5)
         samples = journal.progress_samples(1)
     assert [(s.broker, s.done, s.total, s.eta_s) for s in samples] == [(3, 5, 10, 2.5), (4, 10, 10, 2.5)]
+
+
+@pytest.fixture
+def short_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("ferry.execute.journal.BUSY_TIMEOUT_MS", 100)
+
+
+def _held(path: Path) -> sqlite3.Connection:
+    """Another program's connection holding an exclusive lock on the journal."""
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    return other
+
+
+@pytest.mark.usefixtures("short_busy_timeout")
+def test_a_journal_locked_by_another_program_is_named_so_when_opened(tmp_path: Path) -> None:
+    _open(tmp_path).close()
+    other = _held(tmp_path / "state" / "journal.sqlite")
+    try:
+        with pytest.raises(InputError, match=r"journal\.sqlite: locked by another program"):
+            _open(tmp_path)
+    finally:
+        other.close()
+
+
+@pytest.mark.usefixtures("short_busy_timeout")
+def test_a_write_to_a_journal_locked_meanwhile_is_refused_with_the_same_line(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        rid = journal.record_request(_plan(), bootstrap="b")
+        other = _held(journal.path)
+        try:
+            with pytest.raises(InputError, match="locked by another program"):
+                journal.set_request_state(rid, RequestState.RUNNING)
+        finally:
+            other.close()
+        journal.set_request_state(rid, RequestState.RUNNING)  # and works once the lock is gone
+        assert journal.request(rid).state is RequestState.RUNNING
