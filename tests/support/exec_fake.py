@@ -38,6 +38,7 @@ class ExecFakeAdmin:
         self.unreachable_polls = 0
         self.unreachable_submits = 0
         self.unreachable_config_writes = 0
+        self.late: dict[TopicPartition, tuple[int, ...]] = {}  # submissions not arrived yet
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -101,9 +102,15 @@ class ExecFakeAdmin:
     ) -> Mapping[TopicPartition, str | None]:
         if self.unreachable_submits > 0:
             self.unreachable_submits -= 1
+            # Held by a paused broker: it reaches the controller later, when the test says so.
+            self.late.update({tp: tuple(t) for tp, t in targets.items() if t is not None})
             raise KafkaError("altering partition reassignments failed: RequestTimedOut", transient=True)
         answers: dict[TopicPartition, str | None] = {}
         for tp, target in targets.items():
+            if target is None and tp in self.moving:
+                del self.moving[tp]  # cancelled: nothing was copied in the fake, so nothing stays
+                answers[tp] = None
+                continue
             if tp in self.refuse or target is None:
                 answers[tp] = "InvalidReplicaAssignmentError"
                 continue

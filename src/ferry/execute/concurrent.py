@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ferry.execute.journal import Journal
 from ferry.execute.records import TaskRecord
 from ferry.execute.states import TaskState
-from ferry.kafka.admin import ClusterAdmin
+from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
+from ferry.model import TopicPartition
+
+LATE_ARRIVAL_S = 60.0
+"""How long after a submission that failed on the way (a broker paused, a timeout) its request may
+still reach the controller: a broker resumed after a pause processes what it had received."""
 
 
 def supersede_earlier(journal: Journal, batch: Sequence[TaskRecord]) -> None:
@@ -25,3 +30,35 @@ def withdraw_cancelled(admin: ClusterAdmin, journal: Journal, batch: Sequence[Ta
     withdrawn = {t.tp: None for t in batch if states[t.id] is TaskState.CANCELLED}
     if withdrawn:
         admin.alter_reassignments(withdrawn)
+
+
+def withdraw_late_arrivals(
+    admin: ClusterAdmin,
+    journal: Journal,
+    in_doubt: dict[int, float],
+    ongoing: Mapping[TopicPartition, OngoingReassignment],
+    clock: Callable[[], float],
+) -> None:
+    """Cancel moves a concurrent 'ferry cancel' ended whose submission reached the controller after it.
+
+    ``in_doubt`` maps the tasks whose submission failed on the way to when it failed; a task leaves
+    it once it has ended otherwise, or :data:`LATE_ARRIVAL_S` after the failure. Without this the
+    late request would start (and finish) a move the journal calls cancelled.
+    """
+    if not in_doubt:
+        return
+    now, late = clock(), dict[TopicPartition, None]()
+    for task_id, failed_at in list(in_doubt.items()):
+        task = journal.task(task_id)
+        moving = ongoing.get(task.tp)
+        cancelled = task.state is TaskState.CANCELLED and task.superseded_by is None
+        if cancelled and moving is not None and _target_of(moving) == task.target:
+            late[task.tp] = None
+        if (task.state.is_final and not cancelled) or now - failed_at >= LATE_ARRIVAL_S:
+            del in_doubt[task_id]
+    if late:
+        admin.alter_reassignments(late)
+
+
+def _target_of(moving: OngoingReassignment) -> tuple[int, ...]:
+    return tuple(b for b in moving.replicas if b not in moving.removing_replicas)

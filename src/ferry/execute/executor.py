@@ -19,8 +19,8 @@ On an interruption the moves already submitted keep running on the brokers (unth
 throttles are always removed); the request is marked ``interrupted`` and its submitted tasks stay
 ``submitted`` for ``ferry resume`` to pick up.
 
-The cluster is only reached through :class:`~ferry.kafka.admin.ClusterAdmin`; time and sleeping are
-injected, so the loop can run against a fake admin in unit tests without waiting.
+The cluster is only reached through :class:`~ferry.kafka.admin.ClusterAdmin`; time and sleeping
+are injected, so the loop runs against a fake admin in unit tests without waiting.
 """
 
 from __future__ import annotations
@@ -247,10 +247,11 @@ class Executor:
         """One poll; True when nothing is pending or in flight any more."""
         ongoing = {r.tp: r for r in self._admin.list_reassignments()}
         self._finish_ended(run, ongoing)
+        concurrent.withdraw_late_arrivals(self._admin, self._journal, run.in_doubt, ongoing, self._clock)
         tasks = self._journal.tasks(run.request_id)
         submitted = [t for t in tasks if t.state is TaskState.SUBMITTED]
         pending = [t for t in tasks if t.state is TaskState.PENDING]
-        if not submitted and not pending:
+        if not submitted and not pending and not run.in_doubt:
             # A last measurement, so listeners end on the final figures (100 % when all went well).
             self._report_progress(run)
             return True
@@ -347,9 +348,9 @@ class Executor:
         try:
             answers = self._admin.alter_reassignments({t.tp: t.target for t in batch})
         except KafkaError:
-            # Perhaps never received: sent again at the next poll that works (the same target
-            # twice ends the same), and not taken meanwhile for a move that ended off target.
-            run.unsent.update(t.id for t in batch)
+            # Perhaps never received (sent again at the next poll that works: the same target twice
+            # ends the same), perhaps received late (withdrawn if a cancel ended the task meanwhile).
+            run.submission_failed([t.id for t in batch], self._clock())
             raise
         concurrent.withdraw_cancelled(self._admin, self._journal, batch)
         refused = {t.tp: answers[t.tp] or "" for t in batch if answers.get(t.tp)}

@@ -26,7 +26,14 @@ class RunState:
     # Tasks the journal calls submitted that the cluster never got (found by resume), by id: sent
     # at the first poll the cluster is not frozen, and not taken for ended before then.
     unsent: set[int] = field(default_factory=set)
+    # Tasks whose submission failed on the way, by id, with when: it may still arrive later.
+    in_doubt: dict[int, float] = field(default_factory=dict)
     waiting: Waiting | None = None
     eta_s: float | None = None
     sampled_at: float | None = None  # when progress last went to the journal (executor clock)
     outage: Outage = field(default_factory=lambda: Outage(RIDE_OUT_S))
+
+    def submission_failed(self, task_ids: list[int], now: float) -> None:
+        """A submission of ``task_ids`` failed on the way: send it again, and watch for it arriving late."""
+        self.unsent.update(task_ids)
+        self.in_doubt.update(dict.fromkeys(task_ids, now))

@@ -20,6 +20,7 @@ THROTTLE = "400000"  # bytes/s: a 1 MB partition takes seconds to copy, so fault
 ATTEMPTS = 3  # how often the harness, as an operator, runs a command a fault made fail
 RETRY_PAUSE_S = 5.0
 KAFKA_ERROR = 5  # ferry's exit code for a cluster it could not reach
+KILLED = -9  # Popen's return code for a process ended by SIGKILL
 RUN_OPTIONS = ("--throttle", THROTTLE, "--max-moves-per-broker", "2", "--poll-interval", "0.5")
 
 Replicas = tuple[int, ...]
@@ -99,9 +100,11 @@ class Scenario:
         time.sleep(max(0.0, self.fault_at - time.monotonic()) + self.rng.uniform(1.0, 6.0))
         if self.ferry.requests():
             for attempt in range(ATTEMPTS):
-                if self.ferry.run("cancel", "--request", "1") != KAFKA_ERROR:
+                code = self.ferry.run("cancel", "--request", "1")
+                if code not in (KAFKA_ERROR, KILLED):
                     break
-                self._healed(attempt)  # a broker down, a failover: the operator cancels again
+                if code == KAFKA_ERROR:
+                    self._healed(attempt)  # a broker down, a failover: the operator cancels again
         self._finish(execute)
 
     def _rollback(self, plan: Path) -> None:
@@ -110,9 +113,10 @@ class Scenario:
         before = len(self.ferry.requests())
         for attempt in range(ATTEMPTS):
             code = self.ferry.run("rollback", "1", *RUN_OPTIONS)
-            if code in (0, -9) or len(self.ferry.requests()) > before:
-                break
-            self._healed(attempt)  # refused (a broker down, an ISR short): the operator tries again
+            if code == 0 or len(self.ferry.requests()) > before:
+                break  # done, or recorded: what is left of it is resumed like any request
+            if code != KILLED:
+                self._healed(attempt)  # refused (a broker down, an ISR short): the operator tries again
 
     def _retarget(self, plan_a: Path, plan_b: Path) -> None:
         first = self._start_execute(plan_a)
@@ -133,7 +137,7 @@ class Scenario:
                 time.sleep(0.2)
             if process.poll() is None or len(self.ferry.requests()) > before:
                 return process
-            if self.ferry.finish(process, "execute") != -9:
+            if self.ferry.finish(process, "execute") != KILLED:
                 self._healed(attempt)
         return None
 

@@ -365,3 +365,29 @@ def test_a_request_a_concurrent_cancel_ended_stays_cancelled_when_the_restore_fa
     with pytest.raises(KafkaError, match="altering configs failed"):
         executor.run(rid_box[0])
     assert journal.request(rid_box[0]).state is RequestState.CANCELLED
+
+
+def test_a_submission_that_arrives_after_a_concurrent_cancel_is_withdrawn(journal: Journal) -> None:
+    # The batch's request is held by a paused broker; meanwhile 'ferry cancel' ends the request;
+    # then the broker resumes and the held request starts the moves after all.
+    admin, events = _admin(), []
+    ticks = iter(range(10**6))
+    sleeps: list[float] = []
+    rid_box: list[int] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 2:
+            tasks = journal.tasks(rid_box[0])
+            journal.set_task_states([t.id for t in tasks if not t.state.is_final], TaskState.CANCELLED)
+        if len(sleeps) == 3:
+            admin.moving.update({tp: (target, 100) for tp, target in admin.late.items()})
+
+    executor = Executor(admin, journal, listener=events.append, clock=lambda: float(next(ticks)), sleep=sleep)
+    rid_box.append(executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(throttle=1000)))
+    admin.unreachable_submits = 1
+    executor.run(rid_box[0])
+    assert admin.late  # the held submission did arrive
+    assert admin.moving == {}
+    assert admin.replicas == ORIGINAL  # and every late move was withdrawn before it finished
+    assert {t.state for t in journal.tasks(rid_box[0])} == {TaskState.CANCELLED}
