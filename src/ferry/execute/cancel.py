@@ -19,6 +19,7 @@ touched requests are settled to what their remaining moves need (:func:`ferry.ex
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +30,9 @@ from ferry.execute.records import TaskRecord
 from ferry.execute.states import OPEN_TASK_STATES, RequestState, TaskState
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
 from ferry.model import TopicPartition
+
+_LOOKS = 3
+_LOOK_AGAIN_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +144,18 @@ def _reached_target(
     ended = [t for t in tasks if t.state is TaskState.SUBMITTED and (t.tp not in ongoing or t.tp in refused)]
     if not ended:
         return []
-    current = {p.tp: p.replicas for p in admin.describe_partitions({t.tp.topic for t in ended})}
-    return [t for t in ended if current.get(t.tp) == t.target]
+    reached: list[TaskRecord] = []
+    # A broker that was just paused or restarted answers metadata from a cache still catching up:
+    # one look may miss a move that finished, so the ones not at their target are looked at again.
+    for attempt in range(_LOOKS):
+        if attempt:
+            time.sleep(_LOOK_AGAIN_S)
+        current = {p.tp: p.replicas for p in admin.describe_partitions({t.tp.topic for t in ended})}
+        reached += [t for t in ended if current.get(t.tp) == t.target]
+        ended = [t for t in ended if current.get(t.tp) != t.target]
+        if not ended:
+            break
+    return reached
 
 
 def _grown(

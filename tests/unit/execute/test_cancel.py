@@ -152,3 +152,21 @@ def test_a_cancel_that_cannot_restore_throttles_leaves_the_request_open_for_resu
     assert not journal.request(rid).state.is_final  # so 'ferry resume' still cleans up
     assert any(t.applied is not None for t in journal.throttles(rid))
     admin.brokers[5] = gone
+
+
+def test_a_finished_move_is_found_done_through_metadata_that_lags_a_moment(
+    admin: FakeAdmin, journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The broker answering metadata was just resumed: its first answer predates the move's end.
+    rid = _start(admin, journal, [Move(T0, (1, 2, 3), (1, 2, 5))])
+    before = admin.describe_partitions(["t"])
+    moving = admin.partitions[T0].moving
+    assert moving is not None
+    admin._complete(admin.partitions[T0], moving)
+    answers = iter([before])
+    real = admin.describe_partitions
+    monkeypatch.setattr(admin, "describe_partitions", lambda topics=None: next(answers, None) or real(topics))
+    monkeypatch.setattr("ferry.execute.cancel._LOOK_AGAIN_S", 0.0)
+    outcome = cancel(admin, journal, Scope(request=rid))
+    assert outcome.finished == (T0,)
+    assert [t.state for t in journal.tasks(rid)] == [TaskState.DONE]
