@@ -32,7 +32,9 @@ def free_ports(count: int) -> list[int]:
     """
     low = _ephemeral_floor()
     candidates = list(range(max(1024, low - 12_000), low))
-    random.Random(os.getpid()).shuffle(candidates)
+    # Not seeded by the pid: one process starting one sandbox after another (the test suite) would
+    # then pick the ports it has just released, in the same order, every time.
+    random.Random().shuffle(candidates)
     with ExitStack() as stack:
         ports: list[int] = []
         for port in [*candidates, *([0] * count)]:
