@@ -52,13 +52,9 @@ def withdraw_late_arrivals(
         task = journal.task(task_id)
         moving = ongoing.get(task.tp)
         cancelled = task.state is TaskState.CANCELLED and task.superseded_by is None
-        if cancelled and moving is not None and _target_of(moving) == task.target:
+        if cancelled and moving is not None and moving.target == task.target:
             late[task.tp] = None
         if (task.state.is_final and not cancelled) or now - failed_at >= LATE_ARRIVAL_S:
             del in_doubt[task_id]
     if late:
         admin.alter_reassignments(late)
-
-
-def _target_of(moving: OngoingReassignment) -> tuple[int, ...]:
-    return tuple(b for b in moving.replicas if b not in moving.removing_replicas)

@@ -34,7 +34,6 @@ from ferry.execute import concurrent, lock, sharing
 from ferry.execute.batching import InFlight, held_by_foreign, in_flight_of, next_batch
 from ferry.execute.events import (
     BatchSubmitted,
-    ClusterUnreachable,
     Listener,
     ProgressUpdate,
     SubmissionPaused,
@@ -221,7 +220,7 @@ class Executor:
                 self._say_changed(run, run.throttles.restore())
                 return
             except KafkaError as exc:
-                self._unreachable(run.request_id, outage, exc)
+                self._listener(outage.failed(exc, self._clock(), run.request_id))
                 self._sleep(run.options.poll_interval_s)
 
     def _tick_riding_out(self, run: RunState) -> bool:
@@ -231,17 +230,10 @@ class Executor:
         try:
             ended = self._tick(run)
         except KafkaError as exc:
-            self._unreachable(run.request_id, run.outage, exc)
+            self._listener(run.outage.failed(exc, self._clock(), run.request_id))
             return False
         run.outage.ended()
         return ended
-
-    def _unreachable(self, request_id: int, outage: Outage, error: KafkaError) -> None:
-        """Say a call failed and will be tried again; raise ``error`` when it is not to be."""
-        failing_for = outage.failed(error, self._clock())
-        self._listener(
-            ClusterUnreachable(request_id, str(error), failing_for, outage.ride_out_s - failing_for)
-        )
 
     def _tick(self, run: RunState) -> bool:
         """One poll; True when nothing is pending or in flight any more."""
@@ -345,13 +337,7 @@ class Executor:
         if not batch:
             return
         concurrent.supersede_earlier(self._journal, batch)
-        try:
-            answers = self._admin.alter_reassignments({t.tp: t.target for t in batch})
-        except KafkaError:
-            # Perhaps never received (sent again at the next poll that works: the same target twice
-            # ends the same), perhaps received late (withdrawn if a cancel ended the task meanwhile).
-            run.submission_failed([t.id for t in batch], self._clock())
-            raise
+        answers = self._send(run, batch)
         concurrent.withdraw_cancelled(self._admin, self._journal, batch)
         refused = {t.tp: answers[t.tp] or "" for t in batch if answers.get(t.tp)}
         for task in batch:
@@ -361,11 +347,20 @@ class Executor:
 
     def _resend(self, run: RunState, tasks: Sequence[TaskRecord]) -> None:
         """Send tasks the journal calls submitted but the cluster never got (their throttles are set)."""
-        answers = self._admin.alter_reassignments({t.tp: t.target for t in tasks})
+        answers = self._send(run, tasks)
         run.unsent.difference_update(t.id for t in tasks)
         for task in tasks:
             if answers.get(task.tp):
                 self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {answers[task.tp]}")
+
+    def _send(self, run: RunState, tasks: Sequence[TaskRecord]) -> Mapping[TopicPartition, str | None]:
+        try:
+            return self._admin.alter_reassignments({t.tp: t.target for t in tasks})
+        except KafkaError:
+            # Perhaps never received (sent again at the next poll that works: the same target twice
+            # ends the same), perhaps received late (withdrawn if a cancel ended the task meanwhile).
+            run.submission_failed([t.id for t in tasks], self._clock())
+            raise
 
     # -- throttles -------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ferry.errors import KafkaError
+from ferry.execute.events import ClusterUnreachable
 
 RIDE_OUT_S = 300.0
 """How long a run goes on polling a cluster it cannot reach before it ends interrupted."""
@@ -17,8 +18,8 @@ class Outage:
     ride_out_s: float
     since: float | None = None
 
-    def failed(self, error: KafkaError, now: float) -> float:
-        """Count a failed poll; how long polls have been failing.
+    def failed(self, error: KafkaError, now: float, request_id: int) -> ClusterUnreachable:
+        """Count a failed poll; the event that says so, with how long polls have been failing.
 
         Raises:
             KafkaError: ``error`` itself, when it will not pass by itself (not authorized, an
@@ -27,7 +28,8 @@ class Outage:
         self.since = now if self.since is None else self.since
         if not error.transient or now - self.since >= self.ride_out_s:
             raise error
-        return now - self.since
+        failing_for = now - self.since
+        return ClusterUnreachable(request_id, str(error), failing_for, self.ride_out_s - failing_for)
 
     def ended(self) -> None:
         """A poll worked."""

@@ -33,7 +33,7 @@ from ferry.execute import lock
 from ferry.execute.journal import Journal
 from ferry.execute.records import RequestKind, TaskRecord
 from ferry.execute.states import RequestState
-from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
+from ferry.kafka.admin import ClusterAdmin
 from ferry.model import TopicPartition
 
 # RECORDED is left out on purpose: between recording and running, a live executor holds no lock
@@ -62,10 +62,10 @@ def reconcile(admin: ClusterAdmin, submitted: Sequence[TaskRecord]) -> Reconcile
     for task in submitted:
         replicas = current.get(task.tp, ())
         if task.tp in ongoing:
-            if _target(ongoing[task.tp]) == task.target:
+            if ongoing[task.tp].target == task.target:
                 moving.append(task)
             else:
-                failed.append((task, f"re-targeted elsewhere: moving to {list(_target(ongoing[task.tp]))}"))
+                failed.append((task, f"re-targeted elsewhere: moving to {list(ongoing[task.tp].target)}"))
         elif replicas == task.target:
             done.append(task)
         elif replicas == task.original:
@@ -80,10 +80,6 @@ def reconcile(admin: ClusterAdmin, submitted: Sequence[TaskRecord]) -> Reconcile
 def _in_motion(task: TaskRecord) -> tuple[int, ...]:
     """The replicas KIP-455 gives a partition while it moves: target, then originals leaving."""
     return (*task.target, *(b for b in task.original if b not in task.target))
-
-
-def _target(r: OngoingReassignment) -> tuple[int, ...]:
-    return tuple(b for b in r.replicas if b not in r.removing_replicas)
 
 
 def same_plan(

@@ -25,6 +25,11 @@ class OngoingReassignment:
     adding_replicas: tuple[int, ...]
     removing_replicas: tuple[int, ...]
 
+    @property
+    def target(self) -> tuple[int, ...]:
+        """Where the move goes: its replicas without the ones it removes."""
+        return tuple(b for b in self.replicas if b not in self.removing_replicas)
+
 
 ReplicaSizes = Mapping[TopicPartition, Mapping[int, int]]
 """Bytes on disk per partition, per broker holding a replica."""

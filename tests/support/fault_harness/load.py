@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -78,9 +79,9 @@ class SequencedLoad:
             unacked += len(topic.failed)
         return LoadTally(acked, lost, duplicated, unacked)
 
-    def _guarded(self, target: object, topic: _Topic) -> None:
+    def _guarded(self, target: Callable[[_Topic], None], topic: _Topic) -> None:
         try:
-            target(topic)  # type: ignore[operator]
+            target(topic)
         except Exception as exc:  # a client thread must report, not die silently
             self.errors.append(f"{topic.name}: {type(exc).__name__}: {exc}")
 

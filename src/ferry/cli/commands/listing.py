@@ -49,12 +49,11 @@ def listing(ongoing: tuple[OngoingReassignment, ...], owners: dict[TopicPartitio
         return {}
     partitions = []
     for r in sorted(ongoing, key=lambda r: r.tp):
-        target = [b for b in r.replicas if b not in r.removing_replicas]
         partitions.append(
             {
                 "topic": r.tp.topic,
                 "partition": r.tp.partition,
-                "replicas": target,
+                "replicas": list(r.target),
                 "adding_replicas": list(r.adding_replicas),
                 "removing_replicas": list(r.removing_replicas),
                 "request": owners.get(r.tp),
