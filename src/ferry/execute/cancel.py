@@ -12,27 +12,25 @@ re-targeting to "originals + the joined replica" leaves KRaft's adding set uncha
 an empty one), so the move would go on until the replicas still copying caught up.
 
 Tasks of the cancelled moves (and pending tasks in scope, never submitted) become ``cancelled`` in
-the journal (a submitted move found already at its target becomes ``done``), requests left
+the journal (a submitted move found already at its target becomes ``done``). A task an executor
+claims while the cancel runs is marked first and looked for on the cluster after
+(:func:`ferry.execute.concurrent.withdraw`), so its move is stopped wherever it is sent. Requests left
 with nothing open and a move cancelled become ``cancelled``, and the throttle configs of the
 touched requests are settled to what their remaining moves need (:func:`ferry.execute.sharing.settle`).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ferry.errors import PreconditionError
-from ferry.execute import sharing
+from ferry.execute import concurrent, sharing
 from ferry.execute.journal import Journal
 from ferry.execute.records import TaskRecord
 from ferry.execute.states import OPEN_TASK_STATES, RequestState, TaskState
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
 from ferry.model import TopicPartition
-
-_LOOKS = 3
-_LOOK_AGAIN_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,58 +102,51 @@ def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
     moving = sorted(tp for tp in ours | set(foreign) if tp in ongoing)
     answers = admin.alter_reassignments(dict.fromkeys(moving)) if moving else {}
     refused = {tp: why for tp, why in answers.items() if why}
-    finished = _reached_target(admin, tasks, ongoing, refused)
+    ended = [t for t in tasks if t.state is TaskState.SUBMITTED and (t.tp not in ongoing or t.tp in refused)]
+    finished = concurrent.at_target(admin, ended, concurrent.LOOKS)
     done = set(journal.transition_if([t.id for t in finished], OPEN_TASK_STATES, TaskState.DONE))
-    finished_tps = {t.tp for t in finished if t.id in done}
-    refused = {tp: why for tp, why in refused.items() if tp not in finished_tps}
-    rest = [t.id for t in tasks if t.id not in done]
-    cancelled = set(journal.transition_if(rest, OPEN_TASK_STATES, TaskState.CANCELLED))
-    touched = sorted({t.request_id for t in tasks if t.id in cancelled | done})
+    stopped = {tp for tp in moving if tp not in refused}
+    marked = _mark_cancelled(journal, [t for t in tasks if t.id not in done])
+    # Marked cancelled but not stopped here: an executor may be sending them right now (see
+    # concurrent.withdraw), so they are looked for on the cluster only after the marking.
+    late = concurrent.withdraw(
+        admin, journal, [t for t in tasks if t.id in marked.submitted and t.tp not in stopped]
+    )
+    finished_tps = {t.tp for t in finished if t.id in done} | set(late.finished)
+    touched = sorted({t.request_id for t in tasks if t.id in done | marked.pending | marked.submitted})
     # Throttles before the requests end: if the cluster refuses them now, the requests stay open
     # and 'ferry resume' (or their live executor) restores them, rather than nobody ever.
     written = sum(sharing.settle(admin, journal, rid) for rid in touched)
-    ended = _end_requests(journal, touched)
-    stopped = tuple(tp for tp in moving if tp not in refused and tp not in finished_tps)
-    kept = _grown({tp: ongoing[tp] for tp in stopped}, {t.tp: len(t.original) for t in tasks})
+    stopped = (stopped | set(late.stopped)) - finished_tps
     return Outcome(
-        stopped=stopped,
-        kept=kept,
-        pending=sum(1 for t in tasks if t.state is TaskState.PENDING and t.id in cancelled),
+        stopped=tuple(sorted(stopped)),
+        kept=_grown(
+            {tp: ongoing[tp] for tp in stopped if tp in ongoing}, {t.tp: len(t.original) for t in tasks}
+        ),
+        pending=len(marked.pending),
         foreign=tuple(tp for tp in foreign if tp in stopped),
-        refused=refused,
-        requests=ended,
+        refused={tp: why for tp, why in refused.items() if tp not in finished_tps},
+        requests=_end_requests(journal, touched),
         throttles=written,
         finished=tuple(sorted(finished_tps)),
     )
 
 
-def _reached_target(
-    admin: ClusterAdmin,
-    tasks: Sequence[TaskRecord],
-    ongoing: Mapping[TopicPartition, OngoingReassignment],
-    refused: Mapping[TopicPartition, str],
-) -> list[TaskRecord]:
-    """Submitted ``tasks`` not stopped (not in flight, or the controller found nothing to cancel)
-    whose partition is on the task's target now.
+@dataclass(frozen=True, slots=True)
+class _Marked:
+    pending: set[int]  # never submitted
+    submitted: set[int]  # submitted, by the time the journal marked them
 
-    Such a move ended before the cancel: the journal must say done, not cancelled, or a later
-    resume or rollback would take the partition for one still on its original replicas.
-    """
-    ended = [t for t in tasks if t.state is TaskState.SUBMITTED and (t.tp not in ongoing or t.tp in refused)]
-    if not ended:
-        return []
-    reached: list[TaskRecord] = []
-    # A broker that was just paused or restarted answers metadata from a cache still catching up:
-    # one look may miss a move that finished, so the ones not at their target are looked at again.
-    for attempt in range(_LOOKS):
-        if attempt:
-            time.sleep(_LOOK_AGAIN_S)
-        current = {p.tp: p.replicas for p in admin.describe_partitions({t.tp.topic for t in ended})}
-        reached += [t for t in ended if current.get(t.tp) == t.target]
-        ended = [t for t in ended if current.get(t.tp) != t.target]
-        if not ended:
-            break
-    return reached
+
+def _mark_cancelled(journal: Journal, tasks: Sequence[TaskRecord]) -> _Marked:
+    """Mark ``tasks`` cancelled, telling apart those an executor claimed since they were read."""
+    pending = journal.transition_if(
+        [t.id for t in tasks if t.state is TaskState.PENDING], TaskState.PENDING, TaskState.CANCELLED
+    )
+    submitted = journal.transition_if(
+        [t.id for t in tasks if t.id not in pending], TaskState.SUBMITTED, TaskState.CANCELLED
+    )
+    return _Marked(set(pending), set(submitted))
 
 
 def _grown(

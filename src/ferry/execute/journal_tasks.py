@@ -12,7 +12,7 @@ from ferry.errors import PreconditionError
 from ferry.execute.journal_base import JournalBase
 from ferry.execute.records import TaskRecord
 from ferry.execute.schema import TASK_COLUMNS, marks, task_from_row
-from ferry.execute.states import TaskState, check_task_transition
+from ferry.execute.states import TASK_CORRECTIONS, TaskState, check_task_transition
 from ferry.model import TopicPartition
 
 
@@ -113,6 +113,35 @@ class TaskTable(JournalBase):
                     self._transition(conn, task_id, new, now, batch=batch, error=error)
                     changed.append(task_id)
         return tuple(changed)
+
+    def correct_to_done(self, task_ids: Sequence[int]) -> tuple[int, ...]:
+        """Amend cancelled tasks (not superseded) whose partition is at their target to ``done``.
+
+        Only for a move that finished while a cancel marked its task (see
+        :data:`~ferry.execute.states.TASK_CORRECTIONS`); the caller has seen the target on the cluster.
+
+        Returns:
+            The ids amended; others (not cancelled, superseded, unknown) are left alone.
+        """
+        now = self._clock()
+        amended: list[int] = []
+        with self.transaction() as conn:
+            for task_id in task_ids:
+                row = conn.execute(
+                    "SELECT state, superseded_by FROM tasks WHERE id = ?", (task_id,)
+                ).fetchone()
+                if row is None or row[1] is not None:
+                    continue
+                current = TaskState(row[0])
+                if (current, TaskState.DONE) not in TASK_CORRECTIONS:
+                    continue
+                conn.execute(
+                    "UPDATE tasks SET state = ?, finished_at = ? WHERE id = ?",
+                    (TaskState.DONE.value, now, task_id),
+                )
+                self._log(conn, task_id, current, TaskState.DONE, now)
+                amended.append(task_id)
+        return tuple(amended)
 
     def supersede(self, old_task_id: int, new_task_id: int) -> None:
         """Cancel ``old_task_id`` because ``new_task_id`` (a later request) re-targets its partition.

@@ -70,6 +70,11 @@ TASK_TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
     TaskState.FAILED: frozenset(),
 }
 
+TASK_CORRECTIONS: frozenset[tuple[TaskState, TaskState]] = frozenset({(TaskState.CANCELLED, TaskState.DONE)})
+"""The one amendment of a final state: a task marked cancelled whose move is found at its target
+after all (a cancel raced an executor's submission of a move that finished at once). The journal
+must say where the partition is; the task log keeps both steps."""
+
 OPEN_TASK_STATES = (TaskState.PENDING, TaskState.SUBMITTED)
 """Tasks not yet final: still to be submitted, or in flight."""
 

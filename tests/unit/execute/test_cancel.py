@@ -166,7 +166,50 @@ def test_a_finished_move_is_found_done_through_metadata_that_lags_a_moment(
     answers = iter([before])
     real = admin.describe_partitions
     monkeypatch.setattr(admin, "describe_partitions", lambda topics=None: next(answers, None) or real(topics))
-    monkeypatch.setattr("ferry.execute.cancel._LOOK_AGAIN_S", 0.0)
+    monkeypatch.setattr("ferry.execute.concurrent.LOOK_AGAIN_S", 0.0)
     outcome = cancel(admin, journal, Scope(request=rid))
     assert outcome.finished == (T0,)
     assert [t.state for t in journal.tasks(rid)] == [TaskState.DONE]
+
+
+def _executor_submits_during_the_cancel(
+    admin: FakeAdmin, journal: Journal, rid: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after the cancel lists what is in flight, an executor claims the pending task and sends it."""
+    real = admin.list_reassignments
+
+    def listing_then_executor(topics: object = None) -> object:
+        listed = real()
+        monkeypatch.setattr(admin, "list_reassignments", real)
+        pending = journal.tasks(rid, [TaskState.PENDING])
+        claimed = journal.transition_if([t.id for t in pending], TaskState.PENDING, TaskState.SUBMITTED)
+        assert admin.alter_reassignments({t.tp: t.target for t in pending if t.id in claimed})
+        return listed
+
+    monkeypatch.setattr(admin, "list_reassignments", listing_then_executor)
+    monkeypatch.setattr("ferry.execute.concurrent.LOOK_AGAIN_S", 0.0)
+
+
+def test_a_move_an_executor_sends_while_the_cancel_runs_is_stopped_too(
+    admin: FakeAdmin, journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rid = _start(admin, journal, [Move(T0, (1, 2, 3), (1, 2, 5)), Move(T1, (2, 3, 4), (2, 3, 6))], submit=1)
+    admin.alter_configs(thr.desired(thr.required(journal.tasks(rid), 1000), {}))  # T1's copy is held too
+    _executor_submits_during_the_cancel(admin, journal, rid, monkeypatch)
+    outcome = cancel(admin, journal, Scope(request=rid))
+    assert admin.list_reassignments() == ()
+    assert {p.tp: p.replicas for p in admin.describe_partitions(["t"])} == {T0: (1, 2, 3), T1: (2, 3, 4)}
+    assert [t.state for t in journal.tasks(rid)] == [TaskState.CANCELLED, TaskState.CANCELLED]
+    assert outcome.stopped == (T0, T1)
+
+
+def test_a_move_an_executor_sends_and_that_ends_at_once_during_the_cancel_is_done(
+    admin: FakeAdmin, journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rid = _start(admin, journal, [Move(T0, (1, 2, 3), (1, 2, 5)), Move(T1, (2, 3, 4), (2, 3, 6))], submit=1)
+    admin.partitions[T1].size = 0  # nothing to copy: the move ends before anyone can stop it
+    _executor_submits_during_the_cancel(admin, journal, rid, monkeypatch)
+    outcome = cancel(admin, journal, Scope(request=rid))
+    assert {p.tp: p.replicas for p in admin.describe_partitions(["t"])} == {T0: (1, 2, 3), T1: (2, 3, 6)}
+    assert [t.state for t in journal.tasks(rid)] == [TaskState.CANCELLED, TaskState.DONE]
+    assert (outcome.stopped, outcome.finished) == ((T0,), (T1,))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -391,3 +391,56 @@ def test_a_submission_that_arrives_after_a_concurrent_cancel_is_withdrawn(journa
     assert admin.moving == {}
     assert admin.replicas == ORIGINAL  # and every late move was withdrawn before it finished
     assert {t.state for t in journal.tasks(rid_box[0])} == {TaskState.CANCELLED}
+
+
+def test_a_late_submission_that_ends_before_it_can_be_withdrawn_is_recorded_done(journal: Journal) -> None:
+    # As above, but the moves have nothing to copy: they end as soon as the held request arrives.
+    admin, events = _admin(), []
+    ticks = iter(range(10**6))
+    sleeps: list[float] = []
+    rid_box: list[int] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 2:
+            tasks = journal.tasks(rid_box[0])
+            journal.set_task_states([t.id for t in tasks if not t.state.is_final], TaskState.CANCELLED)
+        if len(sleeps) == 3:
+            admin.replicas.update(admin.late)
+
+    executor = Executor(admin, journal, listener=events.append, clock=lambda: float(next(ticks)), sleep=sleep)
+    rid_box.append(executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(throttle=1000)))
+    admin.unreachable_submits = 1
+    executor.run(rid_box[0])
+    assert admin.late
+    states = {t.tp: t.state for t in journal.tasks(rid_box[0])}
+    assert {tp for tp, state in states.items() if state is TaskState.DONE} == set(admin.late)
+    assert all(admin.replicas[tp] == ORIGINAL[tp] for tp, s in states.items() if s is TaskState.CANCELLED)
+
+
+class _CancelledWhileSending(ExecFakeAdmin):
+    """'ferry cancel' marks the batch cancelled while it is on its way; its moves end at once."""
+
+    def __init__(self, journal: Journal) -> None:
+        super().__init__(ORIGINAL)
+        self.journal = journal
+
+    def alter_reassignments(
+        self, targets: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> Mapping[TopicPartition, str | None]:
+        sent = {tp: tuple(t) for tp, t in targets.items() if t is not None}
+        if sent:
+            open_tasks = self.journal.tasks(states=[TaskState.SUBMITTED])
+            self.journal.set_task_states([t.id for t in open_tasks if t.tp in sent], TaskState.CANCELLED)
+            self.replicas.update(sent)
+            return dict.fromkeys(sent)
+        return super().alter_reassignments(targets)
+
+
+def test_a_move_cancelled_on_its_way_that_ends_at_once_is_recorded_done(journal: Journal) -> None:
+    admin, events = _CancelledWhileSending(journal), []
+    executor = _executor(admin, journal, events)
+    rid = executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(limits=Limits(1)))
+    executor.run(rid)
+    assert all(t.state is TaskState.DONE for t in journal.tasks(rid))
+    assert all(admin.replicas[t.tp] == t.target for t in journal.tasks(rid))

@@ -163,6 +163,21 @@ def test_supersede_links_a_retargeted_task_to_the_later_request(tmp_path: Path) 
             journal.supersede(journal.tasks(first)[1].id, new.id)
 
 
+def test_only_a_cancelled_task_of_its_own_is_amended_to_done(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        rid = journal.record_request(_plan(), bootstrap="b")
+        cancelled, pending = journal.tasks(rid)
+        journal.set_task_states([cancelled.id], TaskState.SUBMITTED)
+        journal.set_task_states([cancelled.id], TaskState.CANCELLED)
+        later = journal.record_request(Plan.of([Move(pending.tp, (2, 3, 1), (2, 3, 5))]), bootstrap="b")
+        assert journal.task(pending.id).superseded_by == journal.tasks(later)[0].id
+        assert journal.correct_to_done([cancelled.id, pending.id, journal.tasks(later)[0].id]) == (
+            cancelled.id,
+        )
+        assert [s for _, s, _ in journal.task_log(cancelled.id)][-2:] == [TaskState.CANCELLED, TaskState.DONE]
+        assert journal.task(pending.id).state is TaskState.CANCELLED  # superseded: the later task owns it
+
+
 def test_a_later_request_supersedes_the_pending_moves_of_its_partitions_at_once(tmp_path: Path) -> None:
     with _open(tmp_path) as journal:
         first = journal.record_request(_plan(), bootstrap="b")
