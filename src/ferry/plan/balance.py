@@ -16,6 +16,10 @@ Solving: the rack-room rows are most of the program and seldom bind, so it is so
 first (a relaxation) and then only the topics whose rows the solution breaks are solved again, one
 at a time, everything else held (:func:`_repair`); only when that loses kept replicas do their rows
 join the whole program for another round (:func:`_solve_lazily`).
+
+The rack-room rows count open slots per rack, not which partition takes which, so a topic's quotas
+may keep fewer replicas than the program counted; :mod:`ferry.plan.realise` then solves such topics
+again, exactly, before the answer leaves this pass.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from ferry.plan.program import Program
 from ferry.plan.racks import RackLayout
 from ferry.plan.racktotals import exact_band, rack_loads, retarget
+from ferry.plan.realise import realise
 from ferry.plan.room import room_violations
 from ferry.plan.terms import Balance, Outside, Setting, TopicDemand
 
@@ -52,7 +57,7 @@ def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: b
         for i, setting in enumerate(settings):
             solved = solve(layout, demands, setting)
             if solved is not None:
-                return solved
+                return realise(layout, demands, solved)
             if i == 0 and solve(layout, demands, settings[-1]) is None:
                 # The loosest rung has the same columns and a subset of the rows of every other: if it
                 # has no solution, none has (most often a rack short of open slots: only voluntary

@@ -18,7 +18,7 @@ from ferry.plan.drops import is_pinned, is_plain_shrink
 from ferry.plan.quotas import TopicQuota
 from ferry.plan.racks import RackLayout
 from ferry.plan.shrink import groups
-from ferry.plan.terms import Pinned, TopicDemand
+from ferry.plan.terms import FreeLayouts, Pinned, TopicDemand
 from ferry.plan.topic import TopicWork
 
 Shape = tuple[int, int, tuple[int, ...]]
@@ -91,6 +91,27 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
         len(work.slots),
         all(slot.rf == 1 for slot in work.slots),
         tuple(groups(shrinking)),
+        free_layouts(work, layout) if _exact_posable(strict, pinned, shrinking) else FreeLayouts(),
+    )
+
+
+def _exact_posable(strict: bool, pinned: Sequence[Pinned], shrinking: Sequence[object]) -> bool:
+    """Whether :mod:`ferry.plan.realise` can pose the topic: strict racks, no partition only shedding
+    replicas, none lowering its factor (an out-of-sync replica may then stay only beside an in-sync one)."""
+    return strict and not shrinking and not any(pin.in_sync for pin in pinned)
+
+
+def free_layouts(work: TopicWork, layout: RackLayout) -> FreeLayouts:
+    """Every partition of ``work`` as :class:`FreeLayouts` (positions in ``layout``)."""
+    starts, replicas = [0], list[int]()
+    for slot in work.slots:
+        replicas.extend(layout.position[b] for b in slot.replicas)
+        starts.append(len(replicas))
+    return FreeLayouts(
+        tuple(slot.rf for slot in work.slots),
+        tuple(slot.state.size for slot in work.slots),
+        tuple(starts),
+        tuple(replicas),
     )
 
 

@@ -10,7 +10,9 @@ Passes, in order (each a module of this package):
 
 1. :mod:`quotas` — per topic, each target broker's base load and the extras to hand out;
 2. :mod:`drops` — forced drops (removed brokers, lower replication factor, rack rule);
-3. :mod:`balance` — which brokers take each topic's extras, for all topics at once;
+3. :mod:`balance` — which brokers take each topic's extras, for all topics at once, and
+   :mod:`realise` — topics whose quotas cannot keep what the program counted, solved again
+   exactly, a chunk at a time (:mod:`rejoin`);
 4. :mod:`drops` — over-quota drops (smallest replicas first), then :mod:`placement`;
 5. :mod:`leaders` — preferred leaders spread evenly, current leaders kept where possible, and
    :mod:`swaps` — replica swaps of equal cost where the placement left no even leader choice;

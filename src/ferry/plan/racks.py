@@ -46,6 +46,11 @@ class RackLayout:
         return cls(brokers, rack_of, members, names, position)
 
     @property
+    def rack_at(self) -> tuple[int, ...]:
+        """Rack index of each broker position (``brokers`` order)."""
+        return tuple(self.rack_of[b] for b in self.brokers)
+
+    @property
     def sizes(self) -> tuple[int, ...]:
         return tuple(len(m) for m in self.members)
 

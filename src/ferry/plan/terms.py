@@ -36,6 +36,27 @@ class Pinned:
 
 
 @dataclass(frozen=True, slots=True)
+class FreeLayouts:
+    """Where a topic's partitions stand, flat, for the exact pass (:mod:`ferry.plan.realise`).
+
+    Partition ``j`` of the topic has replication factor ``rf[j]``, ``size[j]`` bytes and its
+    current replicas on target brokers (layout positions) at ``replicas[starts[j]:starts[j + 1]]``.
+    Flat tuples: a million partitions cost a few ints each.
+    """
+
+    rf: tuple[int, ...] = ()
+    size: tuple[int, ...] = ()
+    starts: tuple[int, ...] = (0,)
+    replicas: tuple[int, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.rf)
+
+    def held(self, j: int) -> tuple[int, ...]:
+        return self.replicas[self.starts[j] : self.starts[j + 1]]
+
+
+@dataclass(frozen=True, slots=True)
 class TopicDemand:
     """What the balance pass needs to know of one topic.
 
@@ -69,6 +90,9 @@ class TopicDemand:
     """Every partition has one replica: its only replica must lead it."""
     shrink_groups: tuple[Group, ...] = ()
     """Partitions that only have too many replicas, by replica set (neither free nor pinned)."""
+    layouts: FreeLayouts = field(default_factory=FreeLayouts)
+    """Every partition, for :mod:`ferry.plan.realise`: with strict racks, when no partition only
+    sheds replicas or lowers its factor; empty otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
