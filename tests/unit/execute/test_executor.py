@@ -367,9 +367,11 @@ def test_a_request_a_concurrent_cancel_ended_stays_cancelled_when_the_restore_fa
     assert journal.request(rid_box[0]).state is RequestState.CANCELLED
 
 
-def test_a_submission_that_arrives_after_a_concurrent_cancel_is_withdrawn(journal: Journal) -> None:
-    # The batch's request is held by a paused broker; meanwhile 'ferry cancel' ends the request;
-    # then the broker resumes and the held request starts the moves after all.
+def _held_then_cancelled(
+    journal: Journal, arrive: Callable[[ExecFakeAdmin], None]
+) -> tuple[ExecFakeAdmin, int]:
+    """A batch's request held by a paused broker; meanwhile 'ferry cancel' ends the request; then
+    the broker resumes and ``arrive`` lets the held request reach the controller after all."""
     admin, events = _admin(), []
     ticks = iter(range(10**6))
     sleeps: list[float] = []
@@ -381,39 +383,32 @@ def test_a_submission_that_arrives_after_a_concurrent_cancel_is_withdrawn(journa
             tasks = journal.tasks(rid_box[0])
             journal.set_task_states([t.id for t in tasks if not t.state.is_final], TaskState.CANCELLED)
         if len(sleeps) == 3:
-            admin.moving.update({tp: (target, 100) for tp, target in admin.late.items()})
+            arrive(admin)
 
     executor = Executor(admin, journal, listener=events.append, clock=lambda: float(next(ticks)), sleep=sleep)
     rid_box.append(executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(throttle=1000)))
     admin.unreachable_submits = 1
     executor.run(rid_box[0])
     assert admin.late  # the held submission did arrive
+    return admin, rid_box[0]
+
+
+def test_a_submission_that_arrives_after_a_concurrent_cancel_is_withdrawn(journal: Journal) -> None:
+    def starts(admin: ExecFakeAdmin) -> None:
+        admin.moving.update({tp: (target, 100) for tp, target in admin.late.items()})
+
+    admin, rid = _held_then_cancelled(journal, starts)
     assert admin.moving == {}
     assert admin.replicas == ORIGINAL  # and every late move was withdrawn before it finished
-    assert {t.state for t in journal.tasks(rid_box[0])} == {TaskState.CANCELLED}
+    assert {t.state for t in journal.tasks(rid)} == {TaskState.CANCELLED}
 
 
 def test_a_late_submission_that_ends_before_it_can_be_withdrawn_is_recorded_done(journal: Journal) -> None:
-    # As above, but the moves have nothing to copy: they end as soon as the held request arrives.
-    admin, events = _admin(), []
-    ticks = iter(range(10**6))
-    sleeps: list[float] = []
-    rid_box: list[int] = []
+    def ends_at_once(admin: ExecFakeAdmin) -> None:  # nothing to copy
+        admin.replicas.update(admin.late)
 
-    def sleep(seconds: float) -> None:
-        sleeps.append(seconds)
-        if len(sleeps) == 2:
-            tasks = journal.tasks(rid_box[0])
-            journal.set_task_states([t.id for t in tasks if not t.state.is_final], TaskState.CANCELLED)
-        if len(sleeps) == 3:
-            admin.replicas.update(admin.late)
-
-    executor = Executor(admin, journal, listener=events.append, clock=lambda: float(next(ticks)), sleep=sleep)
-    rid_box.append(executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(throttle=1000)))
-    admin.unreachable_submits = 1
-    executor.run(rid_box[0])
-    assert admin.late
-    states = {t.tp: t.state for t in journal.tasks(rid_box[0])}
+    admin, rid = _held_then_cancelled(journal, ends_at_once)
+    states = {t.tp: t.state for t in journal.tasks(rid)}
     assert {tp for tp, state in states.items() if state is TaskState.DONE} == set(admin.late)
     assert all(admin.replicas[tp] == ORIGINAL[tp] for tp, s in states.items() if s is TaskState.CANCELLED)
 
