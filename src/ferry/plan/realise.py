@@ -47,7 +47,7 @@ def realise(layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance)
         if found is None or sum(found.kept) <= sum(exact[t] for t in chunk):
             continue
         for j, t in enumerate(chunk):
-            quotas[t], keeps[t] = found.quotas[j], found.keeps[j]
+            quotas[t], keeps[t], exact[t] = found.quotas[j], found.keeps[j], found.kept[j]
     return Balance(quotas, list(solved.kept), keeps)
 
 
