@@ -31,6 +31,8 @@ class RackLayout:
     names: tuple[str, ...]
     position: Mapping[int, int]
     """Index of each broker in ``brokers``."""
+    rack_at: tuple[int, ...]
+    """Rack index of each broker position (``brokers`` order)."""
     _bounds: dict[int, RackBounds] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -43,12 +45,7 @@ class RackLayout:
         rack_of = {b: index[keys[b]] for b in brokers}
         members = tuple(tuple(b for b in brokers if rack_of[b] == i) for i in range(len(names)))
         position = {b: i for i, b in enumerate(brokers)}
-        return cls(brokers, rack_of, members, names, position)
-
-    @property
-    def rack_at(self) -> tuple[int, ...]:
-        """Rack index of each broker position (``brokers`` order)."""
-        return tuple(self.rack_of[b] for b in self.brokers)
+        return cls(brokers, rack_of, members, names, position, tuple(rack_of[b] for b in brokers))
 
     @property
     def sizes(self) -> tuple[int, ...]:

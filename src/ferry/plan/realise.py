@@ -114,8 +114,11 @@ def kept_exactly(
         for i in d.layouts.held(j):
             left[i] -= 1
             fixed += 1
+    moving = [j for j, s in enumerate(settled) if not s]
+    if not moving:
+        return fixed
     network = _Network()
-    _topic_flow(network, layout, d, left, [j for j, s in enumerate(settled) if not s])
+    _topic_flow(network, layout, d, left, moving)
     found = _solve(network)
     return -1 if found is None else fixed + found
 
