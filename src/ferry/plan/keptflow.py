@@ -1,0 +1,250 @@
+"""The most replicas each topic can keep under its quotas, exactly: one small min-cost flow per topic
+(:mod:`ferry.plan.realise` reads it). Per topic::
+
+    partition --[rack bounds]--> (partition, rack) --[keep: 1]--> broker --[quota]--> rack
+              --[rack bounds: new replicas in a rack it has none in]----------------> rack
+    (partition, rack) --[new replicas beside the ones it has there]-----------------> rack
+    rack --[exactly the rack's quotas]--> sink
+
+Exact where a rack holds at most one replica of a partition (the usual strict layout): a rack's new
+replicas then go to any of its brokers with room. Otherwise a relaxation (never below the truth).
+
+The networks of all topics are built at once with numpy and solved one topic at a time: OR-Tools
+solved 10,000 topics' flows as one network in 2.8 s, one by one in 0.2 s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ferry.plan.racks import RackLayout
+from ferry.plan.terms import TopicDemand
+
+
+@dataclass(frozen=True)
+class _Flat:
+    """The partitions of many topics, flat: per partition its topic and factor, per replica its
+    partition and broker position, and the rack bound tables by factor."""
+
+    topic: np.ndarray
+    rf: np.ndarray
+    count: np.ndarray
+    """Replicas each partition has on target brokers."""
+    rep_part: np.ndarray
+    rep_pos: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    """``lo[rf, rack]``, ``hi[rf, rack]``."""
+
+    @classmethod
+    def of(cls, layout: RackLayout, demands: Sequence[TopicDemand]) -> _Flat:
+        rfs = [np.asarray(d.layouts.rf, dtype=np.int64) for d in demands]
+        counts = [np.diff(np.asarray(d.layouts.starts, dtype=np.int64)) for d in demands]
+        topic = np.repeat(np.arange(len(demands)), [len(r) for r in rfs])
+        count: np.ndarray = np.concatenate(counts).astype(np.int64)
+        rep_pos = np.concatenate([np.asarray(d.layouts.replicas, dtype=np.int64) for d in demands])
+        top = int(max((int(r.max(initial=0)) for r in rfs), default=0))
+        lo = np.zeros((top + 1, len(layout.members)), dtype=np.int64)
+        hi = np.zeros_like(lo)
+        for rf in range(1, top + 1):
+            if rf <= len(layout.brokers):
+                lo[rf], hi[rf] = np.array(layout.bounds(rf), dtype=np.int64).T
+        rf_all = np.concatenate(rfs) if rfs else np.zeros(0, dtype=np.int64)
+        rep_part = np.repeat(np.arange(len(count)), count.tolist())
+        return cls(topic, rf_all, count, rep_part, rep_pos.astype(np.int64), lo, hi)
+
+
+def kept_per_topic(
+    layout: RackLayout, demands: Sequence[TopicDemand], quotas: Sequence[Sequence[int]], *, fix_settled: bool
+) -> list[int]:
+    """Per topic, the most replicas kept (module docstring); -1 where no placement meets the quotas.
+
+    Args:
+        fix_settled: keep the partitions that need nothing (complete, within their rack bounds, on no
+            broker above its quota) where they are, outside the flow: a lower bound then, in a
+            fraction of the time.
+    """
+    if not demands:
+        return []
+    flat = _Flat.of(layout, demands)
+    brokers, racks = len(layout.brokers), len(layout.members)
+    quota = np.asarray(quotas, dtype=np.int64).reshape(len(demands), brokers)
+    rack_at = np.asarray(layout.rack_at, dtype=np.int64)
+    rep_topic = flat.topic[flat.rep_part]
+    held = np.bincount(rep_topic * brokers + flat.rep_pos, minlength=quota.size).reshape(quota.shape)
+    settled = _settled(flat, rack_at, held > quota, racks) if fix_settled else np.zeros(len(flat.rf), bool)
+    fixed_reps = settled[flat.rep_part]
+    fixed = np.bincount(rep_topic[fixed_reps], minlength=len(demands))
+    left = quota - np.bincount(
+        rep_topic[fixed_reps] * brokers + flat.rep_pos[fixed_reps], minlength=quota.size
+    ).reshape(quota.shape)
+    graph = _Graph.of(flat, ~settled, left, rack_at, racks)
+    return [int(fixed[t]) + kept if (kept := graph.solve(t)) >= 0 else -1 for t in range(len(demands))]
+
+
+def _settled(flat: _Flat, rack_at: np.ndarray, over: np.ndarray, racks: int) -> np.ndarray:
+    """Per partition: complete, within its rack bounds, and on no broker above its quota."""
+    parts = len(flat.rf)
+    on_over = over[flat.topic[flat.rep_part], flat.rep_pos].astype(np.float64)
+    touches = np.bincount(flat.rep_part, weights=on_over, minlength=parts)
+    pairs, counts = np.unique(flat.rep_part * racks + rack_at[flat.rep_pos], return_counts=True)
+    part, rack = pairs // racks, pairs % racks
+    rf = flat.rf[part]
+    above = np.bincount(part, weights=(counts > flat.hi[rf, rack]).astype(np.float64), minlength=parts)
+    # Lower bounds: what the racks it holds cover of the sum of its factor's lower bounds.
+    covered = np.bincount(part, weights=np.minimum(counts, flat.lo[rf, rack]), minlength=parts)
+    short = flat.lo.sum(axis=1)[flat.rf] - covered
+    settled: np.ndarray = (flat.count == flat.rf) & (touches == 0) & (above == 0) & (short <= 0)
+    return settled
+
+
+@dataclass(frozen=True)
+class _Graph:
+    """Every topic's network, arcs grouped by topic, with local node numbers: racks ``0..R-1``, the
+    sink ``R``, then its partitions, its (partition, rack) pairs and its brokers."""
+
+    tails: np.ndarray
+    heads: np.ndarray
+    caps: np.ndarray
+    costs: np.ndarray
+    arc_start: np.ndarray
+    supply: np.ndarray
+    node_start: np.ndarray
+
+    @classmethod
+    def of(cls, flat: _Flat, moving: np.ndarray, left: np.ndarray, rack_at: np.ndarray, racks: int) -> _Graph:
+        topics, brokers = left.shape
+        part = np.flatnonzero(moving)
+        ptopic = flat.topic[part]
+        n_parts = np.bincount(ptopic, minlength=topics)
+        local_part = np.arange(len(part)) - np.r_[0, np.cumsum(n_parts)][:-1][ptopic]
+        part_node = racks + 1 + local_part
+        node_of_part = np.full(len(flat.rf), -1, dtype=np.int64)
+        node_of_part[part] = part_node
+        keep = moving[flat.rep_part]
+        rp, rpos = flat.rep_part[keep], flat.rep_pos[keep]
+        rtopic, rrack = flat.topic[rp], rack_at[rpos]
+        pairs, pair_of_rep = np.unique(rp * racks + rrack, return_inverse=True)
+        pair_part, pair_rack = pairs // racks, pairs % racks
+        pair_topic = flat.topic[pair_part]
+        n_pairs = np.bincount(pair_topic, minlength=topics)
+        pair_node = racks + 1 + n_parts[pair_topic] + _rank(pair_topic, n_pairs)
+        held, broker_of_rep = np.unique(rtopic * brokers + rpos, return_inverse=True)
+        held_topic, held_pos = held // brokers, held % brokers
+        n_held = np.bincount(held_topic, minlength=topics)
+        held_node = racks + 1 + n_parts[held_topic] + n_pairs[held_topic] + _rank(held_topic, n_held)
+        rf = flat.rf[pair_part]
+        lo_p, hi_p = flat.lo[rf, pair_rack], flat.hi[rf, pair_rack]
+        prf = flat.rf[part]
+        kinds = [
+            # topic, tail, head, low, high, cost
+            _rack_arcs(left, rack_at, racks),
+            (pair_topic, node_of_part[pair_part], pair_node, lo_p, hi_p, 0),
+            (pair_topic, pair_node, pair_rack, np.zeros_like(hi_p), hi_p, 0),
+            (
+                held_topic,
+                held_node,
+                rack_at[held_pos],
+                np.zeros_like(held_pos),
+                left[held_topic, held_pos],
+                0,
+            ),
+            (
+                rtopic,
+                pair_node[pair_of_rep],
+                held_node[broker_of_rep],
+                np.zeros_like(rp),
+                np.ones_like(rp),
+                -1,
+            ),
+            _open_arcs(flat, part, ptopic, part_node, pair_part, pair_rack, racks),
+        ]
+        return cls._assemble(kinds, topics, racks, n_parts + n_pairs + n_held, part, ptopic, part_node, prf)
+
+    @classmethod
+    def _assemble(
+        cls,
+        kinds: list[tuple[Any, ...]],
+        topics: int,
+        racks: int,
+        inner: np.ndarray,
+        part: np.ndarray,
+        ptopic: np.ndarray,
+        part_node: np.ndarray,
+        prf: np.ndarray,
+    ) -> _Graph:
+        topic = np.concatenate([np.asarray(k[0], dtype=np.int64) for k in kinds])
+        order = np.argsort(topic, kind="stable")
+        tails, heads, lows, highs = (
+            np.concatenate([np.asarray(k[i], dtype=np.int64) for k in kinds])[order] for i in range(1, 5)
+        )
+        costs = np.concatenate([np.full(len(k[0]), k[5], dtype=np.int64) for k in kinds])[order]
+        node_start = np.r_[0, np.cumsum(racks + 1 + inner)]
+        supply = np.zeros(int(node_start[-1]), dtype=np.int64)
+        supply[node_start[ptopic] + part_node] = prf
+        supply[node_start[:-1] + racks] = -np.bincount(ptopic, weights=prf, minlength=topics).astype(np.int64)
+        # A lower bound is flow that must pass: it leaves the tail's supply and joins the head's.
+        base = node_start[topic[order]]
+        np.subtract.at(supply, base + tails, lows)
+        np.add.at(supply, base + heads, lows)
+        arc_start = np.r_[0, np.cumsum(np.bincount(topic, minlength=topics))]
+        return cls(tails, heads, highs - lows, costs, arc_start, supply, node_start)
+
+    def solve(self, t: int) -> int:
+        """Replicas kept by topic ``t``'s flow at its optimum, -1 when none meets the bounds."""
+        from ortools.graph.python import min_cost_flow
+
+        arcs = slice(self.arc_start[t], self.arc_start[t + 1])
+        nodes = slice(self.node_start[t], self.node_start[t + 1])
+        flow = min_cost_flow.SimpleMinCostFlow()
+        flow.add_arcs_with_capacity_and_unit_cost(
+            self.tails[arcs], self.heads[arcs], self.caps[arcs], self.costs[arcs]
+        )
+        supply = self.supply[nodes]
+        flow.set_nodes_supplies(np.arange(len(supply)), supply)
+        if flow.solve() != flow.OPTIMAL:
+            return -1
+        return -int(flow.optimal_cost())
+
+
+def _rack_arcs(left: np.ndarray, rack_at: np.ndarray, racks: int) -> tuple[Any, ...]:
+    """Per topic and rack: exactly the rack's quotas to the sink."""
+    topics, brokers = left.shape
+    total = np.zeros((topics, racks), dtype=np.int64)
+    np.add.at(total, (np.repeat(np.arange(topics), brokers), np.tile(rack_at, topics)), left.ravel())
+    tails = np.tile(np.arange(racks), topics)
+    return (
+        np.repeat(np.arange(topics), racks),
+        tails,
+        np.full(len(tails), racks),
+        total.ravel(),
+        total.ravel(),
+        0,
+    )
+
+
+def _open_arcs(
+    flat: _Flat,
+    part: np.ndarray,
+    ptopic: np.ndarray,
+    part_node: np.ndarray,
+    pair_part: np.ndarray,
+    pair_rack: np.ndarray,
+    racks: int,
+) -> tuple[Any, ...]:
+    """New replicas of a partition in racks it holds nothing in, within their bounds."""
+    has = np.zeros((len(part), racks), dtype=bool)
+    has[np.searchsorted(part, pair_part), pair_rack] = True
+    prf = flat.rf[part]
+    rows, cols = np.nonzero(~has & (flat.hi[prf] > 0))
+    return (ptopic[rows], part_node[rows], cols, flat.lo[prf[rows], cols], flat.hi[prf[rows], cols], 0)
+
+
+def _rank(group: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Position of each element within its group (elements sorted by group)."""
+    ranks: np.ndarray = np.arange(len(group)) - np.r_[0, np.cumsum(sizes)][:-1][group]
+    return ranks
