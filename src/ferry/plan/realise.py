@@ -27,6 +27,10 @@ from ferry.plan.racks import RackLayout
 from ferry.plan.rejoin import CHUNK, rejoin
 from ferry.plan.terms import Balance, TopicDemand
 
+ROUNDS = 3
+"""Passes over the topics still short: a chunk's trades can leave a partner short, and the next
+round gives it other partners (those above their count first)."""
+
 
 def realise(layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance) -> Balance:
     """``solved`` with the quotas and keeps of its short topics solved again (module docstring)."""
@@ -34,19 +38,41 @@ def realise(layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance)
     if not topics:
         return solved
     exact = _kept(layout, demands, solved, topics)
-    short = [t for t in topics if exact[t] < solved.kept[t]]
-    # Topics at their count that can give an extra away: a short topic alone, every broker's total
-    # held, has nothing to trade with.
-    partners = [t for t in topics if exact[t] >= solved.kept[t] and demands[t].quota.extras > 0]
     quotas, keeps = list(solved.quotas), [dict(k) for k in solved.keeps]
+    for _ in range(ROUNDS):
+        short = [t for t in topics if exact[t] < solved.kept[t]]
+        # Topics at their count that can give an extra away, those above it first: a short topic
+        # alone, every broker's total held, has nothing to trade with.
+        partners = sorted(
+            (t for t in topics if exact[t] >= solved.kept[t] and demands[t].quota.extras > 0),
+            key=lambda t: solved.kept[t] - exact[t],
+        )
+        if not short or not _round(layout, demands, short, partners, quotas, keeps, exact):
+            break
+    return Balance(quotas, list(solved.kept), keeps)
+
+
+def _round(
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    short: Sequence[int],
+    partners: Sequence[int],
+    quotas: list[tuple[int, ...]],
+    keeps: list[dict[int, frozenset[int]]],
+    exact: dict[int, int],
+) -> bool:
+    """Solve ``short`` again a chunk at a time, each with as many ``partners``; update ``quotas``,
+    ``keeps`` and ``exact`` where a chunk keeps more. Whether any did."""
+    improved = False
     for n, start in enumerate(range(0, len(short), CHUNK)):
-        chunk = short[start : start + CHUNK] + _cycled(partners, n * CHUNK, CHUNK)
+        chunk = [*short[start : start + CHUNK], *_cycled(partners, n * CHUNK, CHUNK)]
         found = rejoin(layout, [demands[t] for t in chunk], [quotas[t] for t in chunk])
         if found is None or sum(found.kept) <= sum(exact[t] for t in chunk):
             continue
+        improved = True
         for j, t in enumerate(chunk):
-            quotas[t], keeps[t], exact[t] = found.quotas[j], found.keeps[j], found.kept[j]
-    return Balance(quotas, list(solved.kept), keeps)
+            quotas[t], keeps[t], exact[t] = found.quotas[j], dict(found.keeps[j]), found.kept[j]
+    return improved
 
 
 def _kept(

@@ -95,7 +95,7 @@ def rejoin(
         gain=program.gain,
         size=program.size,
         scale=0.5 / (biggest * (len(program.upper) + 1)),
-        relax_first=False,
+        relax_first=True,
     )
     if solution is None:
         return None
