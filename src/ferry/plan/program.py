@@ -36,15 +36,15 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ferry.plan.flow import BROKER, OTHER, RACK, TOPIC
+from ferry.plan.columns import Columns
+from ferry.plan.flow import BROKER, RACK, TOPIC
 from ferry.plan.racks import RackLayout
 from ferry.plan.room import rack_room_row
 from ferry.plan.shrink import Group, realise
-from ferry.plan.solve import optimum
 from ferry.plan.terms import Balance, Outside, Pinned, Setting, TopicDemand, base_loads, size_scale
 
 
-class Program:
+class Program(Columns):
     """The integer program: columns are added as the rows that use them are built."""
 
     def __init__(
@@ -57,6 +57,7 @@ class Program:
         outside: Outside | None = None,
         scale: float | None = None,
     ) -> None:
+        super().__init__()
         self.voluntary = voluntary
         self.outside = outside or Outside.none(len(layout.brokers))
         self.room_rows = room_rows
@@ -73,35 +74,9 @@ class Program:
         self.pinned_cols: list[list[tuple[Pinned, dict[int, int]]]] = [[] for _ in demands]
         self.layout = layout
         self.demands = demands
-        self.rows: list[int] = []
-        self.cols: list[int] = []
-        self.vals: list[float] = []
-        self.lows: list[float] = []
-        self.highs: list[float] = []
-        self.upper: list[float] = []
-        self.gain: list[int] = []
-        self.size: list[int] = []
-        self.kinds: list[str] = []
-        """Per row: :data:`TOPIC`, :data:`RACK` or :data:`BROKER` (rows on extras alone), or :data:`OTHER`."""
         self.kept_cols: list[list[int]] = [[] for _ in demands]
         self.constant = [0] * len(demands)
         self.scale = scale if scale is not None else size_scale(layout, demands)
-
-    def column(self, upper: float, gain: int, size: int = 0) -> int:
-        """A column worth ``gain`` kept replicas, plus ``size`` bytes for the tie-break."""
-        self.upper.append(upper)
-        self.gain.append(gain)
-        self.size.append(size)
-        return len(self.upper) - 1
-
-    def row(self, terms: list[tuple[int, float]], lo: float, hi: float, kind: str = OTHER) -> None:
-        r = len(self.lows)
-        self.lows.append(lo)
-        self.highs.append(hi)
-        self.kinds.append(kind)
-        self.rows.extend([r] * len(terms))
-        self.cols.extend([col for col, _ in terms])
-        self.vals.extend([val for _, val in terms])
 
     def solve(self, setting: Setting) -> Balance | None:
         for t, d in enumerate(self.demands):
@@ -113,20 +88,8 @@ class Program:
         n = len(self.upper)
         if n == 0:
             return self._read(np.zeros(0))
-        solution = optimum(
-            rows=self.rows,
-            cols=self.cols,
-            vals=self.vals,
-            lows=self.lows,
-            highs=self.highs,
-            kinds=self.kinds,
-            upper=self.upper,
-            gain=self.gain,
-            size=self.size,
-            scale=self.scale,
-            # Without rack-room rows the relaxation mostly has an integer optimum already.
-            relax_first=self.room_rows is not None and not self.room_rows,
-        )
+        # Without rack-room rows the relaxation mostly has an integer optimum already.
+        solution = self.optimum(self.scale, relax_first=self.room_rows is not None and not self.room_rows)
         if solution is None:
             return None
         self.solution = solution

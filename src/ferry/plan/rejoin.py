@@ -18,13 +18,12 @@ program: replicas kept, then their bytes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ferry.plan.flow import OTHER
+from ferry.plan.columns import Columns
 from ferry.plan.racks import RackLayout
-from ferry.plan.solve import optimum
 from ferry.plan.terms import Balance, TopicDemand
 
 CHUNK = 20
@@ -32,35 +31,6 @@ CHUNK = 20
 enough for HiGHS to branch fast. On 2,000 topics of 10 partitions on 200 brokers (180 of them
 short) chunks of 10, 20 and 50 all reach the bound, in 1.2, 1.4 and 2.1 CPU s; on 20,000 such topics
 on 200 brokers chunks of 20 left fewer replicas short than chunks of 10."""
-
-
-@dataclass
-class _Columns:
-    """The program being built: columns with upper bounds, gains and sizes; rows in triplets."""
-
-    upper: list[float] = field(default_factory=list)
-    gain: list[int] = field(default_factory=list)
-    size: list[int] = field(default_factory=list)
-    rows: list[int] = field(default_factory=list)
-    cols: list[int] = field(default_factory=list)
-    vals: list[float] = field(default_factory=list)
-    lows: list[float] = field(default_factory=list)
-    highs: list[float] = field(default_factory=list)
-
-    def column(self, upper: float, gain: int = 0, size: int = 0) -> int:
-        self.upper.append(upper)
-        self.gain.append(gain)
-        self.size.append(size)
-        return len(self.upper) - 1
-
-    def row(self, terms: Sequence[tuple[int, float]], lo: float, hi: float) -> None:
-        r = len(self.lows)
-        self.lows.append(lo)
-        self.highs.append(hi)
-        for col, val in terms:
-            self.rows.append(r)
-            self.cols.append(col)
-            self.vals.append(val)
 
 
 @dataclass
@@ -76,7 +46,7 @@ def rejoin(
 ) -> Balance | None:
     """The chunk ``demands`` (with their current ``quotas``) solved again; ``None`` if the solver
     finds nothing. ``kept`` of the answer counts the replicas its keeps keep."""
-    program = _Columns()
+    program = Columns()
     topics = [_topic(program, layout, d) for d in demands]
     held = np.sum(np.array(quotas, dtype=np.int64), axis=0)
     for i in range(len(layout.brokers)):
@@ -85,25 +55,14 @@ def rejoin(
         if terms or bound != 0:
             program.row(terms, bound, bound)
     biggest = max((max(d.layouts.size, default=0) for d in demands), default=0) or 1
-    solution = optimum(
-        rows=program.rows,
-        cols=program.cols,
-        vals=program.vals,
-        lows=program.lows,
-        highs=program.highs,
-        kinds=[OTHER] * len(program.lows),
-        upper=program.upper,
-        gain=program.gain,
-        size=program.size,
-        scale=0.5 / (biggest * (len(program.upper) + 1)),
-        relax_first=True,
-    )
+    # Mostly integral already: HiGHS's branching only where it is not.
+    solution = program.optimum(0.5 / (biggest * (len(program.upper) + 1)), relax_first=True)
     if solution is None:
         return None
     return _read(layout, demands, topics, solution)
 
 
-def _topic(program: _Columns, layout: RackLayout, d: TopicDemand) -> _Topic:
+def _topic(program: Columns, layout: RackLayout, d: TopicDemand) -> _Topic:
     """Columns and rows of one topic (module docstring)."""
     q = d.quota
     extras = {i: program.column(1) for i in q.extra_positions(layout)}
