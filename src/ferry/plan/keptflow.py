@@ -53,9 +53,15 @@ class _Flat:
         for rf in range(1, top + 1):
             if rf <= len(layout.brokers):
                 lo[rf], hi[rf] = np.array(layout.bounds(rf), dtype=np.int64).T
-        rf_all = np.concatenate(rfs) if rfs else np.zeros(0, dtype=np.int64)
         rep_part = np.repeat(np.arange(len(count)), count.tolist())
-        return cls(topic, rf_all, count, rep_part, rep_pos.astype(np.int64), lo, hi)
+        return cls(topic, np.concatenate(rfs), count, rep_part, rep_pos, lo, hi)
+
+
+def kept_exactly(
+    layout: RackLayout, d: TopicDemand, quota: Sequence[int], *, fix_settled: bool = False
+) -> int:
+    """One topic's :func:`kept_per_topic`."""
+    return kept_per_topic(layout, [d], [quota], fix_settled=fix_settled)[0]
 
 
 def kept_per_topic(
@@ -121,8 +127,7 @@ class _Graph:
         part = np.flatnonzero(moving)
         ptopic = flat.topic[part]
         n_parts = np.bincount(ptopic, minlength=topics)
-        local_part = np.arange(len(part)) - np.r_[0, np.cumsum(n_parts)][:-1][ptopic]
-        part_node = racks + 1 + local_part
+        part_node = racks + 1 + _rank(ptopic, n_parts)
         node_of_part = np.full(len(flat.rf), -1, dtype=np.int64)
         node_of_part[part] = part_node
         keep = moving[flat.rep_part]
@@ -163,7 +168,7 @@ class _Graph:
             ),
             _open_arcs(flat, part, ptopic, part_node, pair_part, pair_rack, racks),
         ]
-        return cls._assemble(kinds, topics, racks, n_parts + n_pairs + n_held, part, ptopic, part_node, prf)
+        return cls._assemble(kinds, topics, racks, n_parts + n_pairs + n_held, ptopic, part_node, prf)
 
     @classmethod
     def _assemble(
@@ -172,7 +177,6 @@ class _Graph:
         topics: int,
         racks: int,
         inner: np.ndarray,
-        part: np.ndarray,
         ptopic: np.ndarray,
         part_node: np.ndarray,
         prf: np.ndarray,

@@ -69,7 +69,7 @@ class Program(Columns):
         """Per topic, (broker position, column) of its ``f`` columns."""
         self.implied_at: list[list[int]] = [[] for _ in demands]
         """Per topic, broker positions whose kept free replicas follow from ``x`` (:meth:`_implied`)."""
-        self.rack_index = np.array([layout.rack_of[b] for b in layout.brokers], dtype=np.int64)
+        self.rack_index = np.array(layout.rack_at, dtype=np.int64)
         self.shrink_col: dict[tuple[int, int, int], int] = {}
         self.pinned_cols: list[list[tuple[Pinned, dict[int, int]]]] = [[] for _ in demands]
         self.layout = layout

@@ -102,10 +102,3 @@ def exact_posed(d: TopicDemand, quota: Sequence[int]) -> bool:
     """Whether the topic is one this pass handles: all partitions described, more than one
     replica each (single-replica partitions also count in the leader rows), quotas adding up."""
     return len(d.layouts) == d.partitions > 0 and not d.single_replica and sum(quota) == sum(d.layouts.rf)
-
-
-def kept_exactly(
-    layout: RackLayout, d: TopicDemand, quota: Sequence[int], *, fix_settled: bool = False
-) -> int:
-    """One topic's :func:`ferry.plan.keptflow.kept_per_topic`."""
-    return kept_per_topic(layout, [d], [quota], fix_settled=fix_settled)[0]

@@ -14,6 +14,7 @@ from support.clusters import generated
 
 from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
 from ferry.plan import balance
+from ferry.plan.keptflow import kept_exactly
 from ferry.plan.planner import (
     in_scope,
     lower_bound,
@@ -24,7 +25,7 @@ from ferry.plan.planner import (
 )
 from ferry.plan.racks import RackLayout
 from ferry.plan.racktotals import retarget
-from ferry.plan.realise import exact_posed, kept_exactly
+from ferry.plan.realise import exact_posed
 from ferry.plan.rejoin import rejoin
 from ferry.plan.terms import Balance, TopicDemand
 
