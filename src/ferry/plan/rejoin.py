@@ -28,9 +28,9 @@ from ferry.plan.terms import Balance, TopicDemand
 
 CHUNK = 20
 """Short topics solved together (with as many partners): enough to trade extras among them, few
-enough for HiGHS to branch fast. On 2,000 topics of 10 partitions on 200 brokers (180 of them
-short) chunks of 10, 20 and 50 all reach the bound, in 1.2, 1.4 and 2.1 CPU s; on 20,000 such topics
-on 200 brokers chunks of 20 left fewer replicas short than chunks of 10."""
+enough for HiGHS to branch fast. `benchmarks/exact_pass.py --case "2,000 topics" --chunks 10,20,50`:
+all three reach the bound (180 topics short), in 1.0, 1.3 and 1.9 CPU s (2026-11-25); on 20,000
+such topics chunks of 20 left fewer replicas short than chunks of 10."""
 
 
 @dataclass
