@@ -105,8 +105,11 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
     """
     rows: set[tuple[int, int]] = set()
     while True:
-        program = Program(layout, demands, voluntary=setting.voluntary, room_rows=rows)
+        program = Program(layout, demands, voluntary=setting.voluntary, room_rows=rows, pool=True)
         solved = program.solve(setting)
+        if program.unsplit:
+            program = Program(layout, demands, voluntary=setting.voluntary, room_rows=rows)
+            solved = program.solve(setting)
         if solved is None:
             return None
         missing = room_violations(program) - rows

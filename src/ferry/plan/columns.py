@@ -26,6 +26,8 @@ class Columns:
         self.upper: list[float] = []
         self.gain: list[int] = []
         self.size: list[int] = []
+        self.penalty: dict[int, int] = {}
+        """Columns whose every unit costs a penalty (:func:`ferry.plan.solve.optimum`), and how many."""
         self.kinds: list[str] = []
         """Per row: :data:`TOPIC`, :data:`RACK` or :data:`BROKER` (rows on extras alone), or :data:`OTHER`."""
 
@@ -59,4 +61,5 @@ class Columns:
             size=self.size,
             scale=scale,
             relax_first=relax_first,
+            penalty=self.penalty,
         )

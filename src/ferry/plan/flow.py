@@ -27,9 +27,10 @@ if TYPE_CHECKING:
     # Only the driver solves; the Spark workers import this module but must not pay for scipy.
     from scipy.sparse import csr_array
 
-TOPIC, RACK, BROKER, OTHER = "topic", "rack", "broker", "other"
+TOPIC, RACK, BROKER, POOL, OTHER = "topic", "rack", "broker", "pool", "other"
 """Kinds of the program's rows: a topic's extras, the part of them in one rack, a broker's extras,
-anything else."""
+a rack's pool (extras pooled over brokers that hold nothing of their topic, ``+1``, passed on to the
+rack's brokers, ``-1``: what comes in goes out), anything else."""
 
 QUANTA = 1 << 20
 """Size resolution of the tie-break: steps per biggest replica."""
@@ -75,23 +76,16 @@ class Transport:
         cls, matrix: csr_array, kinds: list[str], lows: np.ndarray, highs: np.ndarray, upper: np.ndarray
     ) -> Transport | None:
         """The network of the program, or ``None`` if it is not a transportation problem."""
-        if matrix.shape[1] == 0 or any(k not in (TOPIC, RACK, BROKER) for k in kinds):
+        if matrix.shape[1] == 0 or any(k not in (TOPIC, RACK, BROKER, POOL) for k in kinds):
             return None
-        if not np.all(matrix.data == 1.0) or not np.all(upper == np.rint(upper)):
+        if not np.all(upper == np.rint(upper)):
             return None
         kind = np.array(kinds)
-        topic_of = _owner(matrix, kind == TOPIC, required=True)
-        broker_of = _owner(matrix, kind == BROKER, required=False)
-        if topic_of is None or broker_of is None:
+        found = _shape(matrix, kind, lows, highs, upper)
+        if found is None:
             return None
-        topic_rows = np.flatnonzero(kind == TOPIC)
-        if not np.all(lows[topic_rows] == highs[topic_rows]):
-            return None
-        racks = _racks(matrix, np.flatnonzero(kind == RACK), (lows, highs, upper), topic_of)
-        if racks is None:
-            return None
-        brokers = np.flatnonzero(kind == BROKER)
-        return cls._build(matrix, topic_rows, brokers, racks, topic_of, broker_of, lows, highs, upper)
+        topics, brokers = np.flatnonzero(kind == TOPIC), np.flatnonzero(kind == BROKER)
+        return cls._build(matrix, topics, brokers, *found, lows, highs, upper)
 
     @classmethod
     def _build(
@@ -100,8 +94,7 @@ class Transport:
         topic_rows: np.ndarray,
         broker_rows: np.ndarray,
         racks: _Racks,
-        topic_of: np.ndarray,
-        broker_of: np.ndarray,
+        ends: _Ends,
         lows: np.ndarray,
         highs: np.ndarray,
         upper: np.ndarray,
@@ -109,8 +102,8 @@ class Transport:
         n_rows = matrix.shape[0]
         # Node ids: every row keeps its own index (topic, broker and merged rack rows), the sink last.
         sink = n_rows
-        tail = np.where(racks.rack_of >= 0, racks.rack_of, topic_of)
-        head = np.where(broker_of >= 0, broker_of, sink)
+        tail = ends.tail
+        head = np.where(ends.head >= 0, ends.head, sink)
         cap = upper.astype(np.int64)
         supply = np.zeros(n_rows + 1, dtype=np.int64)
         supply[topic_rows] = np.rint(highs[topic_rows]).astype(np.int64)
@@ -126,13 +119,17 @@ class Transport:
         feasible = racks.feasible and bool(np.all(arcs.lows <= arcs.highs))
         return cls(matrix.shape[1], tail, head, cap, supply, arcs, feasible)
 
-    def solve(self, gain: np.ndarray, size: np.ndarray) -> np.ndarray | Unsolved | None:
-        """Per column its value at an optimum; ``None`` if no flow meets the bounds."""
+    def solve(
+        self, gain: np.ndarray, size: np.ndarray, fines: np.ndarray | None = None
+    ) -> np.ndarray | Unsolved | None:
+        """Per column its value at an optimum; ``None`` if no flow meets the bounds. ``fines``: per
+        column, penalty units per unit of flow (each one a biggest replica's size term)."""
         from ortools.graph.python import min_cost_flow
 
         if not self.feasible:
             return None
-        costs = _costs(gain, size, int(self.supply.sum()), len(self.supply))
+        fined = np.zeros(self.columns, dtype=np.int64) if fines is None else fines
+        costs = _costs(gain, size, fined, int(self.supply.sum()), len(self.supply))
         if costs is None:
             return UNSOLVED
         supply = self.supply.copy()
@@ -170,13 +167,77 @@ class _Racks:
     feasible: bool
 
 
-def _owner(matrix: csr_array, chosen: np.ndarray, *, required: bool) -> np.ndarray | None:
+def _shape(
+    matrix: csr_array, kind: np.ndarray, lows: np.ndarray, highs: np.ndarray, upper: np.ndarray
+) -> tuple[_Racks, _Ends] | None:
+    """The merged rack rows and every column's arc ends, or ``None`` if the rows are no network."""
+    pools = _Pools.of(matrix, np.flatnonzero(kind == POOL), lows, highs)
+    in_pool_row = np.repeat(kind == POOL, np.diff(matrix.indptr))
+    if pools is None or not np.all((matrix.data == 1.0) | in_pool_row):
+        return None
+    topic_of = _owner(matrix, kind == TOPIC, required=~pools.outflow)
+    broker_of = _owner(matrix, kind == BROKER, required=pools.outflow)
+    topic_rows = np.flatnonzero(kind == TOPIC)
+    if (
+        topic_of is None
+        or broker_of is None
+        or np.any(broker_of[pools.into >= 0] >= 0)
+        or np.any(topic_of[pools.outflow] >= 0)
+        or not np.all(lows[topic_rows] == highs[topic_rows])
+    ):
+        return None
+    racks = _racks(matrix, np.flatnonzero(kind == RACK), (lows, highs, upper), topic_of)
+    if racks is None:
+        return None
+    tail = np.where(pools.outflow, pools.out_of, np.where(racks.rack_of >= 0, racks.rack_of, topic_of))
+    return racks, _Ends(tail, np.where(pools.into >= 0, pools.into, broker_of))
+
+
+@dataclass(frozen=True, slots=True)
+class _Ends:
+    """Per column, the node its arc leaves (a topic, a (topic, rack) or a pool row) and the node it
+    enters (a broker or pool row; -1: the sink)."""
+
+    tail: np.ndarray
+    head: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class _Pools:
+    """Per column: the pool row it enters (``+1`` there; -1: none), whether it leaves one (``-1``
+    there) and which."""
+
+    into: np.ndarray
+    outflow: np.ndarray
+    out_of: np.ndarray
+
+    @classmethod
+    def of(cls, matrix: csr_array, rows: np.ndarray, lows: np.ndarray, highs: np.ndarray) -> _Pools | None:
+        """``None`` unless every pool row conserves (bounds 0) and a column is in at most one."""
+        n = matrix.shape[1]
+        into, out_of = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        if len(rows) == 0:
+            return cls(into, np.zeros(n, dtype=bool), out_of)
+        part = matrix[rows].tocsc()
+        counts = np.diff(part.indptr)
+        if np.any(counts > 1) or np.any(lows[rows] != 0) or np.any(highs[rows] != 0):
+            return None
+        present = np.flatnonzero(counts == 1)
+        signs, owners = part.data, rows[part.indices]
+        if not np.all(np.abs(signs) == 1.0):
+            return None
+        into[present[signs > 0]] = owners[signs > 0]
+        out_of[present[signs < 0]] = owners[signs < 0]
+        return cls(into, out_of >= 0, out_of)
+
+
+def _owner(matrix: csr_array, chosen: np.ndarray, *, required: np.ndarray) -> np.ndarray | None:
     """Per column, the one chosen row it appears in (-1: none); ``None`` if one appears in two, or
-    ``required`` and in none."""
+    in none where ``required``."""
     rows = np.flatnonzero(chosen)
     part = matrix[rows].tocsc()
     counts = np.diff(part.indptr)
-    if np.any(counts > 1) or (required and np.any(counts == 0)):
+    if np.any(counts > 1) or np.any(required & (counts == 0)):
         return None
     owner = np.full(matrix.shape[1], -1, dtype=np.int64)
     owner[counts == 1] = rows[part.indices]
@@ -230,12 +291,14 @@ def _racks(
     return _Racks(rack_of, node_rows.astype(np.int64), topic_of[first], lo, hi, feasible)
 
 
-def _costs(gain: np.ndarray, size: np.ndarray, flow: int, nodes: int) -> np.ndarray | None:
-    """Integer costs (negative: the solver minimises) ranking kept replicas first, then bytes."""
+def _costs(gain: np.ndarray, size: np.ndarray, fines: np.ndarray, flow: int, nodes: int) -> np.ndarray | None:
+    """Integer costs (negative: the solver minimises) ranking kept replicas first, then bytes and
+    fines. A unit of flow crosses at most one column with a size term or a fine, so together they
+    stay below ``QUANTA * flow``, less than one kept replica."""
     biggest = int(size.max(initial=0)) or 1
     quanta = np.rint(size / biggest * QUANTA).astype(np.int64)
     worth = QUANTA * (flow + 1)
     if int(gain.max(initial=0)) * worth * (nodes + 1) >= _COST_LIMIT:
         return None
-    costs: np.ndarray = -(gain * worth + quanta)
+    costs: np.ndarray = -(gain * worth + quanta) + fines * QUANTA
     return costs

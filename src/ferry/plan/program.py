@@ -38,6 +38,7 @@ import numpy as np
 
 from ferry.plan.columns import Columns
 from ferry.plan.flow import BROKER, RACK, TOPIC
+from ferry.plan.pools import Pools, holders, pool_rows, split
 from ferry.plan.racks import RackLayout
 from ferry.plan.room import rack_room_row
 from ferry.plan.shrink import Group, realise
@@ -56,9 +57,18 @@ class Program(Columns):
         room_rows: set[tuple[int, int]] | None = None,
         outside: Outside | None = None,
         scale: float | None = None,
+        pool: bool = False,
     ) -> None:
         super().__init__()
         self.voluntary = voluntary
+        self.pool = pool
+        """Pool the idle brokers of topics whose kept replicas follow from their extras
+        (:mod:`ferry.plan.pools`); see :attr:`unsplit`."""
+        self.pools = Pools.empty(len(demands))
+        self.unsplit = False
+        """The pooled optimum could not be split over brokers: :meth:`solve` answered ``None``, and
+        the program must be solved again without pools."""
+        self._pooling = False
         self.outside = outside or Outside.none(len(layout.brokers))
         self.room_rows = room_rows
         """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""
@@ -79,6 +89,8 @@ class Program(Columns):
         self.scale = scale if scale is not None else size_scale(layout, demands)
 
     def solve(self, setting: Setting) -> Balance | None:
+        # Pools feed the broker band rows: without them there is nothing to pool for.
+        self._pooling = self.pool and setting.slack is not None
         for t, d in enumerate(self.demands):
             self._topic(t, d)
         if setting.slack is not None:
@@ -93,6 +105,12 @@ class Program(Columns):
         if solution is None:
             return None
         self.solution = solution
+        if self.pools.into:
+            found = split(self.layout, self.extra_at, self.pools, solution)
+            if found is None:
+                self.unsplit = True
+                return None
+            self.pools.split = found
         return self._read(solution)
 
     def _extras(self, t: int, d: TopicDemand) -> dict[int, int]:
@@ -101,6 +119,9 @@ class Program(Columns):
         mine: dict[int, int] = {}
         if d.quota.extras > 0:
             at = d.quota.extra_positions(layout)
+            idle: dict[int, int] = {}
+            if self._pooling and not d.single_replica and self._implied(t, d):
+                at, idle = holders(layout, d)
             # In bulk: a cluster of 10,000 topics x 200 brokers has two million of these columns.
             first = len(self.upper)
             mine = {i: first + j for j, i in enumerate(at)}
@@ -108,13 +129,28 @@ class Program(Columns):
             self.gain.extend([0] * len(at))
             self.size.extend([d.shed[i] for i in at])
             self.extra_at[t].extend(mine.items())
-            self.row([(c, 1.0) for c in mine.values()], d.quota.extras, d.quota.extras, TOPIC)
+            pooled = self.pools.at[t] = {k: self._pooled(n) for k, n in idle.items()}
+            everyone = [*mine.values(), *(c for cols in pooled.values() for c in cols)]
+            self.row([(c, 1.0) for c in everyone], d.quota.extras, d.quota.extras, TOPIC)
             for k, members in enumerate(layout.members):
                 cols = [mine[layout.position[b]] for b in members if layout.position[b] in mine]
                 lo_k, hi_k = d.quota.rack_extras[k]
-                if cols and (lo_k > 0 or hi_k < len(cols)):
+                brokers = len(cols) + idle.get(k, 0)
+                cols.extend(pooled.get(k, ()))
+                if cols and (lo_k > 0 or hi_k < brokers):
                     self.row([(c, 1.0) for c in cols], lo_k, hi_k, RACK)
         return mine
+
+    def _pooled(self, idle: int) -> list[int]:
+        """``y[t, rack]`` over ``idle`` brokers: a first unit, and the rest at a penalty each, so the
+        optimum spreads pooled extras over many topics where it can: a broker takes at most one of
+        each topic's (:func:`ferry.plan.pools.split`)."""
+        first = self.column(1)
+        if idle == 1:
+            return [first]
+        rest = self.column(idle - 1)
+        self.penalty[rest] = 1
+        return [first, rest]
 
     def _topic(self, t: int, d: TopicDemand) -> None:
         layout = self.layout
@@ -139,7 +175,7 @@ class Program(Columns):
                 terms.append((mine[i], -1.0))
             self.row(terms, -np.inf, base)
         for k, cols in in_rack.items():
-            self._rack_capacity(d, k, cols, mine, free_cols)
+            self._rack_capacity(d, k, cols, mine, free_cols, self.pools.at[t].get(k, []))
         if d.rack_room:
             for k in range(len(layout.members)):
                 if self._wants_room(t, k):
@@ -210,10 +246,12 @@ class Program(Columns):
         pinned_cols: list[int],
         mine: Mapping[int, int],
         free_cols: Mapping[int, int],
+        pooled: list[int],
     ) -> None:
         """A rack's quota must hold what stays in it plus what its lower bounds still ask for."""
         floor = d.rack_floor[k] if d.rack_floor else 0
         terms = [(c, 1.0) for c in pinned_cols]
+        terms += [(c, -1.0) for c in pooled]
         room = -floor
         for b in self.layout.members[k]:
             i = self.layout.position[b]
@@ -304,18 +342,24 @@ class Program(Columns):
     def _brokers(self, band: list[tuple[int, int]], slack: int) -> None:
         n = len(self.layout.brokers)
         base_load = (np.asarray(self.outside.load, dtype=np.int64) + base_loads(n, self.demands)).tolist()
+        by_broker = self._extras_by_broker()
+        pool_rows(self, self.layout, self.pools, by_broker)
+        for i in sorted(by_broker):
+            lo_b, hi_b = band[i]
+            terms = [(c, 1.0) for c in by_broker[i]]
+            self.row(terms, lo_b - base_load[i] - slack, hi_b - base_load[i] + slack, BROKER)
+
+    def _extras_by_broker(self) -> dict[int, list[int]]:
+        """Per broker position, the columns of the extras it may take."""
         pairs = [pair for at in self.extra_at for pair in at]
         if not pairs:
-            return
+            return {}
         at, cols = np.array(pairs, dtype=np.int64).T
         order = np.argsort(at, kind="stable")
         at, cols = at[order], cols[order]
         starts = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
-        for start, end in zip(starts.tolist(), [*starts[1:].tolist(), len(at)], strict=True):
-            i = int(at[start])
-            lo_b, hi_b = band[i]
-            terms = [(c, 1.0) for c in cols[start:end].tolist()]
-            self.row(terms, lo_b - base_load[i] - slack, hi_b - base_load[i] + slack, BROKER)
+        ends = [*starts[1:].tolist(), len(at)]
+        return {int(at[a]): cols[a:b].tolist() for a, b in zip(starts.tolist(), ends, strict=True)}
 
     def _leaders(self, low: int, extra: int) -> None:
         """A single-replica partition is led by its replica, so single-replica partitions must fit
@@ -341,6 +385,8 @@ class Program(Columns):
             quota = list(d.quota.base)
             for i, c in self.extra_at[t]:
                 quota[i] += chosen[c]
+            for i in self.pools.split[t] if self.pools.into else ():
+                quota[i] += 1
             quotas.append(tuple(quota))
         kept = [
             self.constant[t] + int(x[np.asarray(cols, dtype=np.int64)].sum())

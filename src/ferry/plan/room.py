@@ -83,6 +83,8 @@ def _free_room(program: Program, t: int, d: TopicDemand) -> tuple[list[float], l
         if at:
             where, col = zip(*at, strict=True)
             target[list(where)] = x[list(col)]
+    if program.pools.into:
+        extra[program.pools.split[t]] = 1  # pooled extras land on brokers holding nothing of t
     implied = program.implied_at[t]
     kept[implied] = np.minimum(free[implied], base[implied] + extra[implied])
     racks = len(program.layout.members)

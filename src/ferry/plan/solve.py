@@ -3,7 +3,7 @@ else HiGHS through scipy's ``milp``, its linear relaxation first where that is m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,12 +32,14 @@ def optimum(
     size: Sequence[int],
     scale: float,
     relax_first: bool,
+    penalty: Mapping[int, int] | None = None,
 ) -> np.ndarray | None:
     """An optimal integer solution, or ``None`` when there is none.
 
     The program is given as its sparse rows (``rows``, ``cols``, ``vals``, each row's ``lows`` and
     ``highs`` and :mod:`ferry.plan.flow` kind), its columns' ``upper`` bounds, and the objective:
-    ``gain`` kept replicas plus ``size`` bytes times ``scale``.
+    ``gain`` kept replicas plus ``size`` bytes times ``scale``, less a penalty per unit of the
+    ``penalty`` columns, which breaks ties like the size term (below one kept replica in total).
 
     A program of extras alone (a plain rebalance) is a network: min-cost flow solves it
     (:mod:`ferry.plan.flow`). Otherwise, without rack-room rows (``relax_first``), its linear
@@ -56,14 +58,18 @@ def optimum(
         shape=(len(lows), n),
     ).tocsr()
     gains, sizes = np.array(gain, dtype=np.int64), np.array(size, dtype=np.int64)
-    low_array, high_array = np.array(lows), np.array(highs)
-    network = Transport.of(matrix, list(kinds), low_array, high_array, np.array(upper))
+    low_array, high_array, uppers = np.array(lows), np.array(highs), np.array(upper)
+    fines = np.zeros(n, dtype=np.int64)
+    if penalty:
+        fines[np.fromiter(penalty, dtype=np.int64)] = np.fromiter(penalty.values(), dtype=np.int64)
+    network = Transport.of(matrix, list(kinds), low_array, high_array, uppers)
     if network is not None:
-        flows = network.solve(gains, sizes)
+        flows = network.solve(gains, sizes, fines)
         if not isinstance(flows, Unsolved):
             return flows
-    objective = -(gains + sizes * scale)
-    return _highs(matrix, low_array, high_array, np.array(upper), objective, relax_first=relax_first)
+    # Sizes stay below 0.5 in total (:func:`ferry.plan.terms.size_scale`), penalties below 0.25.
+    objective = -(gains + sizes * scale) + fines * (0.25 / (float(fines @ uppers) + 1.0))
+    return _highs(matrix, low_array, high_array, uppers, objective, relax_first=relax_first)
 
 
 def _highs(

@@ -120,10 +120,10 @@ def _phases(snapshot: ClusterSnapshot, goal: Goal) -> tuple[int, int]:
 
 WIDE = {"brokers": 30, "racks": 5, "topics": 20, "partitions": 3, "rf": 3, "occupied": 25}
 """Five brokers added to 25 in five racks, topics of three partitions: wide enough that a topic's
-quotas admit fewer kept replicas than the program's rack-room rows count (seeds 0-5: five of six)."""
+quotas admit fewer kept replicas than the program's rack-room rows count (seeds 0-5: four of six)."""
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1, 3])
 def test_placement_reaches_the_bound_where_the_rack_room_rows_were_loose(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,0 +1,133 @@
+"""Pooled extras: the brokers that hold nothing of a topic, one column per rack in the balance program.
+
+On a wide cluster of small topics (10 partitions, 30 replicas over 200 brokers in 10 racks) each
+topic's extras may go to any of 200 brokers, but only the few that hold one of its replicas differ
+in the program: a kept replica rides on their extra. The others of one rack are alike for a topic
+whose kept replicas follow from its extras (:meth:`ferry.plan.program.Program._implied`): no gain,
+no size term, the same topic and rack rows. So such a topic gets one integer column ``y[t, rack]``
+(up to the rack's idle brokers) for them instead of one ``x[t, b]`` per broker, and each broker's
+band row takes from its rack's pool through ``z[rack, b]``; a pool row says that what the rack's
+topics pooled is what its brokers take. At 100,000 topics on 200 brokers that is about 40 columns
+a topic instead of 200.
+
+Every solution of the full program gives one of the pooled program with the same objective, so the
+pooled optimum keeps at least as many replicas; and any split of each ``y[t, rack]`` over distinct
+idle brokers of the topic that gives each broker its ``z[rack, b]`` meets every row of the full
+program. :func:`split` finds one by a flow per rack (topics to their idle brokers, one each); where
+none exists it says so, and the caller solves the full program instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import compress
+
+import numpy as np
+
+from ferry.plan.columns import Columns
+from ferry.plan.flow import POOL
+from ferry.plan.racks import RackLayout
+from ferry.plan.terms import TopicDemand
+
+
+@dataclass
+class Pools:
+    """Where the pooled columns of a program are, and the split of its solution."""
+
+    at: list[dict[int, list[int]]]
+    """Per topic, rack -> its ``y`` columns (they add up)."""
+    into: dict[int, dict[int, int]] = field(default_factory=dict)
+    """Per rack with a pool, broker position -> its ``z`` column."""
+    split: list[list[int]] = field(default_factory=list)
+    """Per topic, the idle broker positions its pooled extras went to (once solved)."""
+
+    @classmethod
+    def empty(cls, topics: int) -> Pools:
+        return cls([{} for _ in range(topics)], {}, [[] for _ in range(topics)])
+
+
+def holders(layout: RackLayout, d: TopicDemand) -> tuple[list[int], dict[int, int]]:
+    """The positions open to the topic's extras (:meth:`~ferry.plan.quotas.TopicQuota.extra_positions`)
+    that hold a replica of it, and per open rack how many of its brokers hold none."""
+    sizes = layout.sizes
+    idle = {k: sizes[k] for k, (_, hi) in enumerate(d.quota.rack_extras) if hi > 0}
+    held = [i for i in compress(range(len(layout.brokers)), d.held) if layout.rack_at[i] in idle]
+    for i in held:
+        idle[layout.rack_at[i]] -= 1
+    return held, {k: m for k, m in idle.items() if m > 0}
+
+
+def pool_rows(program: Columns, layout: RackLayout, pools: Pools, by_broker: dict[int, list[int]]) -> None:
+    """Per rack with pooled extras, ``z[rack, b]`` into each of its brokers' band rows (``by_broker``:
+    per broker position, the columns of its row), and the pool row: what the rack's topics pooled is
+    what its brokers take."""
+    pooled: dict[int, list[int]] = {}
+    for at in pools.at:
+        for k, cols in at.items():
+            pooled.setdefault(k, []).extend(cols)
+    for k, ys in sorted(pooled.items()):
+        most = sum(program.upper[c] for c in ys)
+        into = pools.into[k] = {}
+        for b in layout.members[k]:
+            i = layout.position[b]
+            into[i] = program.column(most)
+            by_broker.setdefault(i, []).append(into[i])
+        program.row([*((c, 1.0) for c in ys), *((z, -1.0) for z in into.values())], 0, 0, POOL)
+
+
+def split(
+    layout: RackLayout,
+    extra_at: Sequence[Sequence[tuple[int, int]]],
+    pools: Pools,
+    solution: np.ndarray,
+) -> list[list[int]] | None:
+    """Per topic, the idle brokers that take its pooled extras (module docstring); ``None`` if some
+    rack's pool cannot be split."""
+    out: list[list[int]] = [[] for _ in pools.at]
+    for k, into in pools.into.items():
+        if not _split_rack(layout, k, extra_at, pools, into, solution, out):
+            return None
+    return out
+
+
+def _split_rack(
+    layout: RackLayout,
+    k: int,
+    extra_at: Sequence[Sequence[tuple[int, int]]],
+    pools: Pools,
+    into: dict[int, int],
+    solution: np.ndarray,
+    out: list[list[int]],
+) -> bool:
+    """Split rack ``k``'s pool: topics to their idle brokers of the rack by a flow; into ``out``."""
+    from ortools.graph.python import min_cost_flow
+
+    taken = [(t, round(sum(solution[c] for c in cols[k]))) for t, cols in enumerate(pools.at) if k in cols]
+    taken = [(t, y) for t, y in taken if y > 0]
+    if not taken:
+        return True
+    members = np.array(sorted(into), dtype=np.int64)
+    wants = np.rint(solution[[into[i] for i in members.tolist()]]).astype(np.int64)
+    topics = np.array([t for t, _ in taken], dtype=np.int64)
+    n, m = len(topics), len(members)
+    tails, heads = np.repeat(np.arange(n), m), np.tile(np.arange(m), n)
+    brokers = len(layout.brokers)
+    holding = np.array(
+        [t * brokers + i for t in topics.tolist() for i, _ in extra_at[t] if layout.rack_at[i] == k],
+        dtype=np.int64,
+    )
+    idle = ~np.isin(topics[tails] * brokers + members[heads], holding)
+    tails, heads = tails[idle], heads[idle]
+    flow = min_cost_flow.SimpleMinCostFlow()
+    arcs = flow.add_arcs_with_capacity_and_unit_cost(
+        tails, heads + n, np.ones(len(tails), dtype=np.int64), np.zeros(len(tails), dtype=np.int64)
+    )
+    supply = np.concatenate([np.array([y for _, y in taken], dtype=np.int64), -wants])
+    flow.set_nodes_supplies(np.arange(n + m), supply)
+    if supply.sum() != 0 or flow.solve() != flow.OPTIMAL:
+        return False
+    used = flow.flows(arcs) > 0
+    for a, b in zip(tails[used].tolist(), heads[used].tolist(), strict=True):
+        out[int(topics[a])].append(int(members[b]))
+    return True
