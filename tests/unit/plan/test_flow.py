@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array, csr_array
 
-from ferry.plan.flow import BROKER, OTHER, RACK, TOPIC, Transport
+from ferry.plan.flow import BROKER, OTHER, POOL, RACK, TOPIC, Transport
 
 
 class Rows:
@@ -144,3 +144,31 @@ def transport_of(rows: Rows) -> Transport:
     network = transport(rows)
     assert network is not None
     return network
+
+
+def test_a_pool_row_passes_pooled_extras_on_to_its_brokers() -> None:
+    # One topic hands out two extras: column 0 on broker A (keeps a replica), column 1 into the
+    # rack's pool; the pool passes on to A (column 2) and B (column 3). A takes at most one, B one.
+    rows = Rows(4)
+    rows.add([0, 1], 2, 2, TOPIC)
+    rows.entries += [(1, 1), (1, 2), (1, 3)]
+    rows.lows.append(0)
+    rows.highs.append(0)
+    rows.kinds.append(POOL)
+    rows.add([0, 2], 0, 1, BROKER)
+    rows.add([3], 1, 1, BROKER)
+    matrix = rows.matrix().tolil()
+    matrix[1, 2] = matrix[1, 3] = -1.0  # what leaves the pool
+    lows, highs = np.array(rows.lows), np.array(rows.highs)
+    network = Transport.of(matrix.tocsr(), rows.kinds, lows, highs, np.array([1, 2, 2, 2]))
+    assert network is not None
+    flows = network.solve(np.array([1, 0, 0, 0]), np.zeros(4, dtype=np.int64))
+    assert isinstance(flows, np.ndarray)
+    assert flows.tolist() == [1.0, 1.0, 0.0, 1.0]
+
+
+def test_a_pool_row_that_does_not_conserve_is_not_a_network() -> None:
+    rows = Rows(2)
+    rows.add([0, 1], 1, 1, TOPIC)
+    rows.add([1], 0, 1, POOL)
+    assert transport(rows) is None

@@ -1,0 +1,100 @@
+"""Pooled extras (ferry.plan.pools): the pooled program keeps as many replicas as the full one, and
+its split meets every row of the full program."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.clusters import generated
+
+from ferry.model import ClusterSnapshot, Goal
+from ferry.plan.balance import broker_band
+from ferry.plan.planner import in_scope, prepare_topic, target_brokers
+from ferry.plan.pools import Pools, split
+from ferry.plan.program import Program
+from ferry.plan.racks import RackLayout
+from ferry.plan.racktotals import retarget
+from ferry.plan.terms import Setting, TopicDemand
+
+
+@st.composite
+def wide(draw: st.DrawFn) -> tuple[ClusterSnapshot, Goal]:
+    """Small topics on many brokers (most brokers hold nothing of a topic), new brokers added or
+    the replication factor changed, racks of unequal size included."""
+    brokers = draw(st.integers(6, 30))
+    rf = draw(st.integers(1, 3))
+    snapshot = generated(
+        brokers=brokers,
+        racks=draw(st.integers(1, 5)),
+        topics=draw(st.integers(2, 25)),
+        partitions=draw(st.integers(1, 6)),
+        rf=rf,
+        seed=draw(st.integers(0, 2**16)),
+        occupied=brokers - draw(st.integers(0, brokers // 3)),
+    )
+    kind = draw(st.sampled_from(["rebalance", "rebalance", "down", "up"]))
+    factors = {"down": max(1, rf - 1), "up": rf + 1}
+    if kind in factors:
+        return snapshot, Goal(replication_factors={t: factors[kind] for t in snapshot.topics})
+    return snapshot, Goal()
+
+
+def _posed(snapshot: ClusterSnapshot, goal: Goal) -> tuple[RackLayout, list[TopicDemand]]:
+    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
+    demands = [prepare_topic(parts, goal, layout)[1] for parts in in_scope(snapshot, goal)]
+    return layout, retarget(layout, demands)
+
+
+# 400 examples: about a quarter pool (the others have partitions pinned by the rack rule, or no
+# band), and about one in ten of those cannot be split (the caller solves the full program).
+@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(wide(), st.sampled_from([0, 1]))
+def test_pooling_keeps_the_optimum_and_its_split_meets_every_row(
+    case: tuple[ClusterSnapshot, Goal], slack: int
+) -> None:
+    layout, demands = _posed(*case)
+    band = broker_band(layout, demands)
+    setting = Setting(band, slack, None, False)
+    full = Program(layout, demands, room_rows=set()).solve(setting)
+    pooled_program = Program(layout, demands, room_rows=set(), pool=True)
+    pooled = pooled_program.solve(setting)
+    if pooled_program.unsplit:
+        return  # the caller solves the full program then
+    assert (full is None) == (pooled is None)
+    if full is None or pooled is None:
+        return
+    assert sum(pooled.kept) == sum(full.kept)
+    loads = np.sum(np.array(pooled.quotas, dtype=np.int64), axis=0)
+    for i, (lo, hi) in enumerate(band):
+        assert lo - slack <= loads[i] <= hi + slack
+    for d, quota in zip(demands, pooled.quotas, strict=True):
+        extra = [q - b for q, b in zip(quota, d.quota.base, strict=True)]
+        assert set(extra) <= {0, 1}
+        assert sum(extra) == d.quota.extras
+        for k, (lo, hi) in enumerate(d.quota.rack_extras):
+            assert lo <= sum(extra[layout.position[b]] for b in layout.members[k]) <= hi
+
+
+def _one_rack() -> tuple[RackLayout, Pools]:
+    """Three brokers in one rack; topic 0 pools two extras (column 0), the brokers take theirs
+    through columns 1-3."""
+    layout = RackLayout.of({0: "r", 1: "r", 2: "r"}, [0, 1, 2])
+    return layout, Pools([{0: [0]}], {0: {0: 1, 1: 2, 2: 3}}, [[]])
+
+
+def test_a_pool_splits_over_distinct_brokers() -> None:
+    layout, pools = _one_rack()
+    assert split(layout, [[]], pools, np.array([2.0, 1.0, 0.0, 1.0])) == [[0, 2]]
+
+
+def test_a_broker_never_takes_two_extras_of_one_topic() -> None:
+    layout, pools = _one_rack()
+    assert split(layout, [[]], pools, np.array([2.0, 2.0, 0.0, 0.0])) is None
+
+
+def test_a_broker_holding_the_topic_takes_none_of_its_pool() -> None:
+    layout, pools = _one_rack()
+    # Broker 0 holds a replica of the topic (its own column 4), so only 1 and 2 are idle.
+    assert split(layout, [[(0, 4)]], pools, np.array([1.0, 1.0, 0.0, 0.0, 1.0])) is None
+    assert split(layout, [[(0, 4)]], pools, np.array([1.0, 0.0, 1.0, 0.0, 1.0])) == [[1]]
