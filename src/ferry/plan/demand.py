@@ -59,7 +59,7 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
         shape = (slot.rf, slot.state.replication_factor, tuple(counts))
         profile = profiles.get(shape)
         if profile is None:
-            profile = profiles[shape] = _profile(shape, slot.replicas, layout, mode, mixed)
+            profile = profiles[shape] = _profile(shape, layout, mode, mixed)
         if profile.pinned:
             pinned.append(_pinned(index, slot.replicas, slot.rf, slot.state, layout, mode))
             sizes.append(slot.state.size)
@@ -135,14 +135,23 @@ def _rack_room(
     return tuple(out)
 
 
-def _profile(shape: Shape, replicas: list[int], layout: RackLayout, mode: RackMode, mixed: bool) -> Profile:
+def _profile(shape: Shape, layout: RackLayout, mode: RackMode, mixed: bool) -> Profile:
+    """What a shape contributes, once per layout (:attr:`RackLayout.memo`)."""
+    key = ("profile", shape, mode, mixed)
+    found: Profile | None = layout.memo.get(key)
+    if found is None:
+        found = layout.memo[key] = _classify(shape, layout, mode, mixed)
+    return found
+
+
+def _classify(shape: Shape, layout: RackLayout, mode: RackMode, mixed: bool) -> Profile:
     rf, current_rf, counts = shape
-    if is_pinned(rf, current_rf, replicas, layout, mode, mixed=mixed):
+    if is_pinned(rf, current_rf, counts, layout, mode, mixed=mixed):
         return Profile(True, (), (), ())
     if mode is not RackMode.STRICT:
         return Profile(False, (), (), ())
     bounds = layout.bounds(rf)
-    open_slots = rf - len(replicas)
+    open_slots = rf - sum(counts)
     opened = tuple(
         min(open_slots, max(0, hi - c)) if open_slots > 0 else 0
         for c, (_, hi) in zip(counts, bounds, strict=True)

@@ -12,7 +12,7 @@ smallest replicas go (:func:`over_quota_drops`), so the fewest bytes move.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ferry.model.goal import RackMode
 from ferry.plan.racks import RackLayout
@@ -20,22 +20,22 @@ from ferry.plan.topic import Slot, TopicWork
 
 
 def is_pinned(
-    rf: int, current_rf: int, replicas: list[int], layout: RackLayout, mode: RackMode, *, mixed: bool
+    rf: int, current_rf: int, counts: Sequence[int], layout: RackLayout, mode: RackMode, *, mixed: bool
 ) -> bool:
-    """Whether the balance pass must decide replica by replica which of a partition's ``replicas``
-    stay (``rf``: planned replication factor; ``current_rf``: the one it has).
+    """Whether the balance pass must decide replica by replica which of a partition's replicas stay
+    (``rf``: planned replication factor; ``current_rf``: the one it has; ``counts``: its replicas on
+    target brokers per rack).
 
     That is when keeping them all could break the replication factor or the rack rule, or when a rack
     with a lower bound holds more than it: then which replicas stay decides where new ones must go.
     In a topic whose partitions differ in replication factor (``mixed``), every partition with a
     rack lower bound is pinned, so the per-rack accounting of the balance pass stays uniform.
     """
-    if len(replicas) > rf or rf < current_rf:
+    if sum(counts) > rf or rf < current_rf:
         return True
     if mode is RackMode.EVEN:
         return False
     bounds = layout.bounds(rf)
-    counts = layout.counts(replicas)
     if any(lo > 0 for lo, _ in bounds) and mixed:
         return True
     # Below a lower bound is fine: the rack's floor already counts the replica it is owed.

@@ -33,6 +33,7 @@ held fixed outside the program (:class:`Outside`) still count in the broker and 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import compress
 
 import numpy as np
 
@@ -118,10 +119,11 @@ class Program(Columns):
         layout = self.layout
         mine: dict[int, int] = {}
         if d.quota.extras > 0:
-            at = d.quota.extra_positions(layout)
             idle: dict[int, int] = {}
             if self._pooling and not d.single_replica and self._implied(t, d):
                 at, idle = holders(layout, d)
+            else:
+                at = d.quota.extra_positions(layout)
             # In bulk: a cluster of 10,000 topics x 200 brokers has two million of these columns.
             first = len(self.upper)
             mine = {i: first + j for j, i in enumerate(at)}
@@ -132,9 +134,11 @@ class Program(Columns):
             pooled = self.pools.at[t] = {k: self._pooled(n) for k, n in idle.items()}
             everyone = [*mine.values(), *(c for cols in pooled.values() for c in cols)]
             self.row([(c, 1.0) for c in everyone], d.quota.extras, d.quota.extras, TOPIC)
-            for k, members in enumerate(layout.members):
-                cols = [mine[layout.position[b]] for b in members if layout.position[b] in mine]
-                lo_k, hi_k = d.quota.rack_extras[k]
+            by_rack: dict[int, list[int]] = {}
+            for i, c in mine.items():
+                by_rack.setdefault(layout.rack_at[i], []).append(c)
+            for k, (lo_k, hi_k) in enumerate(d.quota.rack_extras):
+                cols = by_rack.get(k, [])
                 brokers = len(cols) + idle.get(k, 0)
                 cols.extend(pooled.get(k, ()))
                 if cols and (lo_k > 0 or hi_k < brokers):
@@ -159,7 +163,9 @@ class Program(Columns):
         self._shrinking(t, d, on_broker, in_rack, kept_in_rack, room_cols)
         free_cols: dict[int, int] = {}
         implied = self._implied(t, d)
-        for i, base in enumerate(d.quota.base):
+        # A broker holding nothing of the topic keeps nothing of it: only holders need a look.
+        for i in compress(range(len(d.held)), d.held):
+            base = d.quota.base[i]
             if d.held[i] <= base and not (self.voluntary and d.rack_room and d.free[i]):
                 # Cannot exceed its quota: everything it holds of free partitions stays.
                 self.constant[t] += d.free[i]

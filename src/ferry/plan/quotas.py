@@ -14,6 +14,7 @@ the rack rule allows, and brokers within one rack still differ by at most one.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,7 +53,16 @@ class TopicQuota:
 
 
 def topic_quota(layout: RackLayout, rfs: Sequence[int], mode: RackMode) -> TopicQuota:
-    """Water-fill a topic whose partitions have replication factors ``rfs`` over ``layout``."""
+    """Water-fill a topic whose partitions have replication factors ``rfs`` over ``layout``; once
+    per layout and mix of factors (:attr:`RackLayout.memo`), which is all the quota depends on."""
+    key = ("quota", mode, tuple(sorted(Counter(rfs).items())))
+    found: TopicQuota | None = layout.memo.get(key)
+    if found is None:
+        found = layout.memo[key] = _water_fill(layout, rfs, mode)
+    return found
+
+
+def _water_fill(layout: RackLayout, rfs: Sequence[int], mode: RackMode) -> TopicQuota:
     total = sum(rfs)
     sizes = layout.sizes
     partitions = len(rfs)

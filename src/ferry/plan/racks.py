@@ -13,9 +13,10 @@ allow. The lower bounds always sum to less than ``r`` because ``c`` is minimal.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 RackBounds = tuple[tuple[int, int], ...]
 """Per rack index: (lower, upper) replicas of one partition."""
@@ -34,6 +35,9 @@ class RackLayout:
     rack_at: tuple[int, ...]
     """Rack index of each broker position (``brokers`` order)."""
     _bounds: dict[int, RackBounds] = field(default_factory=dict, compare=False, repr=False)
+    memo: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Values that depend on the layout and a small key alone, computed once per layout: a cluster of
+    100,000 topics has a handful of distinct partition shapes and topic factor mixes."""
 
     @classmethod
     def of(cls, racks: Mapping[int, str | None], targets: Iterable[int]) -> RackLayout:

@@ -6,10 +6,12 @@ solution breaks."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import compress
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ferry.plan.racks import RackLayout
 from ferry.plan.terms import TopicDemand
 
 if TYPE_CHECKING:
@@ -73,25 +75,40 @@ def room_violations(program: Program) -> set[tuple[int, int]]:
 
 
 def _free_room(program: Program, t: int, d: TopicDemand) -> tuple[list[float], list[float]]:
-    """Per rack: replicas it must receive, and open slots with room in it, from free partitions."""
-    x = program.solution
-    free = np.asarray(d.free, dtype=np.float64)
-    base = np.asarray(d.quota.base, dtype=np.float64)
-    extra = np.zeros(len(free))
-    kept = free.copy()  # without a column: everything it holds of free partitions stays
-    for at, target in ((program.extra_at[t], extra), (program.free_at[t], kept)):
-        if at:
-            where, col = zip(*at, strict=True)
-            target[list(where)] = x[list(col)]
+    """Per rack: replicas it must receive, and open slots with room in it, from free partitions.
+
+    Brokers holding nothing of the topic keep and drop nothing, so only holders and the brokers
+    taking an extra are looked at: a small topic touches few of many brokers."""
+    x, layout, free = program.solution, program.layout, d.free
+    rack_at, base = layout.rack_at, d.quota.base
+    need = list(_base_by_rack(layout, d.quota.base))
+    extra = {i: float(x[c]) for i, c in program.extra_at[t]}
     if program.pools.into:
-        extra[program.pools.split[t]] = 1  # pooled extras land on brokers holding nothing of t
-    implied = program.implied_at[t]
-    kept[implied] = np.minimum(free[implied], base[implied] + extra[implied])
-    racks = len(program.layout.members)
-    need = np.bincount(program.rack_index, weights=base + extra - kept, minlength=racks)
-    room = np.minimum(np.asarray(d.rack_room, dtype=np.float64), (free - kept)[:, None]).sum(axis=0)
-    avail = np.asarray(d.rack_open, dtype=np.float64) + room
-    return need.tolist(), avail.tolist()
+        extra.update(dict.fromkeys(program.pools.split[t], 1.0))  # pooled: brokers holding nothing
+    for i, v in extra.items():
+        need[rack_at[i]] += v
+    # Without a column, everything a broker holds of free partitions stays.
+    kept = {i: float(free[i]) for i in compress(range(len(free)), free)}
+    kept.update((i, float(x[c])) for i, c in program.free_at[t])
+    kept.update((i, min(free[i], base[i] + extra.get(i, 0.0))) for i in program.implied_at[t])
+    avail = [float(n) for n in d.rack_open]
+    for i, k_i in kept.items():
+        need[rack_at[i]] -= k_i
+        drops = free[i] - k_i
+        if drops > 0:
+            avail = [a + min(r, drops) for a, r in zip(avail, d.rack_room[i], strict=True)]
+    return need, avail
+
+
+def _base_by_rack(layout: RackLayout, base: tuple[int, ...]) -> list[float]:
+    """Per rack, the base quotas of its brokers summed (once per distinct base: topics share them)."""
+    key = ("base by rack", base)
+    found: list[float] | None = layout.memo.get(key)
+    if found is None:
+        found = layout.memo[key] = [0.0] * len(layout.members)
+        for i, n in enumerate(base):
+            found[layout.rack_at[i]] += n
+    return list(found)
 
 
 def _group_room(program: Program, t: int, d: TopicDemand, need: list[float], avail: list[float]) -> None:

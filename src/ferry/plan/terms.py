@@ -135,12 +135,12 @@ class Outside:
     @classmethod
     def of(cls, brokers: int, demands: Sequence[TopicDemand], quotas: Sequence[Sequence[int]]) -> Outside:
         """What every topic takes with the given per-topic quotas (layout order)."""
-        load, single = [0] * brokers, [0] * brokers
-        for d, quota in zip(demands, quotas, strict=True):
-            for i, q in enumerate(quota):
-                load[i] += q
-                single[i] += q if d.single_replica else 0
-        return cls(tuple(load), tuple(single))
+        if not demands:
+            return cls.none(brokers)
+        table = np.array(quotas, dtype=np.int64).reshape(len(demands), brokers)
+        singles = np.array([d.single_replica for d in demands], dtype=bool)
+        load, single = table.sum(axis=0), table[singles].sum(axis=0)
+        return cls(tuple(load.tolist()), tuple(single.tolist()))
 
     def shifted(self, quota: Sequence[int], *, single: bool, sign: int) -> Outside:
         """With one topic's ``quota`` added (``sign`` 1) or taken out (``sign`` -1)."""
