@@ -98,6 +98,7 @@ def write_cluster(folder: Path, partitions: int, per_topic: int, seed: int) -> N
             "leader": pa.array(replicas[:, 0]),
             "isr": lists,
             "size_bytes": pa.array(rng.integers(10**6, 10**10, partitions, dtype=np.int64)),
+            "replica_sizes": pa.nulls(partitions, pa.list_(pa.int64())),  # unmeasured: size_bytes
         },
         schema=PARTITIONS_SCHEMA,
     )

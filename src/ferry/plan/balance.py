@@ -107,7 +107,7 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
     while True:
         program = Program(layout, demands, voluntary=setting.voluntary, room_rows=rows, pool=True)
         solved = program.solve(setting)
-        if program.unsplit:
+        if program.unpooled:
             program = Program(layout, demands, voluntary=setting.voluntary, room_rows=rows)
             solved = program.solve(setting)
         if solved is None:

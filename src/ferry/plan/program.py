@@ -66,9 +66,14 @@ class Program(Columns):
         """Pool the idle brokers of topics whose kept replicas follow from their extras
         (:mod:`ferry.plan.pools`); see :attr:`unsplit`."""
         self.pools = Pools.empty(len(demands))
-        self.unsplit = False
-        """The pooled optimum could not be split over brokers: :meth:`solve` answered ``None``, and
-        the program must be solved again without pools."""
+        self.unpooled = False
+        """The pooled optimum could not be split over brokers, or broke a rack row left out
+        (:attr:`loose`): :meth:`solve` answered ``None``, and the program must be solved again
+        without pools."""
+        self.loose: list[tuple[list[int], int]] = []
+        """Rack rows of pooled topics left out, as (columns, most extras): an upper bound alone,
+        of 10 partitions' one replica per rack where 20 brokers could take extras, which the
+        optimum keeps without being told (checked after solving)."""
         self._pooling = False
         self.outside = outside or Outside.none(len(layout.brokers))
         self.room_rows = room_rows
@@ -108,8 +113,8 @@ class Program(Columns):
         self.solution = solution
         if self.pools.into:
             found = split(self.layout, self.extra_at, self.pools, solution)
-            if found is None:
-                self.unsplit = True
+            if found is None or any(solution[cols].sum() > most + 0.5 for cols, most in self.loose):
+                self.unpooled = True
                 return None
             self.pools.split = found
         return self._read(solution)
@@ -141,7 +146,11 @@ class Program(Columns):
                 cols = by_rack.get(k, [])
                 brokers = len(cols) + idle.get(k, 0)
                 cols.extend(pooled.get(k, ()))
-                if cols and (lo_k > 0 or hi_k < brokers):
+                if not cols or (lo_k == 0 and hi_k >= brokers):
+                    continue
+                if lo_k == 0 and idle:
+                    self.loose.append((cols, hi_k))
+                else:
                     self.row([(c, 1.0) for c in cols], lo_k, hi_k, RACK)
         return mine
 

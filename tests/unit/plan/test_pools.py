@@ -59,7 +59,7 @@ def test_pooling_keeps_the_optimum_and_its_split_meets_every_row(
     full = Program(layout, demands, room_rows=set()).solve(setting)
     pooled_program = Program(layout, demands, room_rows=set(), pool=True)
     pooled = pooled_program.solve(setting)
-    if pooled_program.unsplit:
+    if pooled_program.unpooled:
         return  # the caller solves the full program then
     assert (full is None) == (pooled is None)
     if full is None or pooled is None:

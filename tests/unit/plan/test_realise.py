@@ -120,18 +120,22 @@ def _phases(snapshot: ClusterSnapshot, goal: Goal) -> tuple[int, int]:
 
 WIDE = {"brokers": 30, "racks": 5, "topics": 20, "partitions": 3, "rf": 3, "occupied": 25}
 """Five brokers added to 25 in five racks, topics of three partitions: wide enough that a topic's
-quotas admit fewer kept replicas than the program's rack-room rows count (seeds 0-5: four of six)."""
+quotas admit fewer kept replicas than the program's rack-room rows count (on most of seeds 0-5; which
+ones depends on the optimum the solver picks among equals)."""
 
 
-@pytest.mark.parametrize("seed", [0, 1, 3])
 def test_placement_reaches_the_bound_where_the_rack_room_rows_were_loose(
-    seed: int, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    snapshot = generated(seed=seed, **WIDE)
-    moved, bound = _phases(snapshot, Goal())
-    assert moved == bound
+    snapshots = [generated(seed=seed, **WIDE) for seed in range(6)]
+    bounds = []
+    for snapshot in snapshots:
+        moved, bound = _phases(snapshot, Goal())
+        assert moved == bound
+        bounds.append(bound)
     monkeypatch.setattr(balance, "realise", lambda layout, demands, solved: solved)
-    assert _phases(snapshot, Goal())[0] > bound  # the case needs the pass
+    short = [s for s, bound in zip(snapshots, bounds, strict=True) if _phases(s, Goal())[0] > bound]
+    assert len(short) >= 2  # the cases need the pass
 
 
 def test_a_chunk_solved_again_keeps_every_brokers_total_and_keeps_at_least_as_many() -> None:
