@@ -337,6 +337,8 @@ class Program(Columns):
         return {b: int(x[self.shrink_col[t, g, b]]) for b in group.replicas}
 
     def _wants_room(self, t: int, k: int) -> bool:
+        if self.demands[t].exact:
+            return False  # the exact pass solves it partition by partition (ferry.plan.balance)
         return self.room_rows is None or (t, k) in self.room_rows
 
     def _rack_rows(self, pin: Pinned, cols: Mapping[int, int]) -> list[tuple[int, int]]:

@@ -101,4 +101,4 @@ def _cycled(items: Sequence[int], start: int, count: int) -> list[int]:
 def exact_posed(d: TopicDemand, quota: Sequence[int]) -> bool:
     """Whether the topic is one this pass handles: all partitions described, more than one
     replica each (single-replica partitions also count in the leader rows), quotas adding up."""
-    return len(d.layouts) == d.partitions > 0 and not d.single_replica and sum(quota) == sum(d.layouts.rf)
+    return d.exact and sum(quota) == sum(d.layouts.rf)

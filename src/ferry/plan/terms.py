@@ -94,6 +94,13 @@ class TopicDemand:
     """Every partition, for :mod:`ferry.plan.realise`: with strict racks, when no partition only
     sheds replicas or lowers its factor; empty otherwise."""
 
+    @property
+    def exact(self) -> bool:
+        """Whether :mod:`ferry.plan.realise` solves the topic partition by partition: every partition
+        described, more than one replica each (single-replica partitions also count in the leader
+        rows). Its rack-room rows are then left to that pass (:mod:`ferry.plan.balance`)."""
+        return len(self.layouts) == self.partitions > 0 and not self.single_replica
+
 
 @dataclass(frozen=True, slots=True)
 class Balance:
