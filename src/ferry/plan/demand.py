@@ -80,7 +80,7 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
     floor, opened = _sum_profiles(profiles, free_shapes, racks)
     return TopicDemand(
         quota,
-        tuple(work.load[b] for b in layout.brokers),
+        tuple(work.load.values()),  # in layout order (TopicWork.start)
         _by_position(layout, free, 0),
         _shed_sizes(work, layout, quota.base),
         tuple(pinned),

@@ -70,7 +70,7 @@ def apply_keeps(work: TopicWork, keeps: Mapping[int, frozenset[int]]) -> int:
         for broker in [b for b in slot.replicas if b not in keep]:
             work.drop(slot, broker)
             # the placement pass may still bring it back where the rules allow
-            slot.dropped.add(broker)
+            slot.dropped |= {broker}
             dropped += 1
     return dropped
 
@@ -90,6 +90,6 @@ def over_quota_drops(work: TopicWork, quota: Mapping[int, int]) -> int:
         holders.sort(key=lambda s: (s.state.size, s.state.current_leader == broker, s.state.tp))
         for slot in holders[:excess]:
             work.drop(slot, broker)
-            slot.dropped.add(broker)
+            slot.dropped |= {broker}
             dropped += 1
     return dropped

@@ -205,8 +205,8 @@ def _apply(work: TopicWork, node: _Node, broker: int, parent: Mapping[tuple[int,
         # ``slot`` is pushed out of ``freed`` so that the previous slot on the path can have it.
         work.drop(slot, freed)
         if freed in slot.new:
-            slot.new.discard(freed)
+            slot.new -= {freed}
         else:
-            slot.returned.discard(freed)
-            slot.dropped.add(freed)
+            slot.returned -= {freed}
+            slot.dropped |= {freed}
         node, broker = parent[id(slot), freed], freed
