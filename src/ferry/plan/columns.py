@@ -52,11 +52,14 @@ class Columns:
         self.vals.extend([val for _, val in terms])
 
     def optimum(self, scale: float, *, relax_first: bool) -> np.ndarray | None:
-        """An optimal solution (:func:`ferry.plan.solve.optimum`), ``None`` when there is none."""
+        """An optimal solution (:func:`ferry.plan.solve.optimum`), ``None`` when there is none.
+
+        The rows' entries go into a sparse matrix and are dropped here: on the driver they and the
+        matrix would otherwise both be held while the solver runs."""
+        entries = (self.rows, self.cols, self.vals)
+        self.rows, self.cols, self.vals = array("q"), array("q"), array("d")
         return optimum(
-            rows=self.rows,
-            cols=self.cols,
-            vals=self.vals,
+            entries=entries,
             lows=self.lows,
             highs=self.highs,
             kinds=self.kinds,

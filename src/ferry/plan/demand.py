@@ -78,10 +78,11 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
                     if k != own:
                         row[k] += 1
     floor, opened = _sum_profiles(profiles, free_shapes, racks)
+    held = tuple(work.load[b] for b in layout.brokers)
     return TopicDemand(
         quota,
-        tuple(work.load.values()),  # in layout order (TopicWork.start)
-        _by_position(layout, free, 0),
+        held,
+        held if not (pinned or shrinking) else _by_position(layout, free, 0),  # one tuple, not two
         _shed_sizes(work, layout, quota.base),
         tuple(pinned),
         tuple(sizes),
@@ -131,7 +132,10 @@ def _rack_room(
     zeros = (0,) * racks
     out = [zeros] * len(layout.brokers)
     for b, n in holders.items():
-        out[layout.position[b]] = tuple(n - m for m in full_at[b])
+        # Few distinct rows however many topics: each kept once per layout (100,000 topics' own
+        # rows were 400 MB).
+        row = tuple(n - m for m in full_at[b])
+        out[layout.position[b]] = layout.memo.setdefault(("room row", row), row)
     return tuple(out)
 
 

@@ -119,14 +119,14 @@ def prepare_topic(
     """Per topic: its scratch state and what it asks of the global balance pass."""
     rfs = _factors(parts, goal)
     quota = topic_quota(layout, rfs, goal.rack_mode)
-    work = TopicWork.start(parts[0].tp.topic, parts, rfs, layout.brokers)
+    work = TopicWork.start(parts[0].tp.topic, parts, rfs, layout.position)
     return work, topic_demand(work, layout, quota, goal.rack_mode)
 
 
 def start_topic(parts: Sequence[PartitionState], goal: Goal, layout: RackLayout) -> TopicWork:
     """The scratch state of :func:`prepare_topic` alone, for an engine that got the balance pass's
     decision from elsewhere: the demand (most of the cost of preparing) only feeds that pass."""
-    return TopicWork.start(parts[0].tp.topic, parts, _factors(parts, goal), layout.brokers)
+    return TopicWork.start(parts[0].tp.topic, parts, _factors(parts, goal), layout.position)
 
 
 def _factors(parts: Sequence[PartitionState], goal: Goal) -> list[int]:

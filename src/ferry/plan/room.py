@@ -66,7 +66,7 @@ def room_violations(program: Program) -> set[tuple[int, int]]:
     ``y`` and ``w`` for it (the row's own columns, absent while the row is)."""
     out = set()
     for t, d in enumerate(program.demands):
-        if d.rack_room and not d.exact:
+        if d.rack_room:
             need, avail = _free_room(program, t, d)
             _group_room(program, t, d, need, avail)
             _pinned_room(program, t, need, avail)

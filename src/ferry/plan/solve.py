@@ -3,6 +3,7 @@ else HiGHS through scipy's ``milp``, its linear relaxation first where that is m
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,9 +22,7 @@ exact: measured deviation 0.0)."""
 
 def optimum(
     *,
-    rows: Sequence[int],
-    cols: Sequence[int],
-    vals: Sequence[float],
+    entries: tuple[array[int], array[int], array[float]],
     lows: Sequence[float],
     highs: Sequence[float],
     kinds: Sequence[str],
@@ -36,8 +35,9 @@ def optimum(
 ) -> np.ndarray | None:
     """An optimal integer solution, or ``None`` when there is none.
 
-    The program is given as its sparse rows (``rows``, ``cols``, ``vals``, each row's ``lows`` and
-    ``highs`` and :mod:`ferry.plan.flow` kind), its columns' ``upper`` bounds, and the objective:
+    The program is given as its sparse rows (``entries``: row, column and value arrays, emptied
+    here once in a matrix; each row's ``lows`` and ``highs`` and :mod:`ferry.plan.flow` kind), its
+    columns' ``upper`` bounds, and the objective:
     ``gain`` kept replicas plus ``size`` bytes times ``scale``, less a penalty per unit of the
     ``penalty`` columns, which breaks ties like the size term (below one kept replica in total).
 
@@ -53,10 +53,12 @@ def optimum(
     from scipy.sparse import coo_array
 
     n = len(upper)
-    matrix = coo_array(
-        (np.array(vals), (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64))),
-        shape=(len(lows), n),
-    ).tocsr()
+    rows, cols = (np.frombuffer(part, dtype=np.int64) for part in entries[:2])
+    vals = np.frombuffer(entries[2], dtype=np.float64)
+    matrix = coo_array((vals, (rows, cols)), shape=(len(lows), n)).tocsr()
+    del rows, cols, vals  # views of ``entries``: released, so those can be emptied
+    for part in entries:
+        del part[:]
     gains, sizes = np.array(gain, dtype=np.int64), np.array(size, dtype=np.int64)
     low_array, high_array, uppers = np.array(lows), np.array(highs), np.array(upper)
     fines = np.zeros(n, dtype=np.int64)

@@ -46,8 +46,9 @@ def _posed(snapshot: ClusterSnapshot, goal: Goal) -> tuple[RackLayout, list[Topi
     return layout, retarget(layout, demands)
 
 
-# 400 examples: about a quarter pool (the others have partitions pinned by the rack rule, or no
-# band), and about one in ten of those cannot be split (the caller solves the full program).
+# Of 400 examples about 90 pool (the others have partitions pinned by the rack rule, or no band),
+# and about 15 of those cannot be split or break a rack row left out (the caller then solves the
+# full program).
 @settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(wide(), st.sampled_from([0, 1]))
 def test_pooling_keeps_the_optimum_and_its_split_meets_every_row(
