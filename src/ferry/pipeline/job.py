@@ -23,6 +23,7 @@ from ferry.model import Plan, PlanJob
 from ferry.pipeline import driver, extract, transforms
 from ferry.pipeline.kernel import Balanced, ClusterContext, load_balanced, load_demand
 from ferry.pipeline.schemas import BALANCED, DEMANDS, PLACED
+from ferry.plan.planner import TopicQuota
 
 T = TypeVar("T")
 
@@ -174,8 +175,9 @@ def _balance_on_driver(
     job: PlanJob, context: ClusterContext, rows: pa.Table, stages: Stages, mark: float
 ) -> Balanced:
     by_topic = {}
+    shared: dict[TopicQuota, TopicQuota] = {}
     for _, topic, blob, seconds in _rows(rows, DEMANDS.fieldNames()):
-        by_topic[topic] = load_demand(blob)
+        by_topic[topic] = load_demand(blob, shared)
         stages.charge(job.name, seconds)
     mark = stages.add("prepare", mark)
     result = stages.timed(job.name, partial(driver.balance, job, context, by_topic))

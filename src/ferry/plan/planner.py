@@ -55,7 +55,7 @@ from ferry.plan.disk import plan_disk
 from ferry.plan.drops import apply_keeps, over_quota_drops
 from ferry.plan.exact import LIMIT, solve_exactly
 from ferry.plan.placement import place
-from ferry.plan.quotas import topic_quota
+from ferry.plan.quotas import TopicQuota, topic_quota
 from ferry.plan.racks import RackLayout
 from ferry.plan.replace import plan_replace
 from ferry.plan.report import build_report
@@ -91,6 +91,7 @@ __all__ = [
     "Planned",
     "RackLayout",
     "TopicDemand",
+    "TopicQuota",
     "assemble",
     "balance_topics",
     "in_scope",
