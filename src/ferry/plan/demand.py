@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 from ferry.model.cluster import PartitionState
 from ferry.model.goal import RackMode
@@ -78,7 +79,7 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
                     if k != own:
                         row[k] += 1
     floor, opened = _sum_profiles(profiles, free_shapes, racks)
-    held = tuple(work.load[b] for b in layout.brokers)
+    held = tuple(map(work.load.get, layout.brokers, repeat(0)))
     return TopicDemand(
         quota,
         held,

@@ -78,7 +78,7 @@ def apply_keeps(work: TopicWork, keeps: Mapping[int, frozenset[int]]) -> int:
 def over_quota_drops(work: TopicWork, quota: Mapping[int, int]) -> int:
     """Drop the smallest replicas from brokers above their quota; return how many were dropped."""
     dropped = 0
-    over = {b for b in quota if work.load[b] > quota[b]}
+    over = {b for b, n in work.load.items() if n > quota[b]}  # only holders can be over
     holding: dict[int, list[Slot]] = {b: [] for b in over}
     for slot in work.slots:
         for b in slot.replicas:

@@ -49,7 +49,9 @@ def place(work: TopicWork, layout: RackLayout, quota: Mapping[int, int], mode: R
 
 def _roomy(work: TopicWork, quota: Mapping[int, int]) -> dict[int, int]:
     """Room per broker below its quota."""
-    return {b: limit - work.load[b] for b, limit in quota.items() if work.load[b] < limit}
+    # ``get``: the load counts only brokers holding the topic, and Counter's own miss is slow.
+    load = work.load.get
+    return {b: limit - load(b, 0) for b, limit in quota.items() if load(b, 0) < limit}
 
 
 def allowed(slot: Slot, broker: int, layout: RackLayout, mode: RackMode, without: int | None = None) -> bool:
@@ -106,7 +108,7 @@ def _least_over(
     candidates = [b for b in quota if allowed(slot, b, layout, mode)]
     if not candidates:
         candidates = [b for b in quota if b not in slot.replicas]
-    return min(candidates, key=lambda b: (work.load[b] - quota[b], b))
+    return min(candidates, key=lambda b: (work.load.get(b, 0) - quota[b], b))
 
 
 def _augment(
@@ -141,7 +143,7 @@ def _augment(
     queue: deque[_Node] = deque([root])
     # A full broker holding nothing of the topic can neither take the slot nor pass it on: only the
     # others are worth a look (with topics of a few partitions over many brokers, most are such).
-    useful = [b for b in quota if work.load[b] < quota[b] or holders[b]]
+    useful = [b for b in quota if work.load.get(b, 0) < quota[b] or holders[b]]
     while queue:
         node = queue.popleft()
         slot, without = node
