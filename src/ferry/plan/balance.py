@@ -19,8 +19,7 @@ join the whole program for another round (:func:`_solve_lazily`).
 
 The first program of each round pools, per rack, the brokers that hold nothing of a topic into one
 column (:mod:`ferry.plan.pools`): on 100,000 topics of 10 partitions over 200 brokers the program
-shrinks from 20 million columns to under 5 million (docs/benchmarks.md, "Plan quality", the 1M
-partition case).
+shrinks from 20 million columns to under 5 million (docs/benchmarks.md, "Many small topics").
 
 The rack-room rows count open slots per rack, not which partition takes which, so a topic's quotas
 may keep fewer replicas than the program counted; :mod:`ferry.plan.realise` then solves such topics

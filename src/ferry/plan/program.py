@@ -5,6 +5,9 @@ Columns and rows, solved by HiGHS (scipy's ``milp``):
 * ``x[t, b]`` in {0, 1}: broker ``b`` takes one extra replica of topic ``t``. Each topic hands out
   exactly its extras, within each rack's (min, max); each broker's total load stays in the band that
   global water-filling allows, so the cluster-wide spread is at most one wherever racks permit.
+* pooled (:mod:`ferry.plan.pools`), where every topic's kept replicas follow from its extras:
+  ``y[t, rack]`` instead of the ``x[t, b]`` of the rack's brokers holding nothing of ``t``, and
+  ``z[rack, b]`` in each broker's band row, what the rack's pool passes on to ``b``;
 * ``f[t, b]``: replicas of ``t`` that stay on ``b``, of partitions free to keep any of their replicas;
   left out where it follows from ``x[t, b]`` (:meth:`Program._implied`).
 * ``k[p, b]`` in {0, 1}: partition ``p`` keeps its replica on ``b``, for the few *pinned* partitions
@@ -37,13 +40,14 @@ from itertools import compress
 
 import numpy as np
 
+from ferry.plan.brokerrows import band_rows, leader_rows
 from ferry.plan.columns import Columns
-from ferry.plan.flow import BROKER, RACK, TOPIC
-from ferry.plan.pools import Pools, holders, pool_rows, split
+from ferry.plan.flow import RACK, TOPIC
+from ferry.plan.pools import Pools, holders, split
 from ferry.plan.racks import RackLayout
 from ferry.plan.room import rack_room_row
 from ferry.plan.shrink import Group, realise
-from ferry.plan.terms import Balance, Outside, Pinned, Setting, TopicDemand, base_loads, size_scale
+from ferry.plan.terms import Balance, Outside, Pinned, Setting, TopicDemand, size_scale
 
 
 class Program(Columns):
@@ -107,9 +111,9 @@ class Program(Columns):
         for t, d in enumerate(self.demands):
             self._topic(t, d)
         if setting.slack is not None:
-            self._brokers(setting.band, setting.slack)
+            band_rows(self, setting.band, setting.slack)
         if setting.cap is not None:
-            self._leaders(*setting.cap)
+            leader_rows(self, *setting.cap)
         n = len(self.upper)
         if n == 0:
             return self._read(np.zeros(0))
@@ -364,45 +368,6 @@ class Program(Columns):
                 needs.append((k, z))
                 self.row([*mine, (z, 1.0)], lo, np.inf)
         return needs
-
-    def _brokers(self, band: list[tuple[int, int]], slack: int) -> None:
-        n = len(self.layout.brokers)
-        base_load = (np.asarray(self.outside.load, dtype=np.int64) + base_loads(n, self.demands)).tolist()
-        by_broker = self._extras_by_broker()
-        pool_rows(self, self.layout, self.pools, by_broker)
-        for i in sorted(by_broker):
-            lo_b, hi_b = band[i]
-            terms = [(c, 1.0) for c in by_broker[i]]
-            self.row(terms, lo_b - base_load[i] - slack, hi_b - base_load[i] + slack, BROKER)
-
-    def _extras_by_broker(self) -> dict[int, list[int]]:
-        """Per broker position, the columns of the extras it may take."""
-        pairs = [pair for at in self.extra_at for pair in at]
-        if not pairs:
-            return {}
-        at, cols = np.array(pairs, dtype=np.int64).T
-        order = np.argsort(at, kind="stable")
-        at, cols = at[order], cols[order]
-        starts = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
-        ends = [*starts[1:].tolist(), len(at)]
-        return {int(at[a]): cols[a:b].tolist() for a, b in zip(starts.tolist(), ends, strict=True)}
-
-    def _leaders(self, low: int, extra: int) -> None:
-        """A single-replica partition is led by its replica, so single-replica partitions must fit
-        the leader counts: at most ``low`` per broker, ``low + 1`` on at most ``extra`` brokers."""
-        singles = [t for t, d in enumerate(self.demands) if d.single_replica]
-        extras = {t: dict(self.extra_at[t]) for t in singles}
-        lifted = []
-        for i in range(len(self.layout.brokers)):
-            fixed = self.outside.single[i] + sum(self.demands[t].quota.base[i] for t in singles)
-            terms = [(extras[t][i], 1.0) for t in singles if i in extras[t]]
-            if fixed + len(terms) <= low:
-                continue
-            u = self.column(1 if extra else 0, 0)
-            lifted.append((u, 1.0))
-            self.row([*terms, (u, -1.0)], -np.inf, low - fixed)
-        if lifted:
-            self.row(lifted, -np.inf, extra)
 
     def _read(self, x: np.ndarray) -> Balance:
         chosen = (x > 0.5).tolist()  # Python bools: millions of numpy scalar reads are slow

@@ -1,0 +1,60 @@
+"""The balance program's rows per broker (:mod:`ferry.plan.program`): its load band, fed by extras
+and pooled extras, and the leader counts single-replica partitions must fit."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ferry.plan.flow import BROKER
+from ferry.plan.pools import pool_rows
+from ferry.plan.terms import base_loads
+
+if TYPE_CHECKING:
+    from ferry.plan.program import Program
+
+
+def band_rows(program: Program, band: list[tuple[int, int]], slack: int) -> None:
+    """Each broker's total load within ``band`` (widened by ``slack``): its extras, what its rack's
+    pool passes on to it, and the base loads of the program's topics and of those held outside."""
+    n = len(program.layout.brokers)
+    base_load = (np.asarray(program.outside.load, dtype=np.int64) + base_loads(n, program.demands)).tolist()
+    by_broker = _extras_by_broker(program.extra_at)
+    pool_rows(program, program.layout, program.pools, by_broker)
+    for i in sorted(by_broker):
+        lo_b, hi_b = band[i]
+        terms = [(c, 1.0) for c in by_broker[i]]
+        program.row(terms, lo_b - base_load[i] - slack, hi_b - base_load[i] + slack, BROKER)
+
+
+def _extras_by_broker(extra_at: list[list[tuple[int, int]]]) -> dict[int, list[int]]:
+    """Per broker position, the columns of the extras it may take."""
+    pairs = [pair for at in extra_at for pair in at]
+    if not pairs:
+        return {}
+    at, cols = np.array(pairs, dtype=np.int64).T
+    order = np.argsort(at, kind="stable")
+    at, cols = at[order], cols[order]
+    starts = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
+    ends = [*starts[1:].tolist(), len(at)]
+    return {int(at[a]): cols[a:b].tolist() for a, b in zip(starts.tolist(), ends, strict=True)}
+
+
+def leader_rows(program: Program, low: int, extra: int) -> None:
+    """A single-replica partition is led by its replica, so single-replica partitions must fit
+    the leader counts: at most ``low`` per broker, ``low + 1`` on at most ``extra`` brokers."""
+    demands = program.demands
+    singles = [t for t, d in enumerate(demands) if d.single_replica]
+    extras = {t: dict(program.extra_at[t]) for t in singles}
+    lifted = []
+    for i in range(len(program.layout.brokers)):
+        fixed = program.outside.single[i] + sum(demands[t].quota.base[i] for t in singles)
+        terms = [(extras[t][i], 1.0) for t in singles if i in extras[t]]
+        if fixed + len(terms) <= low:
+            continue
+        u = program.column(1 if extra else 0, 0)
+        lifted.append((u, 1.0))
+        program.row([*terms, (u, -1.0)], -np.inf, low - fixed)
+    if lifted:
+        program.row(lifted, -np.inf, extra)
