@@ -140,15 +140,16 @@ REPAIRED = 100
 """Most topics the exact pass could solve (:attr:`~ferry.plan.terms.TopicDemand.exact`) whose
 rack-room rows are repaired; beyond it they are left to that pass. On "unequal: 5/4/3/3, RF 2-3" of
 `benchmarks/plan_quality.py` 50 such topics break their rows, and leaving them out loosens the bound
-from 2,346 to 2,299 moves (2,350 made); on 1M partitions in 100,000 topics thousands do.
+from 2,346 to 2,299 moves (2,350 made); each repair is a solver call, and thousands of them (or one
+integer program of them all) are what made large inputs slow.
 """
 
 
 ESCALATED = 1_000
 """Most topics of a program that solves it again with the rows of exact topics its repair could not
 meet (:func:`_solve_lazily`). A larger program leaves them to the exact pass: there the second
-round of the whole program is an integer program of every topic (its rack-room rows end the
-network), which on 1M partitions in 100,000 topics did not finish in minutes."""
+round of the whole program would be an integer program of every topic (the rack-room rows end the
+network), millions of columns for HiGHS."""
 
 
 def _worth_repairing(demands: Sequence[TopicDemand], broken: set[tuple[int, int]]) -> set[tuple[int, int]]:
