@@ -141,7 +141,8 @@ def prepare_bucket(table: pa.Table, contexts: Mapping[str, ClusterContext]) -> p
 
 def load_demand(blob: bytes, shared: dict[TopicQuota, TopicQuota] | None = None) -> TopicDemand:
     """A topic's demand from its pickle; with ``shared``, equal quotas become one object (each topic
-    comes pickled alone, and 100,000 topics' own copies of a handful of quotas were 300 MB)."""
+    comes pickled alone: 100,000 topics would otherwise hold their own copies of a handful of
+    quotas, each a few KB at 200 brokers)."""
     demand = pickle.loads(blob)
     if not isinstance(demand, TopicDemand):
         raise TypeError(f"expected a TopicDemand, got {type(demand).__name__}")

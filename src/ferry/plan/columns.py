@@ -19,7 +19,7 @@ class Columns:
     """Columns are added as the rows that use them are built.
 
     Held in typed arrays, not lists: a program of 5 million columns and 15 million entries would
-    otherwise keep an int object per entry, gigabytes on the driver."""
+    otherwise keep an int object of its own per entry on the driver."""
 
     def __init__(self) -> None:
         self.rows = array("q")

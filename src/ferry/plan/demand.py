@@ -133,8 +133,8 @@ def _rack_room(
     zeros = (0,) * racks
     out = [zeros] * len(layout.brokers)
     for b, n in holders.items():
-        # Few distinct rows however many topics: each kept once per layout (100,000 topics' own
-        # rows were 400 MB).
+        # Few distinct rows however many topics: each kept once per layout, not once per topic and
+        # broker holding it.
         row = tuple(n - m for m in full_at[b])
         out[layout.position[b]] = layout.memo.setdefault(("room row", row), row)
     return tuple(out)
