@@ -23,12 +23,12 @@ shrinks from 20 million columns to under 5 million (docs/benchmarks.md, "Many sm
 
 The rack-room rows count open slots per rack, not which partition takes which, so a topic's quotas
 may keep fewer replicas than the program counted; :mod:`ferry.plan.realise` then solves such topics
-again, exactly, before the answer leaves this pass. Where more than :data:`REPAIRED` topics that
-pass solves partition by partition (:attr:`~ferry.plan.terms.TopicDemand.exact`) break their rows,
-their rows are left out: the exact pass checks more than the rows do, a chunk of topics at a time,
-where repairing thousands of them took one integer program of them all (the slowest step on 1M
-partitions in 100,000 topics). The program then stays a relaxation of every plan meeting the rules,
-so its optimum stays a lower bound on moves, if a looser one.
+again, exactly, before the answer leaves this pass. The broken rows of topics that pass solves
+partition by partition (:attr:`~ferry.plan.terms.TopicDemand.exact`) are repaired only while few
+(:data:`REPAIRED`) and join the whole program only in small programs (:data:`ESCALATED`); beyond
+that they are left to the exact pass, which checks more than the rows do, a chunk of topics at a
+time. The program then stays a relaxation of every plan meeting the rules, so its optimum stays a
+lower bound on moves, if a looser one.
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ class Program(Columns):
         self.voluntary = voluntary
         self.pool = pool
         """Pool the idle brokers of topics whose kept replicas follow from their extras
-        (:mod:`ferry.plan.pools`); see :attr:`unsplit`."""
+        (:mod:`ferry.plan.pools`); see :attr:`unpooled`."""
         self.pools = Pools.empty(len(demands))
         self.unpooled = False
         """The pooled optimum could not be split over brokers, or broke a rack row left out
@@ -89,7 +89,6 @@ class Program(Columns):
         """Per topic, (broker position, column) of its ``f`` columns."""
         self.implied_at: list[list[int]] = [[] for _ in demands]
         """Per topic, broker positions whose kept free replicas follow from ``x`` (:meth:`_implied`)."""
-        self.rack_index = np.array(layout.rack_at, dtype=np.int64)
         self.shrink_col: dict[tuple[int, int, int], int] = {}
         self.pinned_cols: list[list[tuple[Pinned, dict[int, int]]]] = [[] for _ in demands]
         self.layout = layout
@@ -187,14 +186,15 @@ class Program(Columns):
         self._shrinking(t, d, on_broker, in_rack, kept_in_rack, room_cols)
         free_cols: dict[int, int] = {}
         implied = self._implied(t, d)
-        if implied:
-            self._imply(t, d, mine)
         # A broker holding nothing of the topic keeps nothing of it: only holders need a look.
-        for i in compress(range(len(d.held)), d.held) if not implied else ():
+        for i in compress(range(len(d.held)), d.held):
             base = d.quota.base[i]
             if d.held[i] <= base and not (self.voluntary and d.rack_room and d.free[i]):
                 # Cannot exceed its quota: everything it holds of free partitions stays.
                 self.constant[t] += d.free[i]
+                continue
+            if implied:
+                self._imply_kept(t, i, d, mine)
                 continue
             f = free_cols[i] = self.column(d.free[i], 1)
             self.free_at[t].append((i, f))
@@ -222,21 +222,13 @@ class Program(Columns):
             return False
         return not (d.rack_room and any(self._wants_room(t, k) for k in range(len(self.layout.members))))
 
-    def _imply(self, t: int, d: TopicDemand, mine: Mapping[int, int]) -> None:
-        """Keep ``min(free, base + x)`` replicas on each broker without an ``f`` column."""
-        free, base, held, gain = d.free, d.quota.base, d.held, self.gain
-        implied, kept = self.implied_at[t], self.kept_cols[t]
-        voluntary, constant = self.voluntary and bool(d.rack_room), 0
-        for i in compress(range(len(held)), held):
-            if held[i] <= base[i] and not (voluntary and free[i]):
-                constant += free[i]  # cannot exceed its quota: everything it holds stays
-                continue
-            implied.append(i)
-            constant += min(free[i], base[i])
-            if free[i] > base[i] and (c := mine.get(i)) is not None:
-                gain[c] += 1
-                kept.append(c)
-        self.constant[t] += constant
+    def _imply_kept(self, t: int, i: int, d: TopicDemand, mine: Mapping[int, int]) -> None:
+        """Keep ``min(free, base + x)`` replicas on broker ``i`` without an ``f`` column."""
+        self.implied_at[t].append(i)
+        self.constant[t] += min(d.free[i], d.quota.base[i])
+        if i in mine and d.free[i] > d.quota.base[i]:
+            self.gain[mine[i]] += 1
+            self.kept_cols[t].append(mine[i])
 
     def _shrinking(
         self,
