@@ -34,6 +34,9 @@ _FORMAT_TIMEOUT_S = 60.0
 _STOP_GRACE_S = 15.0
 _CONSOLE_LOG = "console.log"
 _DATA_DIR = "data"  # log.dirs; Kafka keeps its lock file in it
+# Console lines that explain a JVM's end: log4j errors, exceptions, the JVM's own out-of-memory exit
+# ("Terminating due to java.lang.OutOfMemoryError") and its crash banner.
+_ERROR_MARKS = (" ERROR ", "Exception", "OutOfMemoryError", "fatal error has been detected")
 
 
 def default_sandbox_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -343,17 +346,24 @@ def exit_reason(node: NodeState) -> str:
 
     Kafka logs the cause as a FATAL line followed by the exception, then shuts down, and the shutdown
     logs errors of its own (fetchers cut off mid-request); so the first FATAL line wins over the last
-    error. The JVM's own failures (no memory, bad options) reach only the console log.
+    error. The JVM's own failures (no memory, bad options, a crash) reach only the console log, and a
+    signal (the kernel's OOM killer, a stray kill) none: the wait status says so.
     """
+    parts = (process.how_it_ended(node.pid), _logged_cause(node))
+    found = "; ".join(p for p in parts if p)
+    return f": {found}" if found else ""
+
+
+def _logged_cause(node: NodeState) -> str:
     server = _lines(Path(node.log_file))
     for i, line in enumerate(server):
         if " FATAL " in line:
             cause = server[i + 1].strip() if i + 1 < len(server) else ""
-            return _reason(f"{line.strip()} {cause}")
+            return _clipped(f"{line.strip()} {cause}")
     for lines in (_lines(_console_log(node)), server):
         for line in reversed(lines):
-            if " ERROR " in line or "Exception" in line or line.startswith("Error"):
-                return _reason(line)
+            if any(mark in line for mark in _ERROR_MARKS) or line.startswith("Error"):
+                return _clipped(line)
     return ""
 
 
@@ -364,8 +374,8 @@ def _lines(path: Path) -> list[str]:
         return []
 
 
-def _reason(text: str) -> str:
-    return f": {text.strip()[:400]}"
+def _clipped(text: str) -> str:
+    return text.strip()[:400]
 
 
 def _running(node: NodeState) -> bool:

@@ -266,6 +266,8 @@ def jvm_options(heap_mb: int, log4j_file: Path) -> list[str]:
         "-Djava.awt.headless=true",
         "-Djava.net.preferIPv4Stack=true",
         f"-Dlog4j2.configurationFile={log4j_file}",
+        # A crash report beside the node's logs, not in whatever folder ferry was started from.
+        f"-XX:ErrorFile={log4j_file.parent / 'hs_err_pid%p.log'}",
     ]
 
 

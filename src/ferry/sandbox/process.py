@@ -21,6 +21,9 @@ from pathlib import Path
 from ferry.errors import PreconditionError
 
 _HOST = "127.0.0.1"
+# Wait statuses of the JVMs this process started and has reaped, by pid: how a node ended (a signal
+# leaves no line in its logs) is known only to the process that waits for it.
+_ENDED: dict[int, int] = {}
 
 
 def free_ports(count: int) -> list[int]:
@@ -138,7 +141,27 @@ def launch(argv: Sequence[str], console_log: Path) -> int:
         (os.POSIX_SPAWN_OPEN, 1, str(console_log), flags, 0o644),
         (os.POSIX_SPAWN_DUP2, 1, 2),
     ]
-    return os.posix_spawn(argv[0], list(argv), dict(os.environ), file_actions=actions, setsid=True)
+    pid = os.posix_spawn(argv[0], list(argv), dict(os.environ), file_actions=actions, setsid=True)
+    _await_exec(pid, argv)
+    return pid
+
+
+def _await_exec(pid: int, argv: Sequence[str], timeout_s: float = 10.0) -> None:
+    """Wait until child ``pid`` runs ``argv`` (or has ended).
+
+    posix_spawn may return before the child has called exec; until then its command line is empty
+    (measured: a few milliseconds for java), and :func:`is_running` would call a JVM that is
+    starting dead — a node launched last and checked at once then "exited during startup".
+    """
+    expected = b"\0".join(os.fsencode(a) for a in argv) + b"\0"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes() == expected or _is_zombie(pid):
+                return
+        except OSError:
+            return
+        time.sleep(0.001)
 
 
 def is_running(pid: int | None, marker: str) -> bool:
@@ -191,7 +214,20 @@ def _signal(pid: int, sig: signal.Signals) -> None:
 def _reap(pid: int) -> None:
     # A JVM started by this very process stays a zombie until waited for; reap it so it reads dead.
     with suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
+        reaped, status = os.waitpid(pid, os.WNOHANG)
+        if reaped:
+            _ENDED[pid] = status
+
+
+def how_it_ended(pid: int | None) -> str:
+    """How JVM ``pid``, started and reaped by this process, ended ("killed by SIGKILL", "exit code
+    1"); empty when unknown: still running, or started by another process."""
+    status = _ENDED.get(pid) if pid is not None else None
+    if status is None:
+        return ""
+    if os.WIFSIGNALED(status):
+        return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exit code {os.waitstatus_to_exitcode(status)}"
 
 
 def _is_zombie(pid: int) -> bool:

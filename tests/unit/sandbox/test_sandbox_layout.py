@@ -92,6 +92,7 @@ def test_java_command_keeps_the_classpath_wildcard_for_the_jvm() -> None:
     assert argv[-3:] == ["/lib/*", "kafka.Kafka", "/n/server.properties"]
     assert "-Xmx384m" in argv
     assert "-Dlog4j2.configurationFile=/n/log4j2.xml" in argv
+    assert "-XX:ErrorFile=/n/hs_err_pid%p.log" in argv  # a JVM crash report stays in the node's folder
     assert format_args("abc", Path("/p")) == [
         "format", "--ignore-formatted", "-t", "abc", "-c", "/p"
     ]  # fmt: skip
