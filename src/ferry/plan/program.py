@@ -43,6 +43,7 @@ import numpy as np
 from ferry.plan.brokerrows import band_rows, leader_rows
 from ferry.plan.columns import Columns
 from ferry.plan.flow import RACK, TOPIC
+from ferry.plan.pinrows import pinned_columns
 from ferry.plan.pools import Pools, holders, split
 from ferry.plan.racks import RackLayout
 from ferry.plan.room import rack_room_row
@@ -182,7 +183,7 @@ class Program(Columns):
     def _topic(self, t: int, d: TopicDemand) -> None:
         layout = self.layout
         mine = self._extras(t, d)
-        on_broker, in_rack, kept_in_rack, room_cols = self._pinned(t, d)
+        on_broker, in_rack, kept_in_rack, room_cols = pinned_columns(self, t, d)
         self._shrinking(t, d, on_broker, in_rack, kept_in_rack, room_cols)
         free_cols: dict[int, int] = {}
         implied = self._implied(t, d)
@@ -207,7 +208,7 @@ class Program(Columns):
             self._rack_capacity(d, k, cols, mine, free_cols, self.pools.at[t].get(k, []))
         if d.rack_room:
             for k in range(len(layout.members)):
-                if self._wants_room(t, k):
+                if self.wants_room(t, k):
                     rack_room_row(self, d, k, mine, free_cols, kept_in_rack.get(k, []), room_cols.get(k, []))
 
     def _implied(self, t: int, d: TopicDemand) -> bool:
@@ -220,7 +221,7 @@ class Program(Columns):
         """
         if d.pinned or d.shrink_groups:
             return False
-        return not (d.rack_room and any(self._wants_room(t, k) for k in range(len(self.layout.members))))
+        return not (d.rack_room and any(self.wants_room(t, k) for k in range(len(self.layout.members))))
 
     def _imply_kept(self, t: int, i: int, d: TopicDemand, mine: Mapping[int, int]) -> None:
         """Keep ``min(free, base + x)`` replicas on broker ``i`` without an ``f`` column."""
@@ -258,7 +259,7 @@ class Program(Columns):
             if not d.rack_room:
                 continue
             for k, (_, hi) in enumerate(layout.bounds(group.rf)):
-                if not self._wants_room(t, k):
+                if not self.wants_room(t, k):
                     continue
                 # Open slots the group leaves, within room under rack k's upper bound.
                 w = self.column(min(most, hi * m), 0)
@@ -299,74 +300,13 @@ class Program(Columns):
         else:
             self.row(terms, -np.inf, room)
 
-    def _pinned(
-        self, t: int, d: TopicDemand
-    ) -> tuple[dict[int, list[int]], dict[int, list[int]], dict[int, list[int]], dict[int, list[int]]]:
-        """Columns k[p, b] of the pinned partitions, per broker position; per rack with a lower
-        bound, the columns of what stays in or is still owed to it; per rack, the k columns of what
-        stays in it; and per rack the w[p, k] columns (new replicas the rack may take)."""
-        layout = self.layout
-        on_broker: dict[int, list[int]] = {}
-        in_rack: dict[int, list[int]] = {k: [] for k, f in enumerate(d.rack_floor) if f > 0}
-        kept_in_rack: dict[int, list[int]] = {}
-        room_cols: dict[int, list[int]] = {}
-        for pin, size in zip(d.pinned, d.sizes or [0] * len(d.pinned), strict=True):
-            cols = {}
-            for b in pin.replicas:
-                i = layout.position[b]
-                cols[b] = self.column(1, 1, size)
-                self.kept_cols[t].append(cols[b])
-                on_broker.setdefault(i, []).append(cols[b])
-            if pin.in_sync:
-                # Never keep an out-of-sync replica while dropping every in-sync one.
-                synced = [(cols[b], -1.0) for b in pin.in_sync]
-                for b in pin.replicas:
-                    if b not in pin.in_sync:
-                        self.row([(cols[b], 1.0), *synced], -np.inf, 0)
-            needs = self._rack_rows(pin, cols)
-            self.row([*((c, 1.0) for c in cols.values()), *((z, 1.0) for _, z in needs)], -np.inf, pin.rf)
-            for k, z in needs:
-                in_rack.setdefault(k, []).extend(
-                    [z, *(cols[b] for b in pin.replicas if layout.rack_of[b] == k)]
-                )
-            for b in pin.replicas:
-                kept_in_rack.setdefault(layout.rack_of[b], []).append(cols[b])
-            self.pinned_cols[t].append((pin, cols))
-            if d.rack_room and pin.bounds is not None:
-                for k, (_, hi) in enumerate(pin.bounds):
-                    if not self._wants_room(t, k):
-                        continue
-                    here = [(cols[b], 1.0) for b in pin.replicas if layout.rack_of[b] == k]
-                    w = self.column(min(hi, pin.rf), 0)
-                    room_cols.setdefault(k, []).append(w)
-                    # w <= rf - kept (open slots) and w <= hi - kept in the rack (room)
-                    self.row([(w, 1.0), *((c, 1.0) for c in cols.values())], -np.inf, pin.rf)
-                    if here:
-                        self.row([(w, 1.0), *here], -np.inf, hi)
-        return on_broker, in_rack, kept_in_rack, room_cols
-
     def group_counts(self, t: int, g: int, group: Group) -> dict[int, int]:
         """Per replica of a shrink group, how many of its partitions keep it in the solution."""
         x = self.solution
         return {b: int(x[self.shrink_col[t, g, b]]) for b in group.replicas}
 
-    def _wants_room(self, t: int, k: int) -> bool:
+    def wants_room(self, t: int, k: int) -> bool:
         return self.room_rows is None or (t, k) in self.room_rows
-
-    def _rack_rows(self, pin: Pinned, cols: Mapping[int, int]) -> list[tuple[int, int]]:
-        """Per-rack caps of a pinned partition; returns (rack, z column) for racks with a lower bound."""
-        needs: list[tuple[int, int]] = []
-        if pin.bounds is None:
-            return needs
-        for k, (lo, hi) in enumerate(pin.bounds):
-            mine = [(cols[b], 1.0) for b in pin.replicas if self.layout.rack_of[b] == k]
-            if len(mine) > hi:
-                self.row(mine, -np.inf, hi)
-            if lo > 0:
-                z = self.column(lo, 0)
-                needs.append((k, z))
-                self.row([*mine, (z, 1.0)], lo, np.inf)
-        return needs
 
     def _read(self, x: np.ndarray) -> Balance:
         chosen = (x > 0.5).tolist()  # Python bools: millions of numpy scalar reads are slow

@@ -1,0 +1,76 @@
+"""The balance program's columns and rows of pinned partitions (:mod:`ferry.plan.program`): those
+that cannot keep every replica (a lowered replication factor, two replicas in one rack, a rack below
+its lower bound), one ``k[p, b]`` column per replica they may keep."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ferry.plan.terms import Pinned, TopicDemand
+
+if TYPE_CHECKING:
+    from ferry.plan.program import Program
+
+
+def pinned_columns(
+    program: Program, t: int, d: TopicDemand
+) -> tuple[dict[int, list[int]], dict[int, list[int]], dict[int, list[int]], dict[int, list[int]]]:
+    """Columns k[p, b] of the pinned partitions, per broker position; per rack with a lower
+    bound, the columns of what stays in or is still owed to it; per rack, the k columns of what
+    stays in it; and per rack the w[p, k] columns (new replicas the rack may take)."""
+    layout = program.layout
+    on_broker: dict[int, list[int]] = {}
+    in_rack: dict[int, list[int]] = {k: [] for k, f in enumerate(d.rack_floor) if f > 0}
+    kept_in_rack: dict[int, list[int]] = {}
+    room_cols: dict[int, list[int]] = {}
+    for pin, size in zip(d.pinned, d.sizes or [0] * len(d.pinned), strict=True):
+        cols = {}
+        for b in pin.replicas:
+            i = layout.position[b]
+            cols[b] = program.column(1, 1, size)
+            program.kept_cols[t].append(cols[b])
+            on_broker.setdefault(i, []).append(cols[b])
+        if pin.in_sync:
+            # Never keep an out-of-sync replica while dropping every in-sync one.
+            synced = [(cols[b], -1.0) for b in pin.in_sync]
+            for b in pin.replicas:
+                if b not in pin.in_sync:
+                    program.row([(cols[b], 1.0), *synced], -np.inf, 0)
+        needs = _rack_rows(program, pin, cols)
+        program.row([*((c, 1.0) for c in cols.values()), *((z, 1.0) for _, z in needs)], -np.inf, pin.rf)
+        for k, z in needs:
+            in_rack.setdefault(k, []).extend([z, *(cols[b] for b in pin.replicas if layout.rack_of[b] == k)])
+        for b in pin.replicas:
+            kept_in_rack.setdefault(layout.rack_of[b], []).append(cols[b])
+        program.pinned_cols[t].append((pin, cols))
+        if d.rack_room and pin.bounds is not None:
+            for k, (_, hi) in enumerate(pin.bounds):
+                if not program.wants_room(t, k):
+                    continue
+                here = [(cols[b], 1.0) for b in pin.replicas if layout.rack_of[b] == k]
+                w = program.column(min(hi, pin.rf), 0)
+                room_cols.setdefault(k, []).append(w)
+                # w <= rf - kept (open slots) and w <= hi - kept in the rack (room)
+                program.row([(w, 1.0), *((c, 1.0) for c in cols.values())], -np.inf, pin.rf)
+                if here:
+                    program.row([(w, 1.0), *here], -np.inf, hi)
+    return on_broker, in_rack, kept_in_rack, room_cols
+
+
+def _rack_rows(program: Program, pin: Pinned, cols: Mapping[int, int]) -> list[tuple[int, int]]:
+    """Per-rack caps of a pinned partition; returns (rack, z column) for racks with a lower bound."""
+    needs: list[tuple[int, int]] = []
+    if pin.bounds is None:
+        return needs
+    for k, (lo, hi) in enumerate(pin.bounds):
+        mine = [(cols[b], 1.0) for b in pin.replicas if program.layout.rack_of[b] == k]
+        if len(mine) > hi:
+            program.row(mine, -np.inf, hi)
+        if lo > 0:
+            z = program.column(lo, 0)
+            needs.append((k, z))
+            program.row([*mine, (z, 1.0)], lo, np.inf)
+    return needs
