@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ferry.plan.pools import Refinements
 from ferry.plan.program import Program
 from ferry.plan.racks import RackLayout
 from ferry.plan.racktotals import exact_band, rack_loads, retarget
@@ -113,12 +114,9 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
     the whole program for another round.
     """
     rows: set[tuple[int, int]] = set()
+    refined = Refinements()
     while True:
-        program = Program(layout, demands, voluntary=setting.voluntary, room_rows=rows, pool=True)
-        solved = program.solve(setting)
-        if program.unpooled:
-            program = Program(layout, demands, voluntary=setting.voluntary, room_rows=rows)
-            solved = program.solve(setting)
+        program, solved = _solve_pooled(layout, demands, setting, rows, refined)
         if solved is None:
             return None
         missing = _worth_repairing(demands, room_violations(program) - rows)
@@ -134,6 +132,35 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
         # Each round adds rows that were not there, and there are finitely many: it ends. A topic
         # short in one rack tends to shift the shortage to the next, so it gets every rack's row.
         rows |= {(t, k) for t in topics for k in range(len(layout.members))}
+
+
+def _solve_pooled(
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    setting: Setting,
+    rows: set[tuple[int, int]],
+    refined: Refinements,
+) -> tuple[Program, Balance | None]:
+    """The program with pooled extras (:mod:`ferry.plan.pools`), and its solution.
+
+    Where the optimum's pools cannot be split over brokers, those pools get a column per broker,
+    and rows it broke that were left out are posed (``refined`` grows; kept for the caller's later
+    rounds); then it is solved again. After :data:`SPLIT_ROUNDS` such rounds the program is solved
+    without pools."""
+    for _ in range(SPLIT_ROUNDS):
+        program = Program(
+            layout, demands, voluntary=setting.voluntary, room_rows=rows, pool=True, refined=refined
+        )
+        solved = program.solve(setting)
+        if not program.unpooled:
+            return program, solved
+        refined.add(program.broke)
+    program = Program(layout, demands, voluntary=setting.voluntary, room_rows=rows)
+    return program, program.solve(setting)
+
+
+SPLIT_ROUNDS = 4
+"""Pooled programs solved (:func:`_solve_pooled`) before one without pools."""
 
 
 REPAIRED = 100

@@ -19,7 +19,7 @@ none exists it says so, and the caller solves the full program instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 
@@ -47,14 +47,43 @@ class Pools:
         return cls([{} for _ in range(topics)], {}, [[] for _ in range(topics)])
 
 
-def holders(layout: RackLayout, d: TopicDemand) -> tuple[list[int], dict[int, int]]:
+@dataclass
+class Refinements:
+    """What optima of earlier pooled programs broke, for the next program to pose differently."""
+
+    unpool: set[tuple[int, int]] = field(default_factory=set)
+    """(topic, rack) pools whose idle brokers get a column each: the rack could not be split
+    (:func:`tight`)."""
+    capped: set[tuple[int, int]] = field(default_factory=set)
+    """(topic, rack) rows of most extras posed, although an optimum mostly keeps them unasked
+    (:attr:`ferry.plan.program.Program.loose`): one broke them."""
+    every_cap: bool = False
+    """Every such row posed: optima broke them twice (on small clusters, where a rack's brokers
+    are few, they do bind, and posing the broken ones only moves the excess to the next)."""
+
+    def __bool__(self) -> bool:
+        return bool(self.unpool or self.capped)
+
+    def add(self, other: Refinements) -> None:
+        self.unpool |= other.unpool
+        self.every_cap |= bool(self.capped and other.capped)
+        self.capped |= other.capped
+
+
+def holders(
+    layout: RackLayout, d: TopicDemand, unpooled: Container[int] = ()
+) -> tuple[list[int], dict[int, int]]:
     """The positions open to the topic's extras (:meth:`~ferry.plan.quotas.TopicQuota.extra_positions`)
-    that hold a replica of it, and per open rack how many of its brokers hold none."""
+    that hold a replica of it or sit in an ``unpooled`` rack, and per other open rack how many of
+    its brokers hold none."""
     sizes = layout.sizes
-    idle = {k: sizes[k] for k, (_, hi) in enumerate(d.quota.rack_extras) if hi > 0}
+    idle = {k: sizes[k] for k, (_, hi) in enumerate(d.quota.rack_extras) if hi > 0 and k not in unpooled}
     held = [i for i in compress(range(len(layout.brokers)), d.held) if layout.rack_at[i] in idle]
     for i in held:
         idle[layout.rack_at[i]] -= 1
+    if unpooled:
+        own = {k for k, (_, hi) in enumerate(d.quota.rack_extras) if hi > 0 and k in unpooled}
+        held = sorted([*held, *(layout.position[b] for k in own for b in layout.members[k])])
     return held, {k: m for k, m in idle.items() if m > 0}
 
 
@@ -81,13 +110,35 @@ def split(
     extra_at: Sequence[Sequence[tuple[int, int]]],
     pools: Pools,
     solution: np.ndarray,
-) -> list[list[int]] | None:
-    """Per topic, the idle brokers that take its pooled extras (module docstring); ``None`` if some
-    rack's pool cannot be split."""
+) -> tuple[list[list[int]], list[int]]:
+    """Per topic, the idle brokers that take its pooled extras (module docstring), and the racks
+    whose pools could not be split."""
     out: list[list[int]] = [[] for _ in pools.at]
-    for k, into in pools.into.items():
-        if not _split_rack(layout, k, extra_at, pools, into, solution, out):
-            return None
+    failed = [
+        k
+        for k, into in pools.into.items()
+        if not _split_rack(layout, k, extra_at, pools, into, solution, out)
+    ]
+    return out, failed
+
+
+def tight(
+    pools: Pools, solution: np.ndarray, racks: Sequence[int], again: Container[int]
+) -> set[tuple[int, int]]:
+    """The (topic, rack) pools to give their own columns where ``racks`` could not be split.
+
+    A pool of one extra goes to any idle broker; those of several must find as many distinct ones
+    among the brokers the rack's other pools leave them, and where no split exists some of them
+    could not (a broker idle for many topics that pooled all their idle brokers, say). So those are
+    unpooled; in a rack that failed before (``again``), or whose pools all hold one extra, every
+    pool that took an extra."""
+    out: set[tuple[int, int]] = set()
+    for k in racks:
+        taken = {t: round(float(solution[cols[k]].sum())) for t, cols in enumerate(pools.at) if k in cols}
+        several = {(t, k) for t, y in taken.items() if y > 1}
+        if k in again or not several:
+            several = {(t, k) for t, y in taken.items() if y > 0}
+        out |= several
     return out
 
 

@@ -44,7 +44,7 @@ from ferry.plan.brokerrows import band_rows, leader_rows
 from ferry.plan.columns import Columns
 from ferry.plan.flow import RACK, TOPIC
 from ferry.plan.pinrows import pinned_columns
-from ferry.plan.pools import Pools, holders, split
+from ferry.plan.pools import Pools, Refinements, holders, split, tight
 from ferry.plan.racks import RackLayout
 from ferry.plan.room import rack_room_row
 from ferry.plan.shrink import Group, realise
@@ -64,21 +64,26 @@ class Program(Columns):
         outside: Outside | None = None,
         scale: float | None = None,
         pool: bool = False,
+        refined: Refinements | None = None,
     ) -> None:
         super().__init__()
         self.voluntary = voluntary
         self.pool = pool
-        """Pool the idle brokers of topics whose kept replicas follow from their extras
-        (:mod:`ferry.plan.pools`); see :attr:`unpooled`."""
+        """Pool the brokers holding nothing of a topic (:mod:`ferry.plan.pools`); see :attr:`broke`."""
+        self.refined = refined or Refinements()
+        """How to pose pools and rows where earlier pooled optima broke them (:attr:`broke`)."""
+        self.unpool: dict[int, set[int]] = {}
+        for t, k in self.refined.unpool:
+            self.unpool.setdefault(t, set()).add(k)
         self.pools = Pools.empty(len(demands))
-        self.unpooled = False
-        """The pooled optimum could not be split over brokers, or broke a rack row left out
-        (:attr:`loose`): :meth:`solve` answered ``None``, and the program must be solved again
-        without pools."""
-        self.loose: list[tuple[list[int], int]] = []
-        """Rack rows of pooled topics left out, as (columns, most extras): an upper bound alone,
-        of 10 partitions' one replica per rack where 20 brokers could take extras, which the
-        optimum keeps without being told (checked after solving)."""
+        self.broke = Refinements()
+        """The pools of the optimum that could not be split over brokers, and the rows left out
+        (:attr:`loose`) that it broke: :meth:`solve` then answered ``None``, and the program is to
+        be solved again with these refined (:attr:`refined`)."""
+        self.loose: list[tuple[int, int, list[int], int]] = []
+        """Rack rows of pooled topics left out, as (topic, rack, columns, most extras): an upper
+        bound alone, of 10 partitions' one replica per rack where 20 brokers could take extras,
+        which the optimum keeps without being told (checked after solving)."""
         self._pooling = False
         self.outside = outside or Outside.none(len(layout.brokers))
         self.room_rows = room_rows
@@ -98,16 +103,14 @@ class Program(Columns):
         self.constant = [0] * len(demands)
         self.scale = scale if scale is not None else size_scale(layout, demands)
 
+    @property
+    def unpooled(self) -> bool:
+        """The pooled optimum could not be split: see :attr:`broke`."""
+        return bool(self.broke)
+
     def solve(self, setting: Setting) -> Balance | None:
-        # Pools feed the broker band rows: without them there is nothing to pool for. And only a
-        # program of extras alone pools: it is a network, whose optimum splits; HiGHS's vertices of
-        # a program with pinned partitions mostly did not ("large: unequal 20/20/17" of
-        # benchmarks/plan_quality.py: the pooled program solved, not split, then the full one).
-        self._pooling = (
-            self.pool
-            and setting.slack is not None
-            and all(self._poolable(t, d) for t, d in enumerate(self.demands))
-        )
+        # Pools feed the broker band rows: without them there is nothing to pool for.
+        self._pooling = self.pool and setting.slack is not None
         for t, d in enumerate(self.demands):
             self._topic(t, d)
         if setting.slack is not None:
@@ -123,9 +126,13 @@ class Program(Columns):
             return None
         self.solution = solution
         if self.pools.into:
-            found = split(self.layout, self.extra_at, self.pools, solution)
-            if found is None or any(solution[cols].sum() > most + 0.5 for cols, most in self.loose):
-                self.unpooled = True
+            found, failed = split(self.layout, self.extra_at, self.pools, solution)
+            again = {k for _, k in self.refined.unpool}
+            self.broke.unpool = tight(self.pools, solution, failed, again)
+            self.broke.capped = {
+                (t, k) for t, k, cols, most in self.loose if solution[cols].sum() > most + 0.5
+            }
+            if self.broke:
                 return None
             self.pools.split = found
         return self._read(solution)
@@ -136,8 +143,9 @@ class Program(Columns):
         mine: dict[int, int] = {}
         if d.quota.extras > 0:
             idle: dict[int, int] = {}
-            if self._pooling:
-                at, idle = holders(layout, d)
+            if self._pooling and not d.single_replica:
+                # Single-replica partitions' leader rows count the extras of each broker.
+                at, idle = holders(layout, d, self.unpool.get(t, ()))
             else:
                 at = d.quota.extra_positions(layout)
             # In bulk: a cluster of 10,000 topics x 200 brokers has two million of these columns.
@@ -159,15 +167,15 @@ class Program(Columns):
                 cols.extend(pooled.get(k, ()))
                 if not cols or (lo_k == 0 and hi_k >= brokers):
                     continue
-                if lo_k == 0 and idle:
-                    self.loose.append((cols, hi_k))
+                if lo_k == 0 and k in idle and not self._capped(t, k):
+                    self.loose.append((t, k, cols, hi_k))
                 else:
                     self.row([(c, 1.0) for c in cols], lo_k, hi_k, RACK)
         return mine
 
-    def _poolable(self, t: int, d: TopicDemand) -> bool:
-        """Whether topic ``t``'s extras on brokers holding none of it may pool (:mod:`ferry.plan.pools`)."""
-        return not d.single_replica and self._implied(t, d)
+    def _capped(self, t: int, k: int) -> bool:
+        """Whether topic ``t``'s row of most extras in rack ``k`` is posed although loose."""
+        return self.refined.every_cap or (t, k) in self.refined.capped
 
     def _pooled(self, idle: int) -> list[int]:
         """``y[t, rack]`` over ``idle`` brokers: a first unit, and the rest at a penalty each, so the
@@ -209,7 +217,15 @@ class Program(Columns):
         if d.rack_room:
             for k in range(len(layout.members)):
                 if self.wants_room(t, k):
-                    rack_room_row(self, d, k, mine, free_cols, kept_in_rack.get(k, []), room_cols.get(k, []))
+                    rack_room_row(
+                        self,
+                        d,
+                        k,
+                        (mine, self.pools.at[t].get(k, [])),
+                        free_cols,
+                        kept_in_rack.get(k, []),
+                        room_cols.get(k, []),
+                    )
 
     def _implied(self, t: int, d: TopicDemand) -> bool:
         """Whether topic ``t``'s kept free replicas follow from its extras alone.

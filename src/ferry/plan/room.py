@@ -22,7 +22,7 @@ def rack_room_row(
     program: Program,
     d: TopicDemand,
     k: int,
-    mine: Mapping[int, int],
+    extras: tuple[Mapping[int, int], list[int]],
     free_cols: Mapping[int, int],
     pinned_kept: list[int],
     pinned_room: list[int],
@@ -30,10 +30,13 @@ def rack_room_row(
     """What rack ``k`` must receive fits into open slots with room in it (module docstring).
 
     ``sum_{b in k} (base + x - kept) - sum_b y[b, k] - sum_p w[p, k] <= rack_open[k]``, where the
-    kept replicas of free partitions on ``b`` are ``f[b]`` (or all of them without a column).
+    kept replicas of free partitions on ``b`` are ``f[b]`` (or all of them without a column) and
+    ``extras`` are the topic's ``x`` columns per broker position and its pooled columns in ``k``.
     """
     layout = program.layout
+    mine, pooled = extras
     terms: list[tuple[int, float]] = [(c, -1.0) for c in pinned_kept]
+    terms += [(c, 1.0) for c in pooled]
     terms += [(w, -1.0) for w in pinned_room]
     bound = float(d.rack_open[k])
     for b in layout.members[k]:
