@@ -115,8 +115,9 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
     """
     rows: set[tuple[int, int]] = set()
     refined = Refinements()
+    rounds = SPLIT_ROUNDS if len(demands) * len(layout.brokers) >= POOLED_FROM else 0
     while True:
-        program, solved = _solve_pooled(layout, demands, setting, rows, refined)
+        program, solved = _solve_pooled(layout, demands, setting, rows, refined, rounds)
         if solved is None:
             return None
         missing = _worth_repairing(demands, room_violations(program) - rows)
@@ -140,14 +141,15 @@ def _solve_pooled(
     setting: Setting,
     rows: set[tuple[int, int]],
     refined: Refinements,
+    rounds: int,
 ) -> tuple[Program, Balance | None]:
     """The program with pooled extras (:mod:`ferry.plan.pools`), and its solution.
 
     Where the optimum's pools cannot be split over brokers, those pools get a column per broker,
     and rows it broke that were left out are posed (``refined`` grows; kept for the caller's later
-    rounds); then it is solved again. After :data:`SPLIT_ROUNDS` such rounds the program is solved
-    without pools."""
-    for _ in range(SPLIT_ROUNDS):
+    rounds); then it is solved again. After ``rounds`` such rounds the program is solved without
+    pools."""
+    for _ in range(rounds):
         program = Program(
             layout, demands, voluntary=setting.voluntary, room_rows=rows, pool=True, refined=refined
         )
@@ -161,6 +163,11 @@ def _solve_pooled(
 
 SPLIT_ROUNDS = 4
 """Pooled programs solved (:func:`_solve_pooled`) before one without pools."""
+
+POOLED_FROM = 100_000
+"""Topics times brokers from which the balance program pools. Below it the full program solves in
+well under a second, and rounds of pooled programs whose pools cannot be split only add to it
+("unequal: 5/4/3/3, RF 2-3" of `benchmarks/plan_quality.py`: 2.0 s unpooled, 3.2 s pooled)."""
 
 
 REPAIRED = 100

@@ -2,19 +2,22 @@
 
 On a wide cluster of small topics (10 partitions, 30 replicas over 200 brokers in 10 racks) each
 topic's extras may go to any of 200 brokers, but only the few that hold one of its replicas differ
-in the program: a kept replica rides on their extra. The others of one rack are alike for a topic
-whose kept replicas follow from its extras (:meth:`ferry.plan.program.Program._implied`): no gain,
-no size term, the same topic and rack rows. So such a topic gets one integer column ``y[t, rack]``
-(up to the rack's idle brokers) for them instead of one ``x[t, b]`` per broker, and each broker's
-band row takes from its rack's pool through ``z[rack, b]``; a pool row says that what the rack's
-topics pooled is what its brokers take. At 100,000 topics on 200 brokers that is about 40 columns
-a topic instead of 200.
+in the program: a kept replica rides on their extra, and pinned partitions, shrinking groups and
+free partitions keep replicas there only. The others of one rack are alike for the topic: no gain,
+no size term, the same topic, rack and rack-room rows. So the topic gets one integer column
+``y[t, rack]`` (up to the rack's idle brokers) for them instead of one ``x[t, b]`` per broker, and
+each broker's band row takes from its rack's pool through ``z[rack, b]``; a pool row says that what
+the rack's topics pooled is what its brokers take. At 100,000 topics on 200 brokers that is about
+40 columns a topic instead of 200. Topics with single-replica partitions are not pooled: their
+leader rows count each broker's extras.
 
 Every solution of the full program gives one of the pooled program with the same objective, so the
 pooled optimum keeps at least as many replicas; and any split of each ``y[t, rack]`` over distinct
 idle brokers of the topic that gives each broker its ``z[rack, b]`` meets every row of the full
-program. :func:`split` finds one by a flow per rack (topics to their idle brokers, one each); where
-none exists it says so, and the caller solves the full program instead.
+program. :func:`split` finds one by a flow per rack (topics to their idle brokers, one each). Where
+none exists, the pools that could not be placed get a column per broker in the next program
+(:func:`tight`, :class:`Refinements`); the balance pass solves a few such rounds
+(:func:`ferry.plan.balance._solve_pooled`), then the full program.
 """
 
 from __future__ import annotations

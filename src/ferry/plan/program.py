@@ -5,11 +5,11 @@ Columns and rows, solved by HiGHS (scipy's ``milp``):
 * ``x[t, b]`` in {0, 1}: broker ``b`` takes one extra replica of topic ``t``. Each topic hands out
   exactly its extras, within each rack's (min, max); each broker's total load stays in the band that
   global water-filling allows, so the cluster-wide spread is at most one wherever racks permit.
-* pooled (:mod:`ferry.plan.pools`), where every topic's kept replicas follow from its extras:
+* pooled (:mod:`ferry.plan.pools`), for topics without single-replica partitions:
   ``y[t, rack]`` instead of the ``x[t, b]`` of the rack's brokers holding nothing of ``t``, and
   ``z[rack, b]`` in each broker's band row, what the rack's pool passes on to ``b``;
 * ``f[t, b]``: replicas of ``t`` that stay on ``b``, of partitions free to keep any of their replicas;
-  left out where it follows from ``x[t, b]`` (:meth:`Program._implied`).
+  left out where it follows from ``x[t, b]`` (:meth:`Program._imply_kept`).
 * ``k[p, b]`` in {0, 1}: partition ``p`` keeps its replica on ``b``, for the few *pinned* partitions
   that cannot keep them all (a lowered replication factor, two replicas in one rack, or a rack
   below its lower bound: ``z[p, rack]`` counts the replicas that rack still needs).
@@ -94,7 +94,7 @@ class Program(Columns):
         self.free_at: list[list[tuple[int, int]]] = [[] for _ in demands]
         """Per topic, (broker position, column) of its ``f`` columns."""
         self.implied_at: list[list[int]] = [[] for _ in demands]
-        """Per topic, broker positions whose kept free replicas follow from ``x`` (:meth:`_implied`)."""
+        """Per topic, broker positions whose kept free replicas follow from ``x`` (:meth:`_imply_kept`)."""
         self.shrink_col: dict[tuple[int, int, int], int] = {}
         self.pinned_cols: list[list[tuple[Pinned, dict[int, int]]]] = [[] for _ in demands]
         self.layout = layout
@@ -194,7 +194,8 @@ class Program(Columns):
         on_broker, in_rack, kept_in_rack, room_cols = pinned_columns(self, t, d)
         self._shrinking(t, d, on_broker, in_rack, kept_in_rack, room_cols)
         free_cols: dict[int, int] = {}
-        implied = self._implied(t, d)
+        roomy = d.rack_room and any(self.wants_room(t, k) for k in range(len(layout.members)))
+        counted = {k for k in in_rack if not (d.rack_floor and d.rack_floor[k])}
         # A broker holding nothing of the topic keeps nothing of it: only holders need a look.
         for i in compress(range(len(d.held)), d.held):
             base = d.quota.base[i]
@@ -202,7 +203,7 @@ class Program(Columns):
                 # Cannot exceed its quota: everything it holds of free partitions stays.
                 self.constant[t] += d.free[i]
                 continue
-            if implied:
+            if not (roomy or i in on_broker or layout.rack_at[i] in counted):
                 self._imply_kept(t, i, d, mine)
                 continue
             f = free_cols[i] = self.column(d.free[i], 1)
@@ -227,20 +228,16 @@ class Program(Columns):
                         room_cols.get(k, []),
                     )
 
-    def _implied(self, t: int, d: TopicDemand) -> bool:
-        """Whether topic ``t``'s kept free replicas follow from its extras alone.
-
-        With no pinned partitions, no shrinking groups and no rack-room rows, ``f[t, b]`` appears in
-        its broker row only, so ``f = min(free, base + x)`` at every optimum: the column and its row
-        are left out and ``x`` carries the kept replica. What is left of a plain rebalance is then a
-        transportation problem (:mod:`ferry.plan.flow`).
-        """
-        if d.pinned or d.shrink_groups:
-            return False
-        return not (d.rack_room and any(self.wants_room(t, k) for k in range(len(self.layout.members))))
-
     def _imply_kept(self, t: int, i: int, d: TopicDemand, mine: Mapping[int, int]) -> None:
-        """Keep ``min(free, base + x)`` replicas on broker ``i`` without an ``f`` column."""
+        """Keep ``min(free, base + x)`` replicas on broker ``i`` without an ``f`` column.
+
+        Where no pinned partition or shrinking group keeps a replica on ``b``, no rack-room row is
+        posed for the topic and ``b``'s rack has no capacity row counting free replicas
+        (:meth:`_rack_capacity`), ``f[t, b]`` appears in its broker row only, so
+        ``f = min(free, base + x)`` at every optimum: the column and its row are left out and ``x``
+        carries the kept replica. What is left of a plain rebalance is then a transportation
+        problem (:mod:`ferry.plan.flow`).
+        """
         self.implied_at[t].append(i)
         self.constant[t] += min(d.free[i], d.quota.base[i])
         if i in mine and d.free[i] > d.quota.base[i]:

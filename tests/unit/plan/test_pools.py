@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from support.clusters import generated
 
 from ferry.model import ClusterSnapshot, Goal
-from ferry.plan.balance import _solve_pooled, broker_band
+from ferry.plan.balance import SPLIT_ROUNDS, _solve_pooled, broker_band
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
 from ferry.plan.pools import Pools, Refinements, split
 from ferry.plan.program import Program
@@ -40,17 +40,15 @@ def wide(draw: st.DrawFn) -> tuple[ClusterSnapshot, Goal]:
     return snapshot, Goal()
 
 
-COUNTS = {"pooled": 0}
-
-
 def _posed(snapshot: ClusterSnapshot, goal: Goal) -> tuple[RackLayout, list[TopicDemand]]:
     layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
     demands = [prepare_topic(parts, goal, layout)[1] for parts in in_scope(snapshot, goal)]
     return layout, retarget(layout, demands)
 
 
-# Of 400 examples about ... pool; ... of them need more than one round (a pool that cannot be
-# split gets a column per broker) and ... fall back to the full program.
+# Of 400 examples about 200 pool (the others have no broker idle for a topic, or no band); about
+# 35 of those need a second or third pooled program (pools that could not be split get a column
+# per broker, rows left out that the optimum broke are posed).
 @settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(wide(), st.sampled_from([0, 1]))
 def test_pooling_keeps_the_optimum_and_its_split_meets_every_row(
@@ -60,12 +58,10 @@ def test_pooling_keeps_the_optimum_and_its_split_meets_every_row(
     band = broker_band(layout, demands)
     setting = Setting(band, slack, None, False)
     full = Program(layout, demands, room_rows=set()).solve(setting)
-    program, pooled = _solve_pooled(layout, demands, setting, set(), Refinements())
+    _, pooled = _solve_pooled(layout, demands, setting, set(), Refinements(), SPLIT_ROUNDS)
     assert (full is None) == (pooled is None)
     if full is None or pooled is None:
         return
-    if program.pools.into:
-        COUNTS["pooled"] += 1
     assert sum(pooled.kept) == sum(full.kept)
     loads = np.sum(np.array(pooled.quotas, dtype=np.int64), axis=0)
     for i, (lo, hi) in enumerate(band):
@@ -76,6 +72,22 @@ def test_pooling_keeps_the_optimum_and_its_split_meets_every_row(
         assert sum(extra) == d.quota.extras
         for k, (lo, hi) in enumerate(d.quota.rack_extras):
             assert lo <= sum(extra[layout.position[b]] for b in layout.members[k]) <= hi
+
+
+def test_pools_that_cannot_be_split_get_their_own_columns_and_the_next_program_splits() -> None:
+    # Three racks of four brokers, the last broker of each holding nothing, replicas placed
+    # without regard to racks: the first pooled optimum of rack 2 cannot be split.
+    snapshot = generated(brokers=12, racks=3, topics=12, partitions=3, rf=3, seed=1, occupied=9)
+    layout, demands = _posed(snapshot, Goal())
+    setting = Setting(broker_band(layout, demands), 0, None, False)
+    first = Program(layout, demands, room_rows=set(), pool=True)
+    assert first.solve(setting) is None
+    assert first.broke.unpool and {k for _, k in first.broke.unpool} == {2}
+    program, pooled = _solve_pooled(layout, demands, setting, set(), Refinements(), SPLIT_ROUNDS)
+    full = Program(layout, demands, room_rows=set()).solve(setting)
+    assert program.pool and program.pools.into and not program.unpooled
+    assert pooled is not None and full is not None
+    assert sum(pooled.kept) == sum(full.kept)
 
 
 def _one_rack() -> tuple[RackLayout, Pools]:
