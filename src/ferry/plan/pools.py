@@ -49,6 +49,18 @@ class Pools:
     def empty(cls, topics: int) -> Pools:
         return cls([{} for _ in range(topics)], {}, [[] for _ in range(topics)])
 
+    def taken(self, solution: np.ndarray) -> dict[int, list[tuple[int, int]]]:
+        """Per rack, (topic, extras) of the pools that took any in ``solution``: one pass over the
+        pools, in Python floats (a million numpy scalar reads would take seconds)."""
+        x = solution.tolist()
+        out: dict[int, list[tuple[int, int]]] = {k: [] for k in self.into}
+        for t, racks in enumerate(self.at):
+            for k, cols in racks.items():
+                units = round(sum(x[c] for c in cols))
+                if units > 0:
+                    out[k].append((t, units))
+        return out
+
 
 @dataclass
 class Refinements:
@@ -113,20 +125,21 @@ def split(
     extra_at: Sequence[Sequence[tuple[int, int]]],
     pools: Pools,
     solution: np.ndarray,
-) -> tuple[list[list[int]], list[int]]:
-    """Per topic, the idle brokers that take its pooled extras (module docstring), and the racks
-    whose pools could not be split."""
+) -> tuple[list[list[int]], list[int], dict[int, list[tuple[int, int]]]]:
+    """Per topic, the idle brokers that take its pooled extras (module docstring), the racks whose
+    pools could not be split, and per rack the pools that took extras (:meth:`Pools.taken`)."""
     out: list[list[int]] = [[] for _ in pools.at]
+    taken = pools.taken(solution)
     failed = [
         k
         for k, into in pools.into.items()
-        if not _split_rack(layout, k, extra_at, pools, into, solution, out)
+        if not _split_rack(layout, k, extra_at, taken[k], into, solution, out)
     ]
-    return out, failed
+    return out, failed, taken
 
 
 def tight(
-    pools: Pools, solution: np.ndarray, racks: Sequence[int], again: Container[int]
+    taken: dict[int, list[tuple[int, int]]], racks: Sequence[int], again: Container[int]
 ) -> set[tuple[int, int]]:
     """The (topic, rack) pools to give their own columns where ``racks`` could not be split.
 
@@ -137,10 +150,9 @@ def tight(
     pool that took an extra."""
     out: set[tuple[int, int]] = set()
     for k in racks:
-        taken = {t: round(float(solution[cols[k]].sum())) for t, cols in enumerate(pools.at) if k in cols}
-        several = {(t, k) for t, y in taken.items() if y > 1}
+        several = {(t, k) for t, y in taken[k] if y > 1}
         if k in again or not several:
-            several = {(t, k) for t, y in taken.items() if y > 0}
+            several = {(t, k) for t, _ in taken[k]}
         out |= several
     return out
 
@@ -149,16 +161,15 @@ def _split_rack(
     layout: RackLayout,
     k: int,
     extra_at: Sequence[Sequence[tuple[int, int]]],
-    pools: Pools,
+    taken: list[tuple[int, int]],
     into: dict[int, int],
     solution: np.ndarray,
     out: list[list[int]],
 ) -> bool:
-    """Split rack ``k``'s pool: topics to their idle brokers of the rack by a flow; into ``out``."""
+    """Split rack ``k``'s pools that ``taken`` extras (topic, extras): topics to their idle brokers
+    of the rack by a flow; into ``out``."""
     from ortools.graph.python import min_cost_flow
 
-    taken = [(t, round(sum(solution[c] for c in cols[k]))) for t, cols in enumerate(pools.at) if k in cols]
-    taken = [(t, y) for t, y in taken if y > 0]
     if not taken:
         return True
     members = np.array(sorted(into), dtype=np.int64)

@@ -126,12 +126,9 @@ class Program(Columns):
             return None
         self.solution = solution
         if self.pools.into:
-            found, failed = split(self.layout, self.extra_at, self.pools, solution)
-            again = {k for _, k in self.refined.unpool}
-            self.broke.unpool = tight(self.pools, solution, failed, again)
-            self.broke.capped = {
-                (t, k) for t, k, cols, most in self.loose if solution[cols].sum() > most + 0.5
-            }
+            found, failed, taken = split(self.layout, self.extra_at, self.pools, solution)
+            self.broke.unpool = tight(taken, failed, {k for _, k in self.refined.unpool})
+            self.broke.capped = self._broken_loose(solution)
             if self.broke:
                 return None
             self.pools.split = found
@@ -155,7 +152,7 @@ class Program(Columns):
             self.gain.extend([0] * len(at))
             self.size.extend([d.shed[i] for i in at])
             self.extra_at[t].extend(mine.items())
-            pooled = self.pools.at[t] = {k: self._pooled(n) for k, n in idle.items()}
+            pooled = self.pools.at[t] = self._pooled(idle)
             everyone = [*mine.values(), *(c for cols in pooled.values() for c in cols)]
             self.row([(c, 1.0) for c in everyone], d.quota.extras, d.quota.extras, TOPIC)
             by_rack: dict[int, list[int]] = {}
@@ -173,20 +170,41 @@ class Program(Columns):
                     self.row([(c, 1.0) for c in cols], lo_k, hi_k, RACK)
         return mine
 
+    def _broken_loose(self, solution: np.ndarray) -> set[tuple[int, int]]:
+        """The (topic, rack) rows of :attr:`loose` that ``solution`` breaks."""
+        if not self.loose:
+            return set()
+        owner = np.repeat(np.arange(len(self.loose)), [len(cols) for _, _, cols, _ in self.loose])
+        cols = np.fromiter((c for _, _, row, _ in self.loose for c in row), dtype=np.int64, count=len(owner))
+        sums = np.bincount(owner, weights=solution[cols], minlength=len(self.loose))
+        most = np.array([m for _, _, _, m in self.loose], dtype=np.float64)
+        return {self.loose[r][:2] for r in np.flatnonzero(sums > most + 0.5).tolist()}
+
     def _capped(self, t: int, k: int) -> bool:
         """Whether topic ``t``'s row of most extras in rack ``k`` is posed although loose."""
         return self.refined.every_cap or (t, k) in self.refined.capped
 
-    def _pooled(self, idle: int) -> list[int]:
-        """``y[t, rack]`` over ``idle`` brokers: a first unit, and the rest at a penalty each, so the
-        optimum spreads pooled extras over many topics where it can: a broker takes at most one of
-        each topic's (:func:`ferry.plan.pools.split`)."""
-        first = self.column(1)
-        if idle == 1:
-            return [first]
-        rest = self.column(idle - 1)
-        self.penalty[rest] = 1
-        return [first, rest]
+    def _pooled(self, idle: dict[int, int]) -> dict[int, list[int]]:
+        """Per rack, ``y[t, rack]`` over its ``idle`` brokers: a first unit, and the rest at a
+        penalty each, so the optimum spreads pooled extras over many topics where it can: a broker
+        takes at most one of each topic's (:func:`ferry.plan.pools.split`). In bulk: a million of
+        them at 100,000 topics."""
+        out: dict[int, list[int]] = {}
+        uppers: list[int] = []
+        c = len(self.upper)
+        for k, n in idle.items():
+            if n == 1:
+                out[k] = [c]
+                uppers.append(1)
+            else:
+                out[k] = [c, c + 1]
+                uppers += (1, n - 1)
+                self.penalty[c + 1] = 1
+            c += len(out[k])
+        self.upper.extend(uppers)
+        self.gain.extend([0] * len(uppers))
+        self.size.extend([0] * len(uppers))
+        return out
 
     def _topic(self, t: int, d: TopicDemand) -> None:
         layout = self.layout
@@ -196,6 +214,7 @@ class Program(Columns):
         free_cols: dict[int, int] = {}
         roomy = d.rack_room and any(self.wants_room(t, k) for k in range(len(layout.members)))
         counted = {k for k in in_rack if not (d.rack_floor and d.rack_floor[k])}
+        implied: list[int] = []
         # A broker holding nothing of the topic keeps nothing of it: only holders need a look.
         for i in compress(range(len(d.held)), d.held):
             base = d.quota.base[i]
@@ -204,7 +223,7 @@ class Program(Columns):
                 self.constant[t] += d.free[i]
                 continue
             if not (roomy or i in on_broker or layout.rack_at[i] in counted):
-                self._imply_kept(t, i, d, mine)
+                implied.append(i)
                 continue
             f = free_cols[i] = self.column(d.free[i], 1)
             self.free_at[t].append((i, f))
@@ -213,6 +232,7 @@ class Program(Columns):
             if i in mine:
                 terms.append((mine[i], -1.0))
             self.row(terms, -np.inf, base)
+        self._imply_kept(t, implied, d, mine)
         for k, cols in in_rack.items():
             self._rack_capacity(d, k, cols, mine, free_cols, self.pools.at[t].get(k, []))
         if d.rack_room:
@@ -228,8 +248,9 @@ class Program(Columns):
                         room_cols.get(k, []),
                     )
 
-    def _imply_kept(self, t: int, i: int, d: TopicDemand, mine: Mapping[int, int]) -> None:
-        """Keep ``min(free, base + x)`` replicas on broker ``i`` without an ``f`` column.
+    def _imply_kept(self, t: int, positions: list[int], d: TopicDemand, mine: Mapping[int, int]) -> None:
+        """Keep ``min(free, base + x)`` replicas on each broker of ``positions`` without an ``f``
+        column.
 
         Where no pinned partition or shrinking group keeps a replica on ``b``, no rack-room row is
         posed for the topic and ``b``'s rack has no capacity row counting free replicas
@@ -238,11 +259,14 @@ class Program(Columns):
         carries the kept replica. What is left of a plain rebalance is then a transportation
         problem (:mod:`ferry.plan.flow`).
         """
-        self.implied_at[t].append(i)
-        self.constant[t] += min(d.free[i], d.quota.base[i])
-        if i in mine and d.free[i] > d.quota.base[i]:
-            self.gain[mine[i]] += 1
-            self.kept_cols[t].append(mine[i])
+        self.implied_at[t] = positions
+        free, base = d.free, d.quota.base
+        kept = self.kept_cols[t]
+        self.constant[t] += sum(min(free[i], base[i]) for i in positions)
+        for i in positions:
+            if i in mine and free[i] > base[i]:
+                self.gain[mine[i]] += 1
+                kept.append(mine[i])
 
     def _shrinking(
         self,

@@ -99,7 +99,7 @@ def _one_rack() -> tuple[RackLayout, Pools]:
 
 def test_a_pool_splits_over_distinct_brokers() -> None:
     layout, pools = _one_rack()
-    assert split(layout, [[]], pools, np.array([2.0, 1.0, 0.0, 1.0])) == ([[0, 2]], [])
+    assert split(layout, [[]], pools, np.array([2.0, 1.0, 0.0, 1.0]))[:2] == ([[0, 2]], [])
 
 
 def test_a_broker_never_takes_two_extras_of_one_topic() -> None:
@@ -111,4 +111,4 @@ def test_a_broker_holding_the_topic_takes_none_of_its_pool() -> None:
     layout, pools = _one_rack()
     # Broker 0 holds a replica of the topic (its own column 4), so only 1 and 2 are idle.
     assert split(layout, [[(0, 4)]], pools, np.array([1.0, 1.0, 0.0, 0.0, 1.0]))[1] == [0]
-    assert split(layout, [[(0, 4)]], pools, np.array([1.0, 0.0, 1.0, 0.0, 1.0])) == ([[1]], [])
+    assert split(layout, [[(0, 4)]], pools, np.array([1.0, 0.0, 1.0, 0.0, 1.0]))[:2] == ([[1]], [])
