@@ -24,8 +24,7 @@ def band_rows(program: Program, band: list[tuple[int, int]], slack: int) -> None
     pool_rows(program, program.layout, program.pools, by_broker)
     for i in sorted(by_broker):
         lo_b, hi_b = band[i]
-        terms = [(c, 1.0) for c in by_broker[i]]
-        program.row(terms, lo_b - base_load[i] - slack, hi_b - base_load[i] + slack, BROKER)
+        program.ones(by_broker[i], lo_b - base_load[i] - slack, hi_b - base_load[i] + slack, BROKER)
 
 
 def _extras_by_broker(extra_at: list[list[tuple[int, int]]]) -> dict[int, list[int]]:

@@ -51,6 +51,21 @@ class Columns:
         self.cols.extend([col for col, _ in terms])
         self.vals.extend([val for _, val in terms])
 
+    def ones(
+        self, cols: Sequence[int], lo: float, hi: float, kind: str = OTHER, minus: Sequence[int] = ()
+    ) -> None:
+        """A row adding up ``cols`` less ``minus`` (coefficients 1 and -1): most rows are, and
+        millions of (column, 1.0) pairs would otherwise be made only to be taken apart."""
+        r = len(self.lows)
+        self.lows.append(lo)
+        self.highs.append(hi)
+        self.kinds.append(kind)
+        self.rows.extend([r] * (len(cols) + len(minus)))
+        self.cols.extend(cols)
+        self.cols.extend(minus)
+        self.vals.extend([1.0] * len(cols))
+        self.vals.extend([-1.0] * len(minus))
+
     def optimum(self, scale: float, *, relax_first: bool) -> np.ndarray | None:
         """An optimal solution (:func:`ferry.plan.solve.optimum`), ``None`` when there is none.
 

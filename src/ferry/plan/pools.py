@@ -117,7 +117,7 @@ def pool_rows(program: Columns, layout: RackLayout, pools: Pools, by_broker: dic
             i = layout.position[b]
             into[i] = program.column(most)
             by_broker.setdefault(i, []).append(into[i])
-        program.row([*((c, 1.0) for c in ys), *((z, -1.0) for z in into.values())], 0, 0, POOL)
+        program.ones(ys, 0, 0, POOL, minus=list(into.values()))
 
 
 def split(

@@ -154,7 +154,7 @@ class Program(Columns):
             self.extra_at[t].extend(mine.items())
             pooled = self.pools.at[t] = self._pooled(idle)
             everyone = [*mine.values(), *(c for cols in pooled.values() for c in cols)]
-            self.row([(c, 1.0) for c in everyone], d.quota.extras, d.quota.extras, TOPIC)
+            self.ones(everyone, d.quota.extras, d.quota.extras, TOPIC)
             by_rack: dict[int, list[int]] = {}
             for i, c in mine.items():
                 by_rack.setdefault(layout.rack_at[i], []).append(c)
@@ -167,7 +167,7 @@ class Program(Columns):
                 if lo_k == 0 and k in idle and not self._capped(t, k):
                     self.loose.append((t, k, cols, hi_k))
                 else:
-                    self.row([(c, 1.0) for c in cols], lo_k, hi_k, RACK)
+                    self.ones(cols, lo_k, hi_k, RACK)
         return mine
 
     def _broken_loose(self, solution: np.ndarray) -> set[tuple[int, int]]:
@@ -292,7 +292,7 @@ class Program(Columns):
                 if k in in_rack:
                     in_rack[k].append(c)
             most = group.rf * m
-            self.row([(c, 1.0) for c in cols.values()], -np.inf, most)
+            self.ones(list(cols.values()), -np.inf, most)
             if not d.rack_room:
                 continue
             for k, (_, hi) in enumerate(layout.bounds(group.rf)):

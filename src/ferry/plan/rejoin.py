@@ -66,7 +66,7 @@ def _topic(program: Columns, layout: RackLayout, d: TopicDemand) -> _Topic:
     """Columns and rows of one topic (module docstring)."""
     q = d.quota
     extras = {i: program.column(1) for i in q.extra_positions(layout)}
-    program.row([(c, 1.0) for c in extras.values()], q.extras, q.extras)
+    program.ones(list(extras.values()), q.extras, q.extras)
     for k, (lo, hi) in enumerate(q.rack_extras):
         program.row([(extras[i], 1.0) for i in _in_rack(layout, k) if i in extras], lo, hi)
     keeps: dict[tuple[int, int], int] = {}
