@@ -30,8 +30,8 @@ class Columns:
         self.upper = array("d")
         self.gain = array("q")
         self.size = array("q")
-        self.penalty: dict[int, int] = {}
-        """Columns whose every unit costs a penalty (:func:`ferry.plan.solve.optimum`), and how many."""
+        self.penalty = array("q")
+        """Columns whose every unit costs a penalty (:func:`ferry.plan.solve.optimum`)."""
         self.kinds: list[str] = []
         """Per row: :data:`TOPIC`, :data:`RACK` or :data:`BROKER` (rows on extras alone), or :data:`OTHER`."""
 

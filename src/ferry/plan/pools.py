@@ -22,6 +22,7 @@ none exists, the pools that could not be placed get a column per broker in the n
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
@@ -83,6 +84,35 @@ class Refinements:
         self.unpool |= other.unpool
         self.every_cap |= bool(self.capped and other.capped)
         self.capped |= other.capped
+
+
+class LooseRows:
+    """Rows of most extras a pooled program leaves out and checks after solving
+    (:attr:`ferry.plan.program.Program.loose`); in typed arrays: a million of them at 100,000
+    topics."""
+
+    def __init__(self) -> None:
+        self.topic, self.rack, self.most = array("q"), array("q"), array("q")
+        self.owner, self.cols = array("q"), array("q")
+
+    def add(self, t: int, k: int, cols: Sequence[int], most: int) -> None:
+        """Topic ``t`` gives at most ``most`` extras to rack ``k``, where ``cols`` are its columns."""
+        self.owner.extend([len(self.topic)] * len(cols))
+        self.cols.extend(cols)
+        self.topic.append(t)
+        self.rack.append(k)
+        self.most.append(most)
+
+    def broken(self, solution: np.ndarray) -> set[tuple[int, int]]:
+        """The (topic, rack) rows that ``solution`` breaks."""
+        if not self.topic:
+            return set()
+        cols = np.frombuffer(self.cols, dtype=np.int64)
+        sums = np.bincount(
+            np.frombuffer(self.owner, dtype=np.int64), weights=solution[cols], minlength=len(self.topic)
+        )
+        over = np.flatnonzero(sums > np.frombuffer(self.most, dtype=np.int64) + 0.5)
+        return {(self.topic[r], self.rack[r]) for r in over.tolist()}
 
 
 def holders(

@@ -44,7 +44,7 @@ from ferry.plan.brokerrows import band_rows, leader_rows
 from ferry.plan.columns import Columns
 from ferry.plan.flow import RACK, TOPIC
 from ferry.plan.pinrows import pinned_columns
-from ferry.plan.pools import Pools, Refinements, holders, split, tight
+from ferry.plan.pools import LooseRows, Pools, Refinements, holders, split, tight
 from ferry.plan.racks import RackLayout
 from ferry.plan.room import rack_room_row
 from ferry.plan.shrink import Group, realise
@@ -80,7 +80,7 @@ class Program(Columns):
         """The pools of the optimum that could not be split over brokers, and the rows left out
         (:attr:`loose`) that it broke: :meth:`solve` then answered ``None``, and the program is to
         be solved again with these refined (:attr:`refined`)."""
-        self.loose: list[tuple[int, int, list[int], int]] = []
+        self.loose = LooseRows()
         """Rack rows of pooled topics left out, as (topic, rack, columns, most extras): an upper
         bound alone, of 10 partitions' one replica per rack where 20 brokers could take extras,
         which the optimum keeps without being told (checked after solving)."""
@@ -128,7 +128,7 @@ class Program(Columns):
         if self.pools.into:
             found, failed, taken = split(self.layout, self.extra_at, self.pools, solution)
             self.broke.unpool = tight(taken, failed, {k for _, k in self.refined.unpool})
-            self.broke.capped = self._broken_loose(solution)
+            self.broke.capped = self.loose.broken(solution)
             if self.broke:
                 return None
             self.pools.split = found
@@ -165,20 +165,10 @@ class Program(Columns):
                 if not cols or (lo_k == 0 and hi_k >= brokers):
                     continue
                 if lo_k == 0 and k in idle and not self._capped(t, k):
-                    self.loose.append((t, k, cols, hi_k))
+                    self.loose.add(t, k, cols, hi_k)
                 else:
                     self.ones(cols, lo_k, hi_k, RACK)
         return mine
-
-    def _broken_loose(self, solution: np.ndarray) -> set[tuple[int, int]]:
-        """The (topic, rack) rows of :attr:`loose` that ``solution`` breaks."""
-        if not self.loose:
-            return set()
-        owner = np.repeat(np.arange(len(self.loose)), [len(cols) for _, _, cols, _ in self.loose])
-        cols = np.fromiter((c for _, _, row, _ in self.loose for c in row), dtype=np.int64, count=len(owner))
-        sums = np.bincount(owner, weights=solution[cols], minlength=len(self.loose))
-        most = np.array([m for _, _, _, m in self.loose], dtype=np.float64)
-        return {self.loose[r][:2] for r in np.flatnonzero(sums > most + 0.5).tolist()}
 
     def _capped(self, t: int, k: int) -> bool:
         """Whether topic ``t``'s row of most extras in rack ``k`` is posed although loose."""
@@ -199,7 +189,7 @@ class Program(Columns):
             else:
                 out[k] = [c, c + 1]
                 uppers += (1, n - 1)
-                self.penalty[c + 1] = 1
+                self.penalty.append(c + 1)
             c += len(out[k])
         self.upper.extend(uppers)
         self.gain.extend([0] * len(uppers))

@@ -4,7 +4,7 @@ else HiGHS through scipy's ``milp``, its linear relaxation first where that is m
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -31,15 +31,15 @@ def optimum(
     size: Sequence[int],
     scale: float,
     relax_first: bool,
-    penalty: Mapping[int, int] | None = None,
+    penalty: Sequence[int] = (),
 ) -> np.ndarray | None:
     """An optimal integer solution, or ``None`` when there is none.
 
     The program is given as its sparse rows (``entries``: row, column and value arrays, emptied
     here once in a matrix; each row's ``lows`` and ``highs`` and :mod:`ferry.plan.flow` kind), its
     columns' ``upper`` bounds, and the objective:
-    ``gain`` kept replicas plus ``size`` bytes times ``scale``, less a penalty per unit of the
-    ``penalty`` columns, which breaks ties like the size term (below one kept replica in total).
+    ``gain`` kept replicas plus ``size`` bytes times ``scale``, less a penalty per unit of each
+    ``penalty`` column, which breaks ties like the size term (below one kept replica in total).
 
     A program of extras alone (a plain rebalance) is a network: min-cost flow solves it
     (:mod:`ferry.plan.flow`). Otherwise, without rack-room rows (``relax_first``), its linear
@@ -62,8 +62,8 @@ def optimum(
     gains, sizes = np.array(gain, dtype=np.int64), np.array(size, dtype=np.int64)
     low_array, high_array, uppers = np.array(lows), np.array(highs), np.array(upper)
     fines = np.zeros(n, dtype=np.int64)
-    if penalty:
-        fines[np.fromiter(penalty, dtype=np.int64)] = np.fromiter(penalty.values(), dtype=np.int64)
+    if len(penalty):
+        fines[np.asarray(penalty, dtype=np.int64)] = 1
     network = Transport.of(matrix, list(kinds), low_array, high_array, uppers)
     if network is not None:
         flows = network.solve(gains, sizes, fines)
