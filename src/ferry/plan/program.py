@@ -81,9 +81,9 @@ class Program(Columns):
         (:attr:`loose`) that it broke: :meth:`solve` then answered ``None``, and the program is to
         be solved again with these refined (:attr:`refined`)."""
         self.loose = LooseRows()
-        """Rack rows of pooled topics left out, as (topic, rack, columns, most extras): an upper
-        bound alone, of 10 partitions' one replica per rack where 20 brokers could take extras,
-        which the optimum keeps without being told (checked after solving)."""
+        """Rack rows of pooled topics left out: an upper bound alone, of 10 partitions' one replica
+        per rack where 20 brokers could take extras, which the optimum mostly keeps without being
+        told (checked after solving)."""
         self._pooling = False
         self.outside = outside or Outside.none(len(layout.brokers))
         self.room_rows = room_rows
