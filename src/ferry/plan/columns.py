@@ -34,6 +34,10 @@ class Columns:
         """Columns whose every unit costs a penalty (:func:`ferry.plan.solve.optimum`)."""
         self.kinds: list[str] = []
         """Per row: :data:`TOPIC`, :data:`RACK` or :data:`BROKER` (rows on extras alone), or :data:`OTHER`."""
+        self.implied = array("q")
+        """Rows that other rows imply at some optimum of every solution: left out where HiGHS solves
+        (:func:`ferry.plan.solve.optimum`), since they tie otherwise independent parts together;
+        the min-cost flow needs them (a topic's row is its node)."""
 
     def column(self, upper: float, gain: int = 0, size: int = 0) -> int:
         """A column worth ``gain`` kept replicas, plus ``size`` bytes for the tie-break."""
@@ -84,4 +88,5 @@ class Columns:
             scale=scale,
             relax_first=relax_first,
             penalty=self.penalty,
+            implied=self.implied,
         )

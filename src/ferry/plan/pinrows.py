@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ferry.plan.racks import RackLayout
 from ferry.plan.terms import Pinned, TopicDemand
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def pinned_columns(
                 if b not in pin.in_sync:
                     program.row([(cols[b], 1.0), *synced], -np.inf, 0)
         needs = _rack_rows(program, pin, cols)
-        program.row([*((c, 1.0) for c in cols.values()), *((z, 1.0) for _, z in needs)], -np.inf, pin.rf)
+        _replicas_row(program, pin, cols, needs)
         for k, z in needs:
             in_rack.setdefault(k, []).extend([z, *(cols[b] for b in pin.replicas if layout.rack_of[b] == k)])
         for b in pin.replicas:
@@ -74,3 +75,27 @@ def _rack_rows(program: Program, pin: Pinned, cols: Mapping[int, int]) -> list[t
             needs.append((k, z))
             program.row([*mine, (z, 1.0)], lo, np.inf)
     return needs
+
+
+def _replicas_row(
+    program: Program, pin: Pinned, cols: Mapping[int, int], needs: list[tuple[int, int]]
+) -> None:
+    """At most ``rf`` replicas kept or still owed to racks below their lower bound."""
+    if _never_binds(pin, program.layout):
+        program.implied.append(len(program.lows))
+    program.row([*((c, 1.0) for c in cols.values()), *((z, 1.0) for _, z in needs)], -np.inf, pin.rf)
+
+
+def _never_binds(pin: Pinned, layout: RackLayout) -> bool:
+    """Whether the partition's row of at most ``rf`` replicas (kept, and still owed to racks below
+    their lower bound) is implied by its rack rows.
+
+    An owed count ``z`` only costs room in its rack, so some optimum owes no more than the rack
+    lacks: ``max(kept, lo)`` per rack. Where even keeping the most each rack allows adds up to no
+    more than ``rf``, the row holds there (one replica per rack of three, say)."""
+    if pin.bounds is None:
+        return False
+    here = [0] * len(pin.bounds)
+    for b in pin.replicas:
+        here[layout.rack_of[b]] += 1
+    return sum(max(min(n, hi), lo) for n, (lo, hi) in zip(here, pin.bounds, strict=True)) <= pin.rf

@@ -153,9 +153,10 @@ class Program(Columns):
             self.size.extend([d.shed[i] for i in at])
             self.extra_at[t].extend(mine.items())
             pooled = self.pools.at[t] = self._pooled(idle)
-            if not _racks_decide(d):
-                everyone = [*mine.values(), *(c for cols in pooled.values() for c in cols)]
-                self.ones(everyone, d.quota.extras, d.quota.extras, TOPIC)
+            everyone = [*mine.values(), *(c for cols in pooled.values() for c in cols)]
+            if _racks_decide(d):
+                self.implied.append(len(self.lows))
+            self.ones(everyone, d.quota.extras, d.quota.extras, TOPIC)
             by_rack: dict[int, list[int]] = {}
             for i, c in mine.items():
                 by_rack.setdefault(layout.rack_at[i], []).append(c)
@@ -362,12 +363,7 @@ class Program(Columns):
 
 def _racks_decide(d: TopicDemand) -> bool:
     """Whether the topic's rack rows alone fix how many extras it hands out, so that its topic row
-    is the sum of them: every rack's extras exact and adding up to the topic's. Only for topics
-    that make the program no network anyway (pinned partitions, shrinking groups): the flow
-    (:mod:`ferry.plan.flow`) needs every topic's row. HiGHS's presolve otherwise spends a second
-    finding them dependent on 100,000 partitions ("large: unequal 20/20/17" of
-    `benchmarks/plan_quality.py`)."""
-    if not (d.pinned or d.shrink_groups):
-        return False
+    is the sum of them (:attr:`~ferry.plan.columns.Columns.implied`): every rack's extras exact and
+    adding up to the topic's."""
     racks = d.quota.rack_extras
     return all(lo == hi for lo, hi in racks) and sum(lo for lo, _ in racks) == d.quota.extras
