@@ -1,0 +1,82 @@
+"""HiGHS part by part (ferry.plan.solve): a program that falls apart, once its implied rows are left
+out, has the optimum of the whole; and which rows are implied (ferry.plan.pinrows)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ferry.plan import solve
+from ferry.plan.columns import Columns
+from ferry.plan.pinrows import _never_binds
+from ferry.plan.racks import RackLayout
+from ferry.plan.terms import Pinned
+
+pytestmark = pytest.mark.unit
+
+# A block: its columns' gains, at most ``cap`` of them picked, exactly ``need`` of its first two.
+Block = tuple[list[int], int, int]
+blocks = st.lists(
+    st.tuples(st.lists(st.integers(0, 3), min_size=2, max_size=5), st.integers(1, 5), st.integers(0, 2)),
+    min_size=1,
+    max_size=4,
+)
+
+
+def _program(spec: list[Block], *, implied: bool) -> tuple[Columns, int]:
+    """Independent blocks, a column in no row, and a row over every block's columns that binds
+    nowhere (an implied row where ``implied``); returns the program and the lone column."""
+    program = Columns()
+    every = []
+    for gains, cap, need in spec:
+        cols = [program.column(1, g) for g in gains]
+        every += cols
+        program.ones(cols, -np.inf, cap)
+        program.ones(cols[:2], need, need)
+    alone = program.column(3, 1)
+    if implied:
+        program.implied.append(len(program.lows))
+    program.ones(every, -np.inf, len(every))
+    return program, alone
+
+
+def _solve(program: Columns, *, parts: bool) -> np.ndarray | None:
+    previous = solve.PARTS_FROM
+    solve.PARTS_FROM = 0 if parts else 10**12
+    try:
+        return program.optimum(0.0, relax_first=False)
+    finally:
+        solve.PARTS_FROM = previous
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(blocks)
+def test_parts_keep_the_optimum_of_the_whole(spec: list[Block]) -> None:
+    whole, _ = _program(spec, implied=False)
+    parts, alone = _program(spec, implied=True)
+    gains = np.frombuffer(whole.gain, dtype=np.int64)
+    a, b = _solve(whole, parts=False), _solve(parts, parts=True)
+    assert (a is None) == (b is None)
+    if a is not None and b is not None:
+        assert float(gains @ a) == float(gains @ b)
+        assert b[alone] == 3  # in no row: the bound that pays
+
+
+def test_a_row_without_terms_that_asks_for_something_has_no_solution() -> None:
+    program = Columns()
+    program.ones([program.column(1, 1)], -np.inf, 1)
+    program.ones([program.column(1, 1)], -np.inf, 1)
+    program.ones([], 1, np.inf)
+    assert _solve(program, parts=True) is None
+
+
+def test_a_pinned_partitions_replica_row_is_implied_only_where_its_rack_rows_bound_it() -> None:
+    layout = RackLayout.of({b: f"r{b // 2}" for b in range(6)}, list(range(6)))  # 3 racks of 2
+    one_each = ((1, 1), (1, 1), (1, 1))
+    # Two replicas in rack 0, one in rack 1, none in rack 2: at most 1 + 1 + 1 (owed) = rf.
+    assert _never_binds(Pinned(0, (0, 1, 2), 3, one_each), layout)
+    # Going down to two replicas, one per rack at most: keeping one in each rack would be three.
+    assert not _never_binds(Pinned(0, (0, 2, 4), 2, ((0, 1), (0, 1), (0, 1))), layout)
+    assert not _never_binds(Pinned(0, (0, 1), 2, None), layout)
