@@ -81,8 +81,8 @@ def optimum(
 
 
 PARTS_FROM = 20_000
-"""Columns from which HiGHS solves a program part by part (:func:`_in_parts`); smaller ones are
-solved whole in well under a second, and the exact pass solves thousands of them."""
+"""Columns from which HiGHS solves a program, or a part of one, on its own (:func:`_in_parts`):
+smaller ones are solved whole in well under a second, and the exact pass solves thousands of them."""
 
 
 def _in_parts(
@@ -94,12 +94,14 @@ def _in_parts(
     *,
     relax_first: bool,
 ) -> np.ndarray | None:
-    """The optimum of each connected part of the program (columns linked by rows) on its own.
+    """The optimum of each large connected part of the program (columns linked by rows) on its own,
+    the small parts together.
 
     Under the strict rack rule with as many replicas as racks, every rack's share of every topic is
     fixed, and without its implied rows the program of a cluster whose start breaks the rack rule is
     one independent program per rack: HiGHS solves three of a third the size faster than one ("large:
-    unequal 20/20/17" of `benchmarks/plan_quality.py`). A column in no row takes its bound that pays.
+    unequal 20/20/17" of `benchmarks/plan_quality.py`). A skewed start may fall apart into thousands
+    of little parts instead, each a solver call of its own if alone: those are solved as one.
     """
     from scipy.sparse import bmat
     from scipy.sparse.csgraph import connected_components
@@ -107,21 +109,19 @@ def _in_parts(
     rows, columns = matrix.shape
     if columns < PARTS_FROM:
         return _highs(matrix, lows, highs, upper, objective, relax_first=relax_first)
-    graph = bmat([[None, matrix], [matrix.T, None]], format="csr")
-    count, labels = connected_components(graph, directed=False)
-    if count == 1:
+    count, labels = connected_components(bmat([[None, matrix], [matrix.T, None]]), directed=False)
+    large = np.bincount(labels[rows:], minlength=count) >= PARTS_FROM
+    group = np.where(large, np.arange(count), count)  # the small parts: one group, ``count``
+    row_group, col_group = group[labels[:rows]], group[labels[rows:]]
+    groups = np.union1d(row_group, col_group)
+    if len(groups) == 1:
         return _highs(matrix, lows, highs, upper, objective, relax_first=relax_first)
-    solution = np.where(objective < 0, upper, 0.0)
-    row_part, col_part = labels[:rows], labels[rows:]
-    row_order, col_order = np.argsort(row_part, kind="stable"), np.argsort(col_part, kind="stable")
-    row_ends = np.searchsorted(row_part[row_order], np.arange(count + 1))
-    col_ends = np.searchsorted(col_part[col_order], np.arange(count + 1))
-    for part in range(count):
-        mine = row_order[row_ends[part] : row_ends[part + 1]]
+    solution = np.where(objective < 0, upper, 0.0)  # a column in no row: the bound that pays
+    for g in groups.tolist():
+        mine, cols = np.flatnonzero(row_group == g), np.flatnonzero(col_group == g)
         if not len(mine):
-            continue  # a column alone
-        cols = col_order[col_ends[part] : col_ends[part + 1]]
-        if not len(cols):  # a row without terms
+            continue
+        if not len(cols):  # rows without terms
             if np.any(lows[mine] > 0) or np.any(highs[mine] < 0):
                 return None
             continue
