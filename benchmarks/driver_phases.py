@@ -28,16 +28,21 @@ from typing import Any
 
 from ferry.formats.parquet import load_parquet_snapshot
 from ferry.model import Goal
-from ferry.plan import balance, flow, planner, program, report
+from ferry.plan import balance, flow, planner, program, report, solve
 from ferry.plan.collector import paused
 from ferry.plan.racks import RackLayout
 
 PARTS: list[tuple[Any, str, str]] = [
     (program.Program, "_topic", "build: topics"),
-    (program.Program, "_brokers", "build: brokers"),
+    (program, "add_plain", "build: plain topics"),
+    (program, "band_rows", "build: brokers"),
     (flow.Transport, "of", "network"),
     (flow.Transport, "solve", "flow solve"),
-    (program.Program, "room_violations", "rack-room check"),
+    (solve, "_in_parts", "HiGHS"),
+    (program, "split", "pool split"),
+    (program.Program, "_read", "read"),
+    (balance, "room_violations", "rack-room check"),
+    (balance, "realise", "realise"),
     (balance, "broker_band", "broker band"),
     (planner, "leaders_with_swaps", "leaders"),
     (planner, "_moves", "moves"),

@@ -8,11 +8,19 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ferry.plan.flow import OTHER
 from ferry.plan.solve import optimum
+
+
+def extend_from(target: array[Any], values: np.ndarray) -> None:
+    """Append ``values`` to a typed array as its raw bytes: converting millions of numpy values to
+    Python numbers first takes seconds."""
+    dtype = np.float64 if target.typecode == "d" else np.int64
+    target.frombytes(np.ascontiguousarray(values, dtype=dtype).tobytes())
 
 
 class Columns:

@@ -15,8 +15,9 @@ cost scaling was many times slower on one network of every topic than on the top
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -42,19 +43,24 @@ class _Flat:
 
     @classmethod
     def of(cls, layout: RackLayout, demands: Sequence[TopicDemand]) -> _Flat:
-        rfs = [np.asarray(d.layouts.rf, dtype=np.int64) for d in demands]
-        counts = [np.diff(np.asarray(d.layouts.starts, dtype=np.int64)) for d in demands]
-        topic = np.repeat(np.arange(len(demands)), [len(r) for r in rfs])
-        count: np.ndarray = np.concatenate(counts).astype(np.int64)
-        rep_pos = np.concatenate([np.asarray(d.layouts.replicas, dtype=np.int64) for d in demands])
-        top = int(max((int(r.max(initial=0)) for r in rfs), default=0))
+        # In one pass over all topics: three arrays per topic took most of a second at 100,000.
+        parts = np.fromiter(map(len, (d.layouts for d in demands)), dtype=np.int64, count=len(demands))
+        rf = _flat(d.layouts.rf for d in demands)
+        count = _flat(d.layouts.starts[1:] for d in demands) - _flat(d.layouts.starts[:-1] for d in demands)
+        rep_pos = _flat(d.layouts.replicas for d in demands)
+        topic = np.repeat(np.arange(len(demands)), parts)
+        top = int(rf.max(initial=0))
         lo = np.zeros((top + 1, len(layout.members)), dtype=np.int64)
         hi = np.zeros_like(lo)
-        for rf in range(1, top + 1):
-            if rf <= len(layout.brokers):
-                lo[rf], hi[rf] = np.array(layout.bounds(rf), dtype=np.int64).T
-        rep_part = np.repeat(np.arange(len(count)), count.tolist())
-        return cls(topic, np.concatenate(rfs), count, rep_part, rep_pos, lo, hi)
+        for factor in range(1, top + 1):
+            if factor <= len(layout.brokers):
+                lo[factor], hi[factor] = np.array(layout.bounds(factor), dtype=np.int64).T
+        rep_part = np.repeat(np.arange(len(count)), count)
+        return cls(topic, rf, count, rep_part, rep_pos, lo, hi)
+
+
+def _flat(parts: Iterable[tuple[int, ...]]) -> np.ndarray:
+    return np.fromiter(chain.from_iterable(parts), dtype=np.int64)
 
 
 def kept_exactly(

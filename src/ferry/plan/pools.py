@@ -29,7 +29,7 @@ from itertools import compress
 
 import numpy as np
 
-from ferry.plan.columns import Columns
+from ferry.plan.columns import Columns, extend_from
 from ferry.plan.flow import POOL
 from ferry.plan.racks import RackLayout
 from ferry.plan.terms import TopicDemand
@@ -102,6 +102,17 @@ class LooseRows:
         self.topic.append(t)
         self.rack.append(k)
         self.most.append(most)
+
+    def extend(
+        self, topic: np.ndarray, rack: np.ndarray, most: np.ndarray, owner: np.ndarray, cols: np.ndarray
+    ) -> None:
+        """Rows in bulk: per row its topic, rack and most extras; per column the row (numbered
+        from 0 here) it belongs to."""
+        extend_from(self.owner, owner + len(self.topic))
+        extend_from(self.cols, cols)
+        extend_from(self.topic, topic)
+        extend_from(self.rack, rack)
+        extend_from(self.most, most)
 
     def broken(self, solution: np.ndarray) -> set[tuple[int, int]]:
         """The (topic, rack) rows that ``solution`` breaks."""

@@ -44,6 +44,7 @@ from ferry.plan.brokerrows import band_rows, leader_rows
 from ferry.plan.columns import Columns
 from ferry.plan.flow import RACK, TOPIC
 from ferry.plan.pinrows import pinned_columns
+from ferry.plan.plaintopics import add_plain, is_plain
 from ferry.plan.pools import LooseRows, Pools, Refinements, holders, split, tight
 from ferry.plan.racks import RackLayout
 from ferry.plan.room import rack_room_row
@@ -85,6 +86,10 @@ class Program(Columns):
         per rack where 20 brokers could take extras, which the optimum mostly keeps without being
         told (checked after solving)."""
         self._pooling = False
+        self.bulk = True
+        """Build runs of plain topics in bulk; ``False`` builds every topic on its own (the
+        reference the bulk build must equal)."""
+        self._room_topics: set[int] | None = None
         self.outside = outside or Outside.none(len(layout.brokers))
         self.room_rows = room_rows
         """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""
@@ -109,14 +114,7 @@ class Program(Columns):
         return bool(self.broke)
 
     def solve(self, setting: Setting) -> Balance | None:
-        # Pools feed the broker band rows: without them there is nothing to pool for.
-        self._pooling = self.pool and setting.slack is not None
-        for t, d in enumerate(self.demands):
-            self._topic(t, d)
-        if setting.slack is not None:
-            band_rows(self, setting.band, setting.slack)
-        if setting.cap is not None:
-            leader_rows(self, *setting.cap)
+        self.build(setting)
         n = len(self.upper)
         if n == 0:
             return self._read(np.zeros(0))
@@ -133,6 +131,39 @@ class Program(Columns):
                 return None
             self.pools.split = found
         return self._read(solution)
+
+    def build(self, setting: Setting) -> None:
+        """Every column and row of the program under ``setting``."""
+        # Pools feed the broker band rows: without them there is nothing to pool for.
+        self._pooling = self.pool and setting.slack is not None
+        self._topics()
+        if setting.slack is not None:
+            band_rows(self, setting.band, setting.slack)
+        if setting.cap is not None:
+            leader_rows(self, *setting.cap)
+
+    def _topics(self) -> None:
+        """Every topic's columns and rows, in topic order; runs of plain topics in bulk
+        (:mod:`ferry.plan.plaintopics`)."""
+        run: list[int] = []
+        for t, d in enumerate(self.demands):
+            if self._pooling and self.bulk and is_plain(self, t, d):
+                run.append(t)
+                continue
+            if run:
+                add_plain(self, run)
+                run = []
+            self._topic(t, d)
+        if run:
+            add_plain(self, run)
+
+    def room_topics(self, t: int) -> bool:
+        """Whether topic ``t`` gets any rack-room row."""
+        if self.room_rows is None:
+            return True
+        if self._room_topics is None:
+            self._room_topics = {u for u, _ in self.room_rows}
+        return t in self._room_topics
 
     def _extras(self, t: int, d: TopicDemand) -> dict[int, int]:
         """Columns ``x[t, b]`` per broker position, with the topic's and each rack's extras rows."""

@@ -117,3 +117,38 @@ def test_a_broker_holding_the_topic_takes_none_of_its_pool() -> None:
     # Broker 0 holds a replica of the topic (its own column 4), so only 1 and 2 are idle.
     assert split(layout, [[(0, 4)]], pools, np.array([1.0, 1.0, 0.0, 0.0, 1.0]))[1] == [0]
     assert split(layout, [[(0, 4)]], pools, np.array([1.0, 0.0, 1.0, 0.0, 1.0]))[:2] == ([[1]], [])
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(wide(), st.sampled_from([0, 1]), st.booleans(), st.booleans(), st.integers(0, 2**16))
+def test_plain_topics_built_in_bulk_give_the_same_program(
+    case: tuple[ClusterSnapshot, Goal], slack: int, voluntary: bool, refine: bool, seed: int
+) -> None:
+    """Runs of plain topics built at once (ferry.plan.plaintopics) pose the program the topic-by-topic
+    build poses: the same columns, rows, entries, penalties, left-out rows and per-topic records."""
+    layout, demands = _posed(*case)
+    setting = Setting(broker_band(layout, demands), slack, None, voluntary)
+    rng = np.random.default_rng(seed)
+    racks = range(len(layout.members))
+    # Some topics with rack-room rows, some pools unpooled and loose rows capped, as in later rounds.
+    rows = {(t, k) for t in range(len(demands)) for k in racks if rng.random() < 0.1}
+    refined = Refinements()
+    if refine:
+        refined.unpool = {(t, k) for t in range(len(demands)) for k in racks if rng.random() < 0.1}
+        refined.capped = {(t, k) for t in range(len(demands)) for k in racks if rng.random() < 0.2}
+    built = []
+    for bulk in (True, False):
+        program = Program(layout, demands, voluntary=voluntary, room_rows=rows, pool=True, refined=refined)
+        program.bulk = bulk
+        program.build(setting)
+        built.append(program)
+    bulk_built, alone = built
+    for name in ("rows", "cols", "vals", "lows", "highs", "upper", "gain", "size", "penalty", "implied"):
+        assert list(getattr(bulk_built, name)) == list(getattr(alone, name)), name
+    assert bulk_built.kinds == alone.kinds
+    for name in ("topic", "rack", "most", "owner", "cols"):
+        assert list(getattr(bulk_built.loose, name)) == list(getattr(alone.loose, name)), name
+    for name in ("extra_at", "implied_at", "kept_cols", "constant"):
+        assert getattr(bulk_built, name) == getattr(alone, name), name
+    assert bulk_built.pools.at == alone.pools.at
+    assert bulk_built.pools.into == alone.pools.into
