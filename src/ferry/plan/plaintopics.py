@@ -44,6 +44,22 @@ def is_plain(program: Program, t: int, d: TopicDemand) -> bool:
 
 
 @dataclass(frozen=True)
+class PlainRun:
+    """A run of plain topics as built, for checking their rack-room rows after solving
+    (:mod:`ferry.plan.plainroom`): per holder entry its topic (index into ``topics``), broker
+    position, free and base counts, extra's column (-1: none), and whether all its free replicas
+    stay whatever the extra."""
+
+    topics: np.ndarray
+    topic: np.ndarray
+    pos: np.ndarray
+    free: np.ndarray
+    base: np.ndarray
+    x_col: np.ndarray
+    fixed: np.ndarray
+
+
+@dataclass(frozen=True)
 class _Holders:
     """The brokers holding each topic of a run, flat: per entry its topic (index in the run),
     broker position and the topic's held, free, base and shed counts there."""
@@ -118,6 +134,11 @@ def add_plain(program: Program, topics: list[int]) -> None:
     is_x = opened[h.topic, rack]
     cols = _Layout.of(program, h, rack, is_x, opened)
     carries = (~fixed & (h.free > h.base))[is_x]
+    x_col = np.full(len(h.pos), -1, dtype=np.int64)
+    x_col[is_x] = cols.x
+    program.plain.append(
+        PlainRun(np.asarray(topics, dtype=np.int64), h.topic, h.pos, h.free, h.base, x_col, fixed)
+    )
     _columns(program, h, is_x, carries, cols)
     _records(program, topics, h, is_x, carries, cols)
     _rows(program, topics, bounds, extras, rack[is_x], cols)

@@ -44,7 +44,7 @@ from ferry.plan.brokerrows import band_rows, leader_rows
 from ferry.plan.columns import Columns
 from ferry.plan.flow import RACK, TOPIC
 from ferry.plan.pinrows import pinned_columns
-from ferry.plan.plaintopics import add_plain, is_plain
+from ferry.plan.plaintopics import PlainRun, add_plain, is_plain
 from ferry.plan.pools import LooseRows, Pools, Refinements, holders, split, tight
 from ferry.plan.racks import RackLayout
 from ferry.plan.room import rack_room_row
@@ -90,6 +90,8 @@ class Program(Columns):
         """Build runs of plain topics in bulk; ``False`` builds every topic on its own (the
         reference the bulk build must equal)."""
         self._room_topics: set[int] | None = None
+        self.plain: list[PlainRun] = []
+        """The runs of plain topics built in bulk."""
         self.outside = outside or Outside.none(len(layout.brokers))
         self.room_rows = room_rows
         """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ferry.plan.plainroom import plain_violations
 from ferry.plan.racks import RackLayout
 from ferry.plan.terms import TopicDemand
 
@@ -67,9 +68,9 @@ def rack_room_row(
 def room_violations(program: Program) -> set[tuple[int, int]]:
     """The (topic, rack) pairs whose rack-room row the solution breaks even with the best
     ``y`` and ``w`` for it (the row's own columns, absent while the row is)."""
-    out = set()
+    out, checked = plain_violations(program)
     for t, d in enumerate(program.demands):
-        if d.rack_room:
+        if d.rack_room and not checked[t]:
             need, avail = _free_room(program, t, d)
             _group_room(program, t, d, need, avail)
             _pinned_room(program, t, need, avail)

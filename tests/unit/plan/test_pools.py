@@ -10,12 +10,13 @@ from support.clusters import generated
 
 from ferry.model import ClusterSnapshot, Goal
 from ferry.plan.balance import SPLIT_ROUNDS, _solve_pooled, broker_band
+from ferry.plan.plainroom import run_room
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
 from ferry.plan.pools import Pools, Refinements, split
 from ferry.plan.program import Program
 from ferry.plan.racks import RackLayout
 from ferry.plan.racktotals import retarget
-from ferry.plan.room import room_violations
+from ferry.plan.room import _free_room, room_violations
 from ferry.plan.terms import Setting, TopicDemand
 
 
@@ -152,3 +153,27 @@ def test_plain_topics_built_in_bulk_give_the_same_program(
         assert getattr(bulk_built, name) == getattr(alone, name), name
     assert bulk_built.pools.at == alone.pools.at
     assert bulk_built.pools.into == alone.pools.into
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(wide(), st.sampled_from([0, 1]), st.booleans())
+def test_plain_topics_rack_room_counted_in_bulk_as_one_by_one(
+    case: tuple[ClusterSnapshot, Goal], slack: int, voluntary: bool
+) -> None:
+    """The rack-room counts of plain topics in bulk (ferry.plan.plainroom): what each rack must
+    receive and the open slots with room in it, as the topic-by-topic check counts them on the same
+    solution; and the same broken rows."""
+    layout, demands = _posed(*case)
+    setting = Setting(broker_band(layout, demands), slack, None, voluntary)
+    program = Program(layout, demands, voluntary=voluntary, room_rows=set(), pool=True)
+    if program.solve(setting) is None:
+        return
+    for run in program.plain:
+        need, avail, roomy = run_room(program, run)
+        for j, t in enumerate(run.topics.tolist()):
+            if roomy[j]:
+                alone = _free_room(program, t, demands[t])
+                assert need[j].tolist() == alone[0] and avail[j].tolist() == alone[1]
+    broken = room_violations(program)
+    program.plain.clear()  # every topic checked one by one
+    assert room_violations(program) == broken
