@@ -84,25 +84,45 @@ def kept_per_topic(
         return []
     flat = _Flat.of(layout, demands)
     brokers, racks = len(layout.brokers), len(layout.members)
-    quota = np.asarray(quotas, dtype=np.int64).reshape(len(demands), brokers)
+    # Per topic and broker only the quotas: a million topics x brokers in int32, and no other array
+    # that size (on the driver, fresh memory is much of the cost of this pass).
+    left = np.array(quotas, dtype=np.int32).reshape(len(demands), brokers)
     rack_at = np.asarray(layout.rack_at, dtype=np.int64)
     rep_topic = flat.topic[flat.rep_part]
-    held = np.bincount(rep_topic * brokers + flat.rep_pos, minlength=quota.size).reshape(quota.shape)
-    settled = _settled(flat, rack_at, held > quota, racks) if fix_settled else np.zeros(len(flat.rf), bool)
+    key = rep_topic * brokers + flat.rep_pos
+    if fix_settled:
+        _, where, held = np.unique(key, return_inverse=True, return_counts=True)
+        over = held[where] > left.ravel()[key]
+        settled = _settled(flat, rack_at, over, racks)
+    else:
+        settled = np.zeros(len(flat.rf), bool)
     fixed_reps = settled[flat.rep_part]
     fixed = np.bincount(rep_topic[fixed_reps], minlength=len(demands))
-    left = quota - np.bincount(
-        rep_topic[fixed_reps] * brokers + flat.rep_pos[fixed_reps], minlength=quota.size
-    ).reshape(quota.shape)
-    graph = _Graph.of(flat, ~settled, left, rack_at, racks)
-    return [int(fixed[t]) + kept if (kept := graph.solve(t)) >= 0 else -1 for t in range(len(demands))]
+    np.subtract.at(left.ravel(), key[fixed_reps], 1)
+    total = _rack_totals(left, layout)
+    graph = _Graph.of(flat, ~settled, left, total, rack_at)
+    # A topic with nothing left to place needs no flow: its racks must then expect nothing either.
+    idle = np.bincount(flat.topic[~settled], minlength=len(demands)) == 0
+    done = np.where(np.any(total != 0, axis=1), -1, fixed).tolist()
+    return [
+        done[t] if idle[t] else int(fixed[t]) + kept if (kept := graph.solve(t)) >= 0 else -1
+        for t in range(len(demands))
+    ]
+
+
+def _rack_totals(left: np.ndarray, layout: RackLayout) -> np.ndarray:
+    """Per topic and rack, what ``left`` leaves its brokers there."""
+    total = np.zeros((len(left), len(layout.members)), dtype=np.int64)
+    for k, members in enumerate(layout.members):
+        total[:, k] = left[:, [layout.position[b] for b in members]].sum(axis=1)
+    return total
 
 
 def _settled(flat: _Flat, rack_at: np.ndarray, over: np.ndarray, racks: int) -> np.ndarray:
-    """Per partition: complete, within its rack bounds, and on no broker above its quota."""
+    """Per partition: complete, within its rack bounds, and on no broker above its quota (``over``:
+    per replica, whether its broker holds more of the topic than its quota)."""
     parts = len(flat.rf)
-    on_over = over[flat.topic[flat.rep_part], flat.rep_pos].astype(np.float64)
-    touches = np.bincount(flat.rep_part, weights=on_over, minlength=parts)
+    touches = np.bincount(flat.rep_part, weights=over.astype(np.float64), minlength=parts)
     pairs, counts = np.unique(flat.rep_part * racks + rack_at[flat.rep_pos], return_counts=True)
     part, rack = pairs // racks, pairs % racks
     rf = flat.rf[part]
@@ -128,8 +148,11 @@ class _Graph:
     node_start: np.ndarray
 
     @classmethod
-    def of(cls, flat: _Flat, moving: np.ndarray, left: np.ndarray, rack_at: np.ndarray, racks: int) -> _Graph:
+    def of(
+        cls, flat: _Flat, moving: np.ndarray, left: np.ndarray, total: np.ndarray, rack_at: np.ndarray
+    ) -> _Graph:
         topics, brokers = left.shape
+        racks = total.shape[1]
         part = np.flatnonzero(moving)
         ptopic = flat.topic[part]
         n_parts = np.bincount(ptopic, minlength=topics)
@@ -153,7 +176,7 @@ class _Graph:
         prf = flat.rf[part]
         kinds = [
             # topic, tail, head, low, high, cost
-            _rack_arcs(left, rack_at, racks),
+            _rack_arcs(total),
             (pair_topic, node_of_part[pair_part], pair_node, lo_p, hi_p, 0),
             (pair_topic, pair_node, pair_rack, np.zeros_like(hi_p), hi_p, 0),
             (
@@ -221,11 +244,9 @@ class _Graph:
         return -int(flow.optimal_cost())
 
 
-def _rack_arcs(left: np.ndarray, rack_at: np.ndarray, racks: int) -> tuple[Any, ...]:
-    """Per topic and rack: exactly the rack's quotas to the sink."""
-    topics, brokers = left.shape
-    total = np.zeros((topics, racks), dtype=np.int64)
-    np.add.at(total, (np.repeat(np.arange(topics), brokers), np.tile(rack_at, topics)), left.ravel())
+def _rack_arcs(total: np.ndarray) -> tuple[Any, ...]:
+    """Per topic and rack: exactly the rack's quotas (``total``) to the sink."""
+    topics, racks = total.shape
     tails = np.tile(np.arange(racks), topics)
     return (
         np.repeat(np.arange(topics), racks),
