@@ -64,7 +64,12 @@ class Columns:
         self.vals.extend([val for _, val in terms])
 
     def ones(
-        self, cols: Sequence[int], lo: float, hi: float, kind: str = OTHER, minus: Sequence[int] = ()
+        self,
+        cols: Sequence[int] | np.ndarray,
+        lo: float,
+        hi: float,
+        kind: str = OTHER,
+        minus: Sequence[int] = (),
     ) -> None:
         """A row adding up ``cols`` less ``minus`` (coefficients 1 and -1): most rows are, and
         millions of (column, 1.0) pairs would otherwise be made only to be taken apart."""
@@ -73,7 +78,10 @@ class Columns:
         self.highs.append(hi)
         self.kinds.append(kind)
         self.rows.extend([r] * (len(cols) + len(minus)))
-        self.cols.extend(cols)
+        if isinstance(cols, np.ndarray):
+            extend_from(self.cols, cols)
+        else:
+            self.cols.extend(cols)
         self.cols.extend(minus)
         self.vals.extend([1.0] * len(cols))
         self.vals.extend([-1.0] * len(minus))

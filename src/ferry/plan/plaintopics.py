@@ -134,11 +134,11 @@ def add_plain(program: Program, topics: list[int]) -> None:
     is_x = opened[h.topic, rack]
     cols = _Layout.of(program, h, rack, is_x, opened)
     carries = (~fixed & (h.free > h.base))[is_x]
-    x_col = np.full(len(h.pos), -1, dtype=np.int64)
+    x_col = np.full(len(h.pos), -1, dtype=np.int32)
     x_col[is_x] = cols.x
-    program.plain.append(
-        PlainRun(np.asarray(topics, dtype=np.int64), h.topic, h.pos, h.free, h.base, x_col, fixed)
-    )
+    # Kept until the solution is checked: in 32 bits, 3 million holders of 100,000 topics.
+    topic, pos, free, base = (a.astype(np.int32) for a in (h.topic, h.pos, h.free, h.base))
+    program.plain.append(PlainRun(np.asarray(topics, dtype=np.int64), topic, pos, free, base, x_col, fixed))
     _columns(program, h, is_x, carries, cols)
     _records(program, topics, h, is_x, carries, cols)
     _rows(program, topics, bounds, extras, rack[is_x], cols)
@@ -222,21 +222,22 @@ def _columns(program: Program, h: _Holders, is_x: np.ndarray, carries: np.ndarra
 def _records(
     program: Program, topics: list[int], h: _Holders, is_x: np.ndarray, carries: np.ndarray, cols: _Layout
 ) -> None:
-    """Per topic: its extras (broker position, column), the columns carrying kept replicas and its
-    pooled columns per rack."""
+    """Per topic: its extras (broker position, column) and the columns carrying kept replicas; the
+    pools."""
     n = len(topics)
     pos, x = h.pos[is_x].tolist(), cols.x.tolist()
     extra_at = _per_topic(list(zip(pos, x, strict=True)), cols.x_topic, n)
     kept = _per_topic(cols.x[carries].tolist(), cols.x_topic[carries], n)
     pool_topic, pool_rack = np.nonzero(cols.pool_count)
-    firsts = cols.pool[pool_topic, pool_rack].tolist()
-    counts = cols.pool_count[pool_topic, pool_rack].tolist()
-    pooled = [[c] if m == 1 else [c, c + 1] for c, m in zip(firsts, counts, strict=True)]
-    by_topic = _per_topic(list(zip(pool_rack.tolist(), pooled, strict=True)), pool_topic, n)
+    program.pools.extend(
+        np.asarray(topics, dtype=np.int64)[pool_topic],
+        pool_rack,
+        cols.pool[pool_topic, pool_rack],
+        cols.pool_count[pool_topic, pool_rack],
+    )
     for j, t in enumerate(topics):
         program.extra_at[t] = extra_at[j]
         program.kept_cols[t].extend(kept[j])
-        program.pools.at[t] = dict(by_topic[j])
 
 
 def _per_topic(items: list[T], topic: np.ndarray, topics: int) -> list[list[T]]:

@@ -167,10 +167,11 @@ class Program(Columns):
             self._room_topics = {u for u, _ in self.room_rows}
         return t in self._room_topics
 
-    def _extras(self, t: int, d: TopicDemand) -> dict[int, int]:
+    def _extras(self, t: int, d: TopicDemand) -> tuple[dict[int, int], dict[int, list[int]]]:
         """Columns ``x[t, b]`` per broker position, with the topic's and each rack's extras rows."""
         layout = self.layout
         mine: dict[int, int] = {}
+        pooled: dict[int, list[int]] = {}
         if d.quota.extras > 0:
             idle: dict[int, int] = {}
             if self._pooling and not d.single_replica:
@@ -185,7 +186,7 @@ class Program(Columns):
             self.gain.extend([0] * len(at))
             self.size.extend([d.shed[i] for i in at])
             self.extra_at[t].extend(mine.items())
-            pooled = self.pools.at[t] = self._pooled(idle)
+            pooled = self._pooled(t, idle)
             everyone = [*mine.values(), *(c for cols in pooled.values() for c in cols)]
             if _racks_decide(d):
                 self.implied.append(len(self.lows))
@@ -203,13 +204,13 @@ class Program(Columns):
                     self.loose.add(t, k, cols, hi_k)
                 else:
                     self.ones(cols, lo_k, hi_k, RACK)
-        return mine
+        return mine, pooled
 
     def _capped(self, t: int, k: int) -> bool:
         """Whether topic ``t``'s row of most extras in rack ``k`` is posed although loose."""
         return self.refined.every_cap or (t, k) in self.refined.capped
 
-    def _pooled(self, idle: dict[int, int]) -> dict[int, list[int]]:
+    def _pooled(self, t: int, idle: dict[int, int]) -> dict[int, list[int]]:
         """Per rack, ``y[t, rack]`` over its ``idle`` brokers: a first unit, and the rest at a
         penalty each, so the optimum spreads pooled extras over many topics where it can: a broker
         takes at most one of each topic's (:func:`ferry.plan.pools.split`). In bulk: a million of
@@ -225,6 +226,7 @@ class Program(Columns):
                 out[k] = [c, c + 1]
                 uppers += (1, n - 1)
                 self.penalty.append(c + 1)
+            self.pools.add(t, k, out[k])
             c += len(out[k])
         self.upper.extend(uppers)
         self.gain.extend([0] * len(uppers))
@@ -233,7 +235,7 @@ class Program(Columns):
 
     def _topic(self, t: int, d: TopicDemand) -> None:
         layout = self.layout
-        mine = self._extras(t, d)
+        mine, pooled = self._extras(t, d)
         on_broker, in_rack, kept_in_rack, room_cols = pinned_columns(self, t, d)
         self._shrinking(t, d, on_broker, in_rack, kept_in_rack, room_cols)
         free_cols: dict[int, int] = {}
@@ -259,7 +261,7 @@ class Program(Columns):
             self.row(terms, -np.inf, base)
         self._imply_kept(t, implied, d, mine)
         for k, cols in in_rack.items():
-            self._rack_capacity(d, k, cols, mine, free_cols, self.pools.at[t].get(k, []))
+            self._rack_capacity(d, k, cols, mine, free_cols, pooled.get(k, []))
         if d.rack_room:
             for k in range(len(layout.members)):
                 if self.wants_room(t, k):
@@ -267,7 +269,7 @@ class Program(Columns):
                         self,
                         d,
                         k,
-                        (mine, self.pools.at[t].get(k, [])),
+                        (mine, pooled.get(k, [])),
                         free_cols,
                         kept_in_rack.get(k, []),
                         room_cols.get(k, []),
