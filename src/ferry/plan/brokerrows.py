@@ -3,6 +3,7 @@ and pooled extras, and the leader counts single-replica partitions must fit."""
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,10 +30,10 @@ def band_rows(program: Program, band: list[tuple[int, int]], slack: int) -> None
 
 def _extras_by_broker(extra_at: list[list[tuple[int, int]]]) -> dict[int, list[int]]:
     """Per broker position, the columns of the extras it may take."""
-    pairs = [pair for at in extra_at for pair in at]
-    if not pairs:
+    flat = np.fromiter(chain.from_iterable(chain.from_iterable(extra_at)), dtype=np.int64)
+    if not len(flat):
         return {}
-    at, cols = np.array(pairs, dtype=np.int64).T
+    at, cols = flat[0::2], flat[1::2]
     order = np.argsort(at, kind="stable")
     at, cols = at[order], cols[order]
     starts = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])

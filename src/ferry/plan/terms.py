@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -175,5 +176,9 @@ def base_loads(brokers: int, demands: Sequence[TopicDemand]) -> np.ndarray:
     """Per broker (layout order), the sum of every topic's base quota."""
     if not demands:
         return np.zeros(brokers, dtype=np.int64)
-    loads: np.ndarray = np.array([d.quota.base for d in demands], dtype=np.int64).sum(axis=0)
+    # Topics of one replica count mostly share their base: each distinct one is summed once.
+    bases = Counter(d.quota.base for d in demands)
+    loads: np.ndarray = np.array(list(bases), dtype=np.int64).T @ np.array(
+        list(bases.values()), dtype=np.int64
+    )
     return loads
