@@ -2,13 +2,13 @@
 
 Most topics of a wide cluster of small topics are plain: pooled (:mod:`ferry.plan.pools`), without
 pinned partitions, shrinking groups or racks below their lower bound, and without rack-room rows
-posed. Such a topic has only its
-extras ``x[t, b]`` on the brokers holding it, its pooled columns, its topic row and its rack rows;
-every replica it keeps follows from those (:meth:`~ferry.plan.program.Program._imply_kept`). Built
-topic by topic, 100,000 of them took over 5 s of Python on the driver (`benchmarks/driver_phases.py`,
-"build: topics"); here only each topic's holders are read in Python, and the columns, rows and
-entries of a run of plain topics are laid out with numpy, in the order the topic-by-topic build
-gives them (the same program, column for column and row for row).
+posed. Such a topic has only its extras ``x[t, b]`` on the brokers holding it, its pooled columns,
+its topic row and its rack rows; every replica it keeps follows from those
+(:meth:`~ferry.plan.program.Program._imply_kept`). Built topic by topic, 100,000 of them took over
+5 s of Python on the driver (`benchmarks/driver_phases.py`, "build: topics"); here only each
+topic's holders are read in Python, and the columns, rows and entries of a run of plain topics are
+laid out with numpy, in the order the topic-by-topic build gives them (the same program, column
+for column and row for row).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class _Holders:
         held = pick(d.held for d in demands)
         # A topic without pinned partitions or shrinking groups has one tuple for both.
         free = held if all(d.free is d.held for d in demands) else pick(d.free for d in demands)
-        return cls(topic, pos, held, free, _bases(demands)[topic, pos], pick(d.shed for d in demands))
+        return cls(topic, pos, held, free, _bases(demands, topic, pos), pick(d.shed for d in demands))
 
 
 def _getter(where: list[int]) -> Callable[[tuple[int, ...]], Sequence[int]]:
@@ -101,15 +101,16 @@ def _getter(where: list[int]) -> Callable[[tuple[int, ...]], Sequence[int]]:
     return lambda values: [values[i] for i in where]
 
 
-def _bases(demands: Sequence[TopicDemand]) -> np.ndarray:
-    """Per topic, its base quota per broker position: from the distinct bases (topics of one
-    replica count mostly share theirs)."""
+def _bases(demands: Sequence[TopicDemand], topic: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Per entry, its topic's base quota at its broker: read from the distinct bases (topics of one
+    replica count mostly share theirs), never a topics x brokers array."""
     index: dict[tuple[int, ...], int] = {}
     rows = np.fromiter(
         (index.setdefault(d.quota.base, len(index)) for d in demands), dtype=np.int64, count=len(demands)
     )
-    distinct: np.ndarray = np.array(list(index), dtype=np.int64)
-    return distinct[rows]
+    distinct = np.array(list(index), dtype=np.int64)
+    at: np.ndarray = distinct[rows[topic], pos]
+    return at
 
 
 def add_plain(program: Program, topics: list[int]) -> None:
