@@ -63,6 +63,7 @@ class Pools:
         self.count.append(len(cols))
 
     def extend(self, topic: np.ndarray, rack: np.ndarray, first: np.ndarray, count: np.ndarray) -> None:
+        """Pools in bulk, each given by its topic, rack, first column and count."""
         for target, values in (
             (self.topic, topic),
             (self.rack, rack),

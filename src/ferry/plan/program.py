@@ -36,7 +36,7 @@ held fixed outside the program (:class:`Outside`) still count in the broker and 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import compress
+from itertools import compress, groupby
 
 import numpy as np
 
@@ -87,11 +87,9 @@ class Program(Columns):
         told (checked after solving)."""
         self._pooling = False
         self.bulk = True
-        """Build runs of plain topics in bulk; ``False`` builds every topic on its own (the
-        reference the bulk build must equal)."""
+        """Build runs of plain topics in bulk (:attr:`plain`); ``False``: each on its own."""
         self._room_topics: set[int] | None = None
         self.plain: list[PlainRun] = []
-        """The runs of plain topics built in bulk."""
         self.outside = outside or Outside.none(len(layout.brokers))
         self.room_rows = room_rows
         """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""
@@ -147,25 +145,22 @@ class Program(Columns):
     def _topics(self) -> None:
         """Every topic's columns and rows, in topic order; runs of plain topics in bulk
         (:mod:`ferry.plan.plaintopics`)."""
-        run: list[int] = []
-        for t, d in enumerate(self.demands):
-            if self._pooling and self.bulk and is_plain(self, t, d):
-                run.append(t)
-                continue
-            if run:
-                add_plain(self, run)
-                run = []
-            self._topic(t, d)
-        if run:
-            add_plain(self, run)
+
+        def plain(t: int) -> bool:
+            return self._pooling and self.bulk and is_plain(self, t, self.demands[t])
+
+        for together, run in groupby(range(len(self.demands)), key=plain):
+            if together:
+                add_plain(self, list(run))
+            else:
+                for t in run:
+                    self._topic(t, self.demands[t])
 
     def room_topics(self, t: int) -> bool:
         """Whether topic ``t`` gets any rack-room row."""
-        if self.room_rows is None:
-            return True
         if self._room_topics is None:
-            self._room_topics = {u for u, _ in self.room_rows}
-        return t in self._room_topics
+            self._room_topics = {u for u, _ in self.room_rows or ()}
+        return self.room_rows is None or t in self._room_topics
 
     def _extras(self, t: int, d: TopicDemand) -> tuple[dict[int, int], dict[int, list[int]]]:
         """Columns ``x[t, b]`` per broker position, with the topic's and each rack's extras rows."""
