@@ -35,6 +35,10 @@ def _crashed_request(admin: KafkaPythonAdmin, journal: Journal, plan: Plan, boot
     return request_id
 
 
+def _replicas(admin: KafkaPythonAdmin) -> dict[int, list[int]]:
+    return {p.tp.partition: list(p.replicas) for p in admin.describe_partitions(["vf-data"])}
+
+
 def test_verify_reports_targets_and_restores_leftover_throttles(
     bootstrap: str, admin: KafkaPythonAdmin, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -56,6 +60,8 @@ def test_verify_reports_targets_and_restores_leftover_throttles(
             request_id = _crashed_request(admin, journal, plan, bootstrap)
         wait_until(lambda: len(admin.describe_throttle_configs(keys)) == 10, 15, "ferry's throttles")
         wait_until(lambda: not admin.list_reassignments(["vf-data"]), 60, "the moves to end")
+        # The controller ends a move before every broker's metadata shows it: verify reads the latter.
+        wait_until(lambda: _replicas(admin) == {0: [3, 4], 1: [2, 4]}, 30, "every broker to see the moves")
 
         # A plan one partition of which is elsewhere: exit 6, but the throttles are cleaned anyway.
         other = write_plan(tmp_path / "other.json", "vf-data", {0: [3, 4], 1: [1, 3]})

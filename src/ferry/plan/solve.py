@@ -3,14 +3,18 @@ else HiGHS through scipy's ``milp``, its linear relaxation first where that is m
 
 from __future__ import annotations
 
+import hashlib
 from array import array
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ferry.plan.flow import Transport, Unsolved
 
+_ALL = slice(None)
 _INFEASIBLE = 2
 """scipy's ``milp`` status for a program without solutions."""
 _INTEGRAL = 1e-9
@@ -71,13 +75,29 @@ def optimum(
         flows = network.solve(gains, sizes, fines)
         if not isinstance(flows, Unsolved):
             return flows
-    # Sizes stay below 0.5 in total (:func:`ferry.plan.terms.size_scale`), penalties below 0.25.
-    objective = -(gains + sizes * scale) + fines * (0.25 / (float(fines @ uppers) + 1.0))
+    # Sizes stay below 0.5 in total (:func:`ferry.plan.terms.size_scale`).
+    costs = _Costs(-(gains + sizes * scale), fines)
     if len(implied):
         kept = np.ones(len(lows), dtype=bool)
         kept[np.asarray(implied, dtype=np.int64)] = False
         matrix, low_array, high_array = matrix[kept], low_array[kept], high_array[kept]
-    return _in_parts(matrix, low_array, high_array, uppers, objective, relax_first=relax_first)
+    return _in_parts(matrix, low_array, high_array, uppers, costs, relax_first=relax_first)
+
+
+@dataclass(frozen=True)
+class _Costs:
+    """Per column: its cost without fines, and whether each of its units is fined."""
+
+    plain: np.ndarray
+    fines: np.ndarray
+
+    def objective(self, upper: np.ndarray, cols: np.ndarray | slice = _ALL) -> np.ndarray:
+        """The objective over ``cols`` (``upper``: their bounds): their fines share a quarter of a
+        kept replica, so with the size terms (below half of one) they only break ties, and a part
+        of the program solved alone does not depend on the others' fines."""
+        fines = self.fines[cols]
+        out: np.ndarray = self.plain[cols] + fines * (0.25 / (float(fines @ upper) + 1.0))
+        return out
 
 
 PARTS_FROM = 20_000
@@ -90,7 +110,7 @@ def _in_parts(
     lows: np.ndarray,
     highs: np.ndarray,
     upper: np.ndarray,
-    objective: np.ndarray,
+    costs: _Costs,
     *,
     relax_first: bool,
 ) -> np.ndarray | None:
@@ -108,15 +128,15 @@ def _in_parts(
 
     rows, columns = matrix.shape
     if columns < PARTS_FROM:
-        return _highs(matrix, lows, highs, upper, objective, relax_first=relax_first)
+        return _highs(matrix, lows, highs, upper, costs.objective(upper), relax_first=relax_first)
     count, labels = connected_components(bmat([[None, matrix], [matrix.T, None]]), directed=False)
     large = np.bincount(labels[rows:], minlength=count) >= PARTS_FROM
     group = np.where(large, np.arange(count), count)  # the small parts: one group, ``count``
     row_group, col_group = group[labels[:rows]], group[labels[rows:]]
     groups = np.union1d(row_group, col_group)
     if len(groups) == 1:
-        return _highs(matrix, lows, highs, upper, objective, relax_first=relax_first)
-    solution = np.where(objective < 0, upper, 0.0)  # a column in no row: the bound that pays
+        return _highs(matrix, lows, highs, upper, costs.objective(upper), relax_first=relax_first)
+    solution = np.where(costs.plain < 0, upper, 0.0)  # a column in no row: the bound that pays
     for g in groups.tolist():
         mine, cols = np.flatnonzero(row_group == g), np.flatnonzero(col_group == g)
         if not len(mine):
@@ -125,18 +145,50 @@ def _in_parts(
             if np.any(lows[mine] > 0) or np.any(highs[mine] < 0):
                 return None
             continue
-        found = _highs(
+        found = _remembered(
             matrix[mine][:, cols],
             lows[mine],
             highs[mine],
             upper[cols],
-            objective[cols],
+            costs.objective(upper[cols], cols),
             relax_first=relax_first,
         )
         if found is None:
             return None
         solution[cols] = found
     return solution
+
+
+_SOLVED: OrderedDict[bytes, np.ndarray | None] = OrderedDict()
+"""The last parts solved alone (:func:`_remembered`), by a digest of all they are."""
+REMEMBERED = 8
+
+
+def _remembered(
+    matrix: Any,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    upper: np.ndarray,
+    objective: np.ndarray,
+    *,
+    relax_first: bool,
+) -> np.ndarray | None:
+    """:func:`_highs` of a part, taken from the last :data:`REMEMBERED` parts where one was the
+    same: when a pooled program is solved again because one rack's pools could not be split
+    (:func:`ferry.plan.balance._solve_pooled`), the other racks' parts are what they were."""
+    digest = hashlib.sha256(bytes([relax_first]))
+    for part in (matrix.indptr, matrix.indices, matrix.data, lows, highs, upper, objective):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    key = digest.digest()
+    if key in _SOLVED:
+        _SOLVED.move_to_end(key)
+        found = _SOLVED[key]
+        return None if found is None else found.copy()
+    found = _highs(matrix, lows, highs, upper, objective, relax_first=relax_first)
+    _SOLVED[key] = found
+    if len(_SOLVED) > REMEMBERED:
+        _SOLVED.popitem(last=False)
+    return found
 
 
 def _highs(

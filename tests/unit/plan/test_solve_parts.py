@@ -80,3 +80,35 @@ def test_a_pinned_partitions_replica_row_is_implied_only_where_its_rack_rows_bou
     # Going down to two replicas, one per rack at most: keeping one in each rack would be three.
     assert not _never_binds(Pinned(0, (0, 2, 4), 2, ((0, 1), (0, 1), (0, 1))), layout)
     assert not _never_binds(Pinned(0, (0, 1), 2, None), layout)
+
+
+def _two_parts(gains: list[int]) -> Columns:
+    """Two independent blocks of ``gains`` (at most two picked in each), the second with a fined
+    column."""
+    program = Columns()
+    for _ in range(2):
+        cols = [program.column(1, g) for g in gains]
+        program.ones(cols, -np.inf, 2)
+    program.penalty.append(len(program.upper) - 1)
+    return program
+
+
+def test_parts_solved_again_are_remembered_within_bounds_and_answer_as_the_solver() -> None:
+    solve._SOLVED.clear()
+    fresh = _solve(_two_parts([1, 1, 2]), parts=True)
+    assert len(solve._SOLVED) == 2  # one per part
+    again = _solve(_two_parts([1, 1, 2]), parts=True)
+    assert fresh is not None and again is not None and again.tolist() == fresh.tolist()
+    assert len(solve._SOLVED) == 2
+    for n in range(solve.REMEMBERED + 3):
+        _solve(_two_parts([1, 1, 2, n + 3]), parts=True)
+    assert len(solve._SOLVED) == solve.REMEMBERED
+
+
+def test_each_parts_fines_stay_below_a_quarter_of_a_kept_replica() -> None:
+    costs = solve._Costs(np.array([-1.0, 0.0, 0.0, 0.0]), np.array([0, 1, 1, 0]))
+    upper = np.array([1.0, 5.0, 7.0, 1.0])
+    objective = costs.objective(upper)
+    assert float((objective - costs.plain) @ upper) < 0.25
+    part = np.array([1, 3])
+    assert float((costs.objective(upper[part], part) - costs.plain[part]) @ upper[part]) < 0.25
