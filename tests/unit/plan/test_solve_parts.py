@@ -112,3 +112,13 @@ def test_each_parts_fines_stay_below_a_quarter_of_a_kept_replica() -> None:
     assert float((objective - costs.plain) @ upper) < 0.25
     part = np.array([1, 3])
     assert float((costs.objective(upper[part], part) - costs.plain[part]) @ upper[part]) < 0.25
+
+
+def test_more_parts_than_remembered_are_all_solved() -> None:
+    program = Columns()
+    for n in range(solve.REMEMBERED + 4):
+        cols = [program.column(1, g) for g in (1, 2, n + 3)]
+        program.ones(cols, -np.inf, 2)
+    found = _solve(program, parts=True)
+    assert found is not None
+    assert found.tolist() == [0, 1, 1] * (solve.REMEMBERED + 4)
