@@ -8,7 +8,7 @@ seconds of ``plan()`` (CPU seconds are the fairer figure on a shared machine), p
     .venv/bin/python benchmarks/plan_quality.py --small    # small cases only
     .venv/bin/python benchmarks/plan_quality.py --stress   # the worst case found (100k, RF 3->2)
     .venv/bin/python benchmarks/plan_quality.py --unequal  # racks of unequal size only
-    .venv/bin/python benchmarks/plan_quality.py --huge     # 1M partitions in 100,000 topics
+    .venv/bin/python benchmarks/plan_quality.py --huge     # 1M partitions: 100,000 topics; unequal racks
     .venv/bin/python benchmarks/plan_quality.py --bytes    # --balance bytes: disks, bytes moved
     .venv/bin/python benchmarks/plan_quality.py --only large --limit 900 --json out.json
 """
@@ -337,6 +337,20 @@ LARGE = [
 HUGE = [
     # The scale of a big cluster: 1M partitions in 100,000 topics on 200 brokers (--huge).
     Case("huge: 100,000 topics, add 10 to 190", 190, 10, 100_000, 10, 3, "add", 10),
+    # Racks of unequal size and a start that breaks the rack rule, at that scale: 80,000 topics of
+    # odd partition counts (1M partitions), three brokers added to the small rack.
+    Case(
+        "huge: unequal 60/60/57 + 0/0/3",
+        180,
+        3,
+        80_000,
+        0,
+        3,
+        "add",
+        rack_sizes=(60, 60, 57),
+        rack_delta=(0, 0, 3),
+        spread=ODD,
+    ),
 ]
 
 
@@ -445,7 +459,7 @@ def main() -> None:
     parser.add_argument("--stress", action="store_true", help="only the stress case (not in the default run)")
     parser.add_argument("--unequal", action="store_true", help="only the unequal-rack cases")
     parser.add_argument(
-        "--huge", action="store_true", help="only the 1M-partition case (not in the default run)"
+        "--huge", action="store_true", help="only the 1M-partition cases (not in the default run)"
     )
     parser.add_argument("--bytes", action="store_true", help="only the --balance bytes cases")
     parser.add_argument("--json", help="also write raw results to this file")
