@@ -164,8 +164,7 @@ _Part = tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 def _solve_parts(parts: list[_Part], relax_first: bool) -> list[np.ndarray | None]:
     """Each part's optimum: those solved before from memory (:data:`_SOLVED`), the others side by
-    side on the cores this process may use (HiGHS lets go of the interpreter while it solves:
-    the three parts of "large: unequal 20/20/17" in 1.9 s on two cores, 2.8 s one after another)."""
+    side on the cores this process may use (HiGHS lets go of the interpreter while it solves)."""
     keys = [_digest(part, relax_first) for part in parts]
     out = [_recall(key) if key in _SOLVED else None for key in keys]
     todo = [j for j, key in enumerate(keys) if key not in _SOLVED]
