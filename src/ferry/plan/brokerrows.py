@@ -3,11 +3,11 @@ and pooled extras, and the leader counts single-replica partitions must fit."""
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ferry.plan.columns import TopicColumns
 from ferry.plan.flow import BROKER
 from ferry.plan.pools import pool_rows
 from ferry.plan.terms import base_loads
@@ -21,19 +21,18 @@ def band_rows(program: Program, band: list[tuple[int, int]], slack: int) -> None
     pool passes on to it, and the base loads of the program's topics and of those held outside."""
     n = len(program.layout.brokers)
     base_load = (np.asarray(program.outside.load, dtype=np.int64) + base_loads(n, program.demands)).tolist()
-    by_broker = _extras_by_broker(program.extra_at)
+    by_broker = _extras_by_broker(program.extras)
     pool_rows(program, program.layout, program.pools, by_broker)
     for i in sorted(by_broker):
         lo_b, hi_b = band[i]
         program.ones(by_broker[i], lo_b - base_load[i] - slack, hi_b - base_load[i] + slack, BROKER)
 
 
-def _extras_by_broker(extra_at: list[list[tuple[int, int]]]) -> dict[int, list[int]]:
+def _extras_by_broker(extras: TopicColumns) -> dict[int, list[int]]:
     """Per broker position, the columns of the extras it may take."""
-    flat = np.fromiter(chain.from_iterable(chain.from_iterable(extra_at)), dtype=np.int64)
-    if not len(flat):
+    _, at, cols = extras.arrays()
+    if not len(at):
         return {}
-    at, cols = flat[0::2], flat[1::2]
     order = np.argsort(at, kind="stable")
     at, cols = at[order], cols[order]
     starts = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
@@ -46,7 +45,7 @@ def leader_rows(program: Program, low: int, extra: int) -> None:
     the leader counts: at most ``low`` per broker, ``low + 1`` on at most ``extra`` brokers."""
     demands = program.demands
     singles = [t for t, d in enumerate(demands) if d.single_replica]
-    extras = {t: dict(program.extra_at[t]) for t in singles}
+    extras = {t: dict(program.extras.of(t)) for t in singles}
     lifted = []
     for i in range(len(program.layout.brokers)):
         fixed = program.outside.single[i] + sum(demands[t].quota.base[i] for t in singles)

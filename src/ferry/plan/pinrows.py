@@ -32,7 +32,7 @@ def pinned_columns(
         for b in pin.replicas:
             i = layout.position[b]
             cols[b] = program.column(1, 1, size)
-            program.kept_cols[t].append(cols[b])
+            program.kept.add_one(t, cols[b])
             on_broker.setdefault(i, []).append(cols[b])
         if pin.in_sync:
             # Never keep an out-of-sync replica while dropping every in-sync one.

@@ -13,9 +13,9 @@ for column and row for row).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import chain, compress
+from itertools import chain, compress, islice
 from operator import itemgetter
 from typing import TYPE_CHECKING, TypeVar
 
@@ -29,6 +29,17 @@ if TYPE_CHECKING:
     from ferry.plan.program import Program
 
 T = TypeVar("T")
+
+PLAIN_CHUNK = 8192
+"""Most plain topics built at once: the arrays of a run grow with it, and on the driver the peak of
+memory is the program's build (at 100,000 topics, a quarter of a GiB of them when built in one go)."""
+
+
+def batched(items: Iterable[T], size: int) -> Iterator[tuple[T, ...]]:
+    """``items`` in tuples of ``size`` (the last one shorter)."""
+    it = iter(items)
+    while chunk := tuple(islice(it, size)):
+        yield chunk
 
 
 def is_plain(program: Program, t: int, d: TopicDemand) -> bool:
@@ -225,10 +236,9 @@ def _records(
 ) -> None:
     """Per topic: its extras (broker position, column) and the columns carrying kept replicas; the
     pools."""
-    n = len(topics)
-    pos, x = h.pos[is_x].tolist(), cols.x.tolist()
-    extra_at = _per_topic(list(zip(pos, x, strict=True)), cols.x_topic, n)
-    kept = _per_topic(cols.x[carries].tolist(), cols.x_topic[carries], n)
+    ids = np.asarray(topics, dtype=np.int64)
+    program.extras.extend(ids[cols.x_topic], h.pos[is_x], cols.x)
+    program.kept.extend(ids[cols.x_topic[carries]], np.full(int(carries.sum()), -1), cols.x[carries])
     pool_topic, pool_rack = np.nonzero(cols.pool_count)
     program.pools.extend(
         np.asarray(topics, dtype=np.int64)[pool_topic],
@@ -236,9 +246,6 @@ def _records(
         cols.pool[pool_topic, pool_rack],
         cols.pool_count[pool_topic, pool_rack],
     )
-    for j, t in enumerate(topics):
-        program.extra_at[t] = extra_at[j]
-        program.kept_cols[t].extend(kept[j])
 
 
 def _per_topic(items: list[T], topic: np.ndarray, topics: int) -> list[list[T]]:

@@ -29,7 +29,7 @@ from itertools import compress
 
 import numpy as np
 
-from ferry.plan.columns import Columns, extend_from
+from ferry.plan.columns import Columns, TopicColumns, extend_from
 from ferry.plan.flow import POOL
 from ferry.plan.racks import RackLayout
 from ferry.plan.terms import TopicDemand
@@ -200,7 +200,7 @@ def pool_rows(program: Columns, layout: RackLayout, pools: Pools, by_broker: dic
 
 def split(
     layout: RackLayout,
-    extra_at: Sequence[Sequence[tuple[int, int]]],
+    extras: TopicColumns,
     pools: Pools,
     solution: np.ndarray,
 ) -> tuple[list[list[int]], list[int], dict[int, list[tuple[int, int]]]]:
@@ -208,10 +208,12 @@ def split(
     pools could not be split, and per rack the pools that took extras (:meth:`Pools.taken`)."""
     out: list[list[int]] = [[] for _ in pools.split]
     taken = pools.taken(solution)
+    topic, pos, _ = extras.arrays()
+    holding = np.sort(topic * len(layout.brokers) + pos)  # (topic, broker) pairs holding a replica
     failed = [
         k
         for k, into in pools.into.items()
-        if not _split_rack(layout, k, extra_at, taken[k], into, solution, out)
+        if not _split_rack(layout, k, holding, taken[k], into, solution, out)
     ]
     return out, failed, taken
 
@@ -238,14 +240,15 @@ def tight(
 def _split_rack(
     layout: RackLayout,
     k: int,
-    extra_at: Sequence[Sequence[tuple[int, int]]],
+    holding: np.ndarray,
     taken: list[tuple[int, int]],
     into: dict[int, int],
     solution: np.ndarray,
     out: list[list[int]],
 ) -> bool:
     """Split rack ``k``'s pools that ``taken`` extras (topic, extras): topics to their idle brokers
-    of the rack by a flow; into ``out``."""
+    of the rack by a flow; into ``out``. ``holding``: ``topic * brokers + position`` of every extra
+    with a column of its own, sorted (those brokers are not idle for the topic)."""
     from ortools.graph.python import min_cost_flow
 
     if not taken:
@@ -256,11 +259,9 @@ def _split_rack(
     n, m = len(topics), len(members)
     tails, heads = np.repeat(np.arange(n), m), np.tile(np.arange(m), n)
     brokers = len(layout.brokers)
-    holding = np.array(
-        [t * brokers + i for t in topics.tolist() for i, _ in extra_at[t] if layout.rack_at[i] == k],
-        dtype=np.int64,
-    )
-    idle = ~np.isin(topics[tails] * brokers + members[heads], holding)
+    pairs = topics[tails] * brokers + members[heads]
+    at = np.minimum(np.searchsorted(holding, pairs), max(len(holding) - 1, 0))
+    idle = holding[at] != pairs if len(holding) else np.ones(len(pairs), dtype=bool)
     tails, heads = tails[idle], heads[idle]
     flow = min_cost_flow.SimpleMinCostFlow()
     arcs = flow.add_arcs_with_capacity_and_unit_cost(

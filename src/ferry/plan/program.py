@@ -41,10 +41,10 @@ from itertools import compress, groupby
 import numpy as np
 
 from ferry.plan.brokerrows import band_rows, leader_rows
-from ferry.plan.columns import Columns
+from ferry.plan.columns import Columns, TopicColumns
 from ferry.plan.flow import RACK, TOPIC
 from ferry.plan.pinrows import pinned_columns
-from ferry.plan.plaintopics import PlainRun, add_plain, is_plain
+from ferry.plan.plaintopics import PLAIN_CHUNK, PlainRun, add_plain, batched, is_plain
 from ferry.plan.pools import LooseRows, Pools, Refinements, holders, split, tight
 from ferry.plan.racks import RackLayout
 from ferry.plan.room import rack_room_row
@@ -94,8 +94,8 @@ class Program(Columns):
         self.room_rows = room_rows
         """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""
         self.solution: np.ndarray = np.zeros(0)
-        self.extra_at: list[list[tuple[int, int]]] = [[] for _ in demands]
-        """Per topic, (broker position, column) of its extras."""
+        self.extras = TopicColumns()
+        """Every topic's extras: (broker position, column)."""
         self.free_at: list[list[tuple[int, int]]] = [[] for _ in demands]
         """Per topic, (broker position, column) of its ``f`` columns."""
         self.implied_at: list[list[int]] = [[] for _ in demands]
@@ -104,7 +104,8 @@ class Program(Columns):
         self.pinned_cols: list[list[tuple[Pinned, dict[int, int]]]] = [[] for _ in demands]
         self.layout = layout
         self.demands = demands
-        self.kept_cols: list[list[int]] = [[] for _ in demands]
+        self.kept = TopicColumns()
+        """Every topic's columns counting kept replicas (position -1)."""
         self.constant = [0] * len(demands)
         self.scale = scale if scale is not None else size_scale(layout, demands)
 
@@ -124,7 +125,7 @@ class Program(Columns):
             return None
         self.solution = solution
         if self.pools.into:
-            found, failed, taken = split(self.layout, self.extra_at, self.pools, solution)
+            found, failed, taken = split(self.layout, self.extras, self.pools, solution)
             self.broke.unpool = tight(taken, failed, {k for _, k in self.refined.unpool})
             self.broke.capped = self.loose.broken(solution)
             if self.broke:
@@ -151,7 +152,8 @@ class Program(Columns):
 
         for together, run in groupby(range(len(self.demands)), key=plain):
             if together:
-                add_plain(self, list(run))
+                for chunk in batched(run, PLAIN_CHUNK):
+                    add_plain(self, list(chunk))
             else:
                 for t in run:
                     self._topic(t, self.demands[t])
@@ -180,7 +182,7 @@ class Program(Columns):
             self.upper.extend([1] * len(at))
             self.gain.extend([0] * len(at))
             self.size.extend([d.shed[i] for i in at])
-            self.extra_at[t].extend(mine.items())
+            self.extras.add(t, list(mine), list(mine.values()))
             pooled = self._pooled(t, idle)
             everyone = [*mine.values(), *(c for cols in pooled.values() for c in cols)]
             if _racks_decide(d):
@@ -249,7 +251,7 @@ class Program(Columns):
                 continue
             f = free_cols[i] = self.column(d.free[i], 1)
             self.free_at[t].append((i, f))
-            self.kept_cols[t].append(f)
+            self.kept.add_one(t, f)
             terms = [(f, 1.0), *((c, 1.0) for c in on_broker.get(i, []))]
             if i in mine:
                 terms.append((mine[i], -1.0))
@@ -283,12 +285,11 @@ class Program(Columns):
         """
         self.implied_at[t] = positions
         free, base = d.free, d.quota.base
-        kept = self.kept_cols[t]
         self.constant[t] += sum(min(free[i], base[i]) for i in positions)
         for i in positions:
             if i in mine and free[i] > base[i]:
                 self.gain[mine[i]] += 1
-                kept.append(mine[i])
+                self.kept.add_one(t, mine[i])
 
     def _shrinking(
         self,
@@ -308,7 +309,7 @@ class Program(Columns):
                 i = layout.position[b]
                 k = layout.rack_of[b]
                 c = cols[b] = self.shrink_col[t, g, b] = self.column(m, 1)
-                self.kept_cols[t].append(c)
+                self.kept.add_one(t, c)
                 on_broker.setdefault(i, []).append(c)
                 kept_in_rack.setdefault(k, []).append(c)
                 if k in in_rack:
@@ -368,19 +369,17 @@ class Program(Columns):
         return self.room_rows is None or (t, k) in self.room_rows
 
     def _read(self, x: np.ndarray) -> Balance:
-        chosen = (x > 0.5).tolist()  # Python bools: millions of numpy scalar reads are slow
-        quotas = []
-        for t, d in enumerate(self.demands):
-            quota = list(d.quota.base)
-            for i, c in self.extra_at[t]:
-                quota[i] += chosen[c]
-            for i in self.pools.split[t] if self.pools.into else ():
-                quota[i] += 1
-            quotas.append(tuple(quota))
-        kept = [
-            self.constant[t] + int(x[np.asarray(cols, dtype=np.int64)].sum())
-            for t, cols in enumerate(self.kept_cols)
-        ]
+        topics = len(self.demands)
+        quotas = [list(d.quota.base) for d in self.demands]
+        topic, pos, col = self.extras.arrays()
+        chosen = x[col] > 0.5
+        for t, i in zip(topic[chosen].tolist(), pos[chosen].tolist(), strict=True):
+            quotas[t][i] += 1
+        for t, at in enumerate(self.pools.split if self.pools.into else ()):
+            for i in at:
+                quotas[t][i] += 1
+        topic, _, col = self.kept.arrays()
+        kept = np.bincount(topic, weights=x[col], minlength=topics).round().astype(np.int64) + self.constant
         decided = [
             {pin.index: frozenset(b for b, c in cols.items() if x[c] > 0.5) for pin, cols in pinned}
             for pinned in self.pinned_cols
@@ -388,7 +387,7 @@ class Program(Columns):
         for t, d in enumerate(self.demands):
             for g, group in enumerate(d.shrink_groups):
                 decided[t].update(realise(group, self.group_counts(t, g, group)))
-        return Balance(quotas, kept, decided)
+        return Balance([tuple(q) for q in quotas], kept.tolist(), decided)
 
 
 def _racks_decide(d: TopicDemand) -> bool:

@@ -86,7 +86,7 @@ def _free_room(program: Program, t: int, d: TopicDemand) -> tuple[list[float], l
     x, layout, free = program.solution, program.layout, d.free
     rack_at, base = layout.rack_at, d.quota.base
     need = list(_base_by_rack(layout, d.quota.base))
-    extra = {i: float(x[c]) for i, c in program.extra_at[t]}
+    extra = {i: float(x[c]) for i, c in program.extras.of(t)}
     if program.pools.into:
         extra.update(dict.fromkeys(program.pools.split[t], 1.0))  # pooled: brokers holding nothing
     for i, v in extra.items():

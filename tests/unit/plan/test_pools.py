@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from support.clusters import generated
 
 from ferry.model import ClusterSnapshot, Goal
+from ferry.plan import program as program_module
 from ferry.plan.balance import SPLIT_ROUNDS, _solve_pooled, broker_band
+from ferry.plan.columns import TopicColumns
 from ferry.plan.plainroom import run_room
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
 from ferry.plan.pools import Pools, Refinements, split
@@ -108,25 +110,34 @@ def _one_rack() -> tuple[RackLayout, Pools]:
 
 def test_a_pool_splits_over_distinct_brokers() -> None:
     layout, pools = _one_rack()
-    assert split(layout, [[]], pools, np.array([2.0, 1.0, 0.0, 1.0]))[:2] == ([[0, 2]], [])
+    assert split(layout, TopicColumns(), pools, np.array([2.0, 1.0, 0.0, 1.0]))[:2] == ([[0, 2]], [])
 
 
 def test_a_broker_never_takes_two_extras_of_one_topic() -> None:
     layout, pools = _one_rack()
-    assert split(layout, [[]], pools, np.array([2.0, 2.0, 0.0, 0.0]))[1] == [0]
+    assert split(layout, TopicColumns(), pools, np.array([2.0, 2.0, 0.0, 0.0]))[1] == [0]
 
 
 def test_a_broker_holding_the_topic_takes_none_of_its_pool() -> None:
     layout, pools = _one_rack()
     # Broker 0 holds a replica of the topic (its own column 4), so only 1 and 2 are idle.
-    assert split(layout, [[(0, 4)]], pools, np.array([1.0, 1.0, 0.0, 0.0, 1.0]))[1] == [0]
-    assert split(layout, [[(0, 4)]], pools, np.array([1.0, 0.0, 1.0, 0.0, 1.0]))[:2] == ([[1]], [])
+    extras = TopicColumns()
+    extras.add(0, [0], [4])
+    assert split(layout, extras, pools, np.array([1.0, 1.0, 0.0, 0.0, 1.0]))[1] == [0]
+    assert split(layout, extras, pools, np.array([1.0, 0.0, 1.0, 0.0, 1.0]))[:2] == ([[1]], [])
 
 
 @settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(wide(), st.sampled_from([0, 1]), st.booleans(), st.booleans(), st.integers(0, 2**16))
+@given(
+    wide(),
+    st.sampled_from([0, 1]),
+    st.booleans(),
+    st.booleans(),
+    st.integers(0, 2**16),
+    st.sampled_from([1, 3, 8192]),
+)
 def test_plain_topics_built_in_bulk_give_the_same_program(
-    case: tuple[ClusterSnapshot, Goal], slack: int, voluntary: bool, refine: bool, seed: int
+    case: tuple[ClusterSnapshot, Goal], slack: int, voluntary: bool, refine: bool, seed: int, chunk: int
 ) -> None:
     """Runs of plain topics built at once (ferry.plan.plaintopics) pose the program the topic-by-topic
     build poses: the same columns, rows, entries, penalties, left-out rows and per-topic records."""
@@ -141,19 +152,28 @@ def test_plain_topics_built_in_bulk_give_the_same_program(
         refined.unpool = {(t, k) for t in range(len(demands)) for k in racks if rng.random() < 0.1}
         refined.capped = {(t, k) for t in range(len(demands)) for k in racks if rng.random() < 0.2}
     built = []
-    for bulk in (True, False):
-        program = Program(layout, demands, voluntary=voluntary, room_rows=rows, pool=True, refined=refined)
-        program.bulk = bulk
-        program.build(setting)
-        built.append(program)
+    previous, program_module.PLAIN_CHUNK = program_module.PLAIN_CHUNK, chunk  # runs cut into chunks
+    try:
+        for bulk in (True, False):
+            program = Program(
+                layout, demands, voluntary=voluntary, room_rows=rows, pool=True, refined=refined
+            )
+            program.bulk = bulk
+            program.build(setting)
+            built.append(program)
+    finally:
+        program_module.PLAIN_CHUNK = previous
     bulk_built, alone = built
     for name in ("rows", "cols", "vals", "lows", "highs", "upper", "gain", "size", "penalty", "implied"):
         assert list(getattr(bulk_built, name)) == list(getattr(alone, name)), name
     assert bulk_built.kinds == alone.kinds
     for name in ("topic", "rack", "most", "owner", "cols"):
         assert list(getattr(bulk_built.loose, name)) == list(getattr(alone.loose, name)), name
-    for name in ("extra_at", "implied_at", "kept_cols", "constant"):
+    for name in ("implied_at", "constant"):
         assert getattr(bulk_built, name) == getattr(alone, name), name
+    for name in ("extras", "kept"):
+        bulk_arrays, alone_arrays = getattr(bulk_built, name).arrays(), getattr(alone, name).arrays()
+        assert [a.tolist() for a in bulk_arrays] == [a.tolist() for a in alone_arrays], name
     for name in ("topic", "rack", "first", "count"):
         assert list(getattr(bulk_built.pools, name)) == list(getattr(alone.pools, name)), name
     assert bulk_built.pools.into == alone.pools.into
