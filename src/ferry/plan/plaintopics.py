@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 PLAIN_CHUNK = 8192
-"""Most plain topics built at once: the arrays of a run grow with it, and on the driver the peak of
-memory is the program's build (at 100,000 topics, a quarter of a GiB of them when built in one go)."""
+"""Most plain topics built at once: the arrays of a run grow with it, and the program's build was
+the driver's peak of memory at 100,000 topics when they were built in one go."""
 
 
 def batched(items: Iterable[T], size: int) -> Iterator[tuple[T, ...]]:
