@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ferry.plan.grouped import rank
 from ferry.plan.racks import RackLayout
 from ferry.plan.terms import TopicDemand
 
@@ -156,7 +157,7 @@ class _Graph:
         part = np.flatnonzero(moving)
         ptopic = flat.topic[part]
         n_parts = np.bincount(ptopic, minlength=topics)
-        part_node = racks + 1 + _rank(ptopic, n_parts)
+        part_node = racks + 1 + rank(ptopic, n_parts)
         node_of_part = np.full(len(flat.rf), -1, dtype=np.int64)
         node_of_part[part] = part_node
         keep = moving[flat.rep_part]
@@ -166,11 +167,11 @@ class _Graph:
         pair_part, pair_rack = pairs // racks, pairs % racks
         pair_topic = flat.topic[pair_part]
         n_pairs = np.bincount(pair_topic, minlength=topics)
-        pair_node = racks + 1 + n_parts[pair_topic] + _rank(pair_topic, n_pairs)
+        pair_node = racks + 1 + n_parts[pair_topic] + rank(pair_topic, n_pairs)
         held, broker_of_rep = np.unique(rtopic * brokers + rpos, return_inverse=True)
         held_topic, held_pos = held // brokers, held % brokers
         n_held = np.bincount(held_topic, minlength=topics)
-        held_node = racks + 1 + n_parts[held_topic] + n_pairs[held_topic] + _rank(held_topic, n_held)
+        held_node = racks + 1 + n_parts[held_topic] + n_pairs[held_topic] + rank(held_topic, n_held)
         rf = flat.rf[pair_part]
         lo_p, hi_p = flat.lo[rf, pair_rack], flat.hi[rf, pair_rack]
         prf = flat.rf[part]
@@ -273,9 +274,3 @@ def _open_arcs(
     prf = flat.rf[part]
     rows, cols = np.nonzero(~has & (flat.hi[prf] > 0))
     return (ptopic[rows], part_node[rows], cols, flat.lo[prf[rows], cols], flat.hi[prf[rows], cols], 0)
-
-
-def _rank(group: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Position of each element within its group (elements sorted by group)."""
-    ranks: np.ndarray = np.arange(len(group)) - np.r_[0, np.cumsum(sizes)][:-1][group]
-    return ranks

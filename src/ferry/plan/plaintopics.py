@@ -23,6 +23,7 @@ import numpy as np
 
 from ferry.plan.columns import extend_from
 from ferry.plan.flow import RACK, TOPIC
+from ferry.plan.grouped import rank, spans, starts
 from ferry.plan.terms import TopicDemand
 
 if TYPE_CHECKING:
@@ -199,17 +200,11 @@ class _Layout:
         pool_count = np.minimum(idle, 2)
         n_x = x_in.sum(axis=1)
         count = n_x + pool_count.sum(axis=1)
-        first = len(program.upper) + _starts(count)
-        x = first[x_topic] + np.arange(len(x_topic)) - _starts(n_x)[x_topic]
+        first = len(program.upper) + starts(count)
+        x = first[x_topic] + rank(x_topic, n_x)
         pool_at = (first + n_x)[:, None] + np.cumsum(pool_count, axis=1) - pool_count
         pool = np.where(pool_count > 0, pool_at, -1)
         return cls(x, x_topic, first, count, pool, pool_count, idle, x_in)
-
-
-def _starts(counts: np.ndarray) -> np.ndarray:
-    """Offsets of consecutive groups of ``counts`` items."""
-    out: np.ndarray = np.cumsum(counts) - counts
-    return out
 
 
 def _columns(program: Program, h: _Holders, is_x: np.ndarray, carries: np.ndarray, cols: _Layout) -> None:
@@ -241,7 +236,7 @@ def _records(
     program.kept.extend(ids[cols.x_topic[carries]], np.full(int(carries.sum()), -1), cols.x[carries])
     pool_topic, pool_rack = np.nonzero(cols.pool_count)
     program.pools.extend(
-        np.asarray(topics, dtype=np.int64)[pool_topic],
+        ids[pool_topic],
         pool_rack,
         cols.pool[pool_topic, pool_rack],
         cols.pool_count[pool_topic, pool_rack],
@@ -272,7 +267,7 @@ def _rows(
     posed = wanted & ~loose
     giving = extras > 0
     nrows = giving + posed.sum(axis=1)
-    first_row = len(program.lows) + _starts(nrows)
+    first_row = len(program.lows) + starts(nrows)
     rack_row = np.where(posed, first_row[:, None] + giving[:, None] + np.cumsum(posed, axis=1) - posed, -1)
     # Entries of every (topic, rack): its extras on holders, then its pooled columns.
     pool_topic, pool_rack = np.nonzero(cols.pool_count)
@@ -288,8 +283,7 @@ def _rows(
     in_rack = pair_row >= 0
     t_rows = np.flatnonzero(giving)
     t_cols = np.repeat(t_rows, cols.count[t_rows])
-    within = np.arange(len(t_cols)) - np.repeat(_starts(cols.count[t_rows]), cols.count[t_rows])
-    topic_entries = cols.first[t_cols] + within
+    topic_entries = spans(cols.first[t_rows], cols.count[t_rows])
     rows = np.concatenate([first_row[t_cols], pair_row[in_rack]])
     entry_cols = np.concatenate([topic_entries, e_col[in_rack]])
     order = np.lexsort((entry_cols, rows))

@@ -31,6 +31,7 @@ import numpy as np
 
 from ferry.plan.columns import Columns, TopicColumns, extend_from
 from ferry.plan.flow import POOL
+from ferry.plan.grouped import spans
 from ferry.plan.racks import RackLayout
 from ferry.plan.terms import TopicDemand
 
@@ -75,8 +76,7 @@ class Pools:
     def columns(self) -> tuple[np.ndarray, np.ndarray]:
         """Every pooled column and its rack, pool by pool."""
         count = np.frombuffer(self.count, dtype=np.int64)
-        within = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
-        cols = np.repeat(np.frombuffer(self.first, dtype=np.int64), count) + within
+        cols = spans(np.frombuffer(self.first, dtype=np.int64), count)
         return cols, np.repeat(np.frombuffer(self.rack, dtype=np.int64), count)
 
     def taken(self, solution: np.ndarray) -> dict[int, list[tuple[int, int]]]:
