@@ -16,7 +16,7 @@ from itertools import chain
 import numpy as np
 
 from ferry.model.cluster import TopicPartition
-from ferry.plan.grouped import starts
+from ferry.plan import grouped
 from ferry.plan.racks import RackLayout
 
 Placement = Sequence[tuple[TopicPartition, Sequence[int]]]
@@ -45,7 +45,7 @@ class _Flat:
 
     def leaders(self) -> np.ndarray:
         """The broker index of every non-empty partition's first replica."""
-        first: np.ndarray = self.broker[starts(self.lengths)[self.lengths > 0]]
+        first: np.ndarray = self.broker[grouped.starts(self.lengths)[self.lengths > 0]]
         return first
 
 
