@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ferry.plan.plaintopics import PlainRun
+from ferry.plan.terms import distinct_bases
 
 if TYPE_CHECKING:
     from ferry.plan.program import Program
@@ -63,11 +64,10 @@ def run_room(program: Program, run: PlainRun) -> tuple[np.ndarray, np.ndarray, n
 def _base_by_rack(program: Program, run: PlainRun) -> np.ndarray:
     """Per topic of the run and rack, its base quotas summed (from the distinct bases)."""
     layout = program.layout
-    index: dict[tuple[int, ...], int] = {}
-    rows = [index.setdefault(program.demands[t].quota.base, len(index)) for t in run.topics.tolist()]
+    distinct, rows = distinct_bases(program.demands[t] for t in run.topics.tolist())
     onehot = np.zeros((len(layout.brokers), len(layout.members)))
     onehot[np.arange(len(layout.brokers)), layout.rack_at] = 1.0
-    by_rack: np.ndarray = (np.array(list(index), dtype=np.float64) @ onehot)[rows]
+    by_rack: np.ndarray = (distinct @ onehot)[rows]
     return by_rack
 
 

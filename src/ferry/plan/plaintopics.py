@@ -24,7 +24,7 @@ import numpy as np
 from ferry.plan.columns import extend_from
 from ferry.plan.flow import RACK, TOPIC
 from ferry.plan.grouped import rank, spans, starts
-from ferry.plan.terms import TopicDemand
+from ferry.plan.terms import TopicDemand, distinct_bases
 
 if TYPE_CHECKING:
     from ferry.plan.program import Program
@@ -102,7 +102,8 @@ class _Holders:
         held = pick(d.held for d in demands)
         # A topic without pinned partitions or shrinking groups has one tuple for both.
         free = held if all(d.free is d.held for d in demands) else pick(d.free for d in demands)
-        return cls(topic, pos, held, free, _bases(demands, topic, pos), pick(d.shed for d in demands))
+        distinct, rows = distinct_bases(demands)
+        return cls(topic, pos, held, free, distinct[rows[topic], pos], pick(d.shed for d in demands))
 
 
 def _getter(where: list[int]) -> Callable[[tuple[int, ...]], Sequence[int]]:
@@ -111,18 +112,6 @@ def _getter(where: list[int]) -> Callable[[tuple[int, ...]], Sequence[int]]:
     if len(where) > 1:
         return itemgetter(*where)
     return lambda values: [values[i] for i in where]
-
-
-def _bases(demands: Sequence[TopicDemand], topic: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """Per entry, its topic's base quota at its broker: read from the distinct bases (topics of one
-    replica count mostly share theirs), never a topics x brokers array."""
-    index: dict[tuple[int, ...], int] = {}
-    rows = np.fromiter(
-        (index.setdefault(d.quota.base, len(index)) for d in demands), dtype=np.int64, count=len(demands)
-    )
-    distinct = np.array(list(index), dtype=np.int64)
-    at: np.ndarray = distinct[rows[topic], pos]
-    return at
 
 
 def add_plain(program: Program, topics: list[int]) -> None:

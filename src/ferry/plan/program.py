@@ -236,7 +236,7 @@ class Program(Columns):
         on_broker, in_rack, kept_in_rack, room_cols = pinned_columns(self, t, d)
         self._shrinking(t, d, on_broker, in_rack, kept_in_rack, room_cols)
         free_cols: dict[int, int] = {}
-        roomy = d.rack_room and any(self.wants_room(t, k) for k in range(len(layout.members)))
+        roomy = d.rack_room and self.room_topics(t)
         counted = {k for k in in_rack if not (d.rack_floor and d.rack_floor[k])}
         implied: list[int] = []
         # A broker holding nothing of the topic keeps nothing of it: only holders need a look.

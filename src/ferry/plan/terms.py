@@ -5,8 +5,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -176,9 +175,14 @@ def base_loads(brokers: int, demands: Sequence[TopicDemand]) -> np.ndarray:
     """Per broker (layout order), the sum of every topic's base quota."""
     if not demands:
         return np.zeros(brokers, dtype=np.int64)
-    # Topics of one replica count mostly share their base: each distinct one is summed once.
-    bases = Counter(d.quota.base for d in demands)
-    loads: np.ndarray = np.array(list(bases), dtype=np.int64).T @ np.array(
-        list(bases.values()), dtype=np.int64
-    )
+    distinct, rows = distinct_bases(demands)
+    loads: np.ndarray = distinct.T @ np.bincount(rows, minlength=len(distinct))
     return loads
+
+
+def distinct_bases(demands: Iterable[TopicDemand]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct base quotas of ``demands``, one row each, and per topic the row of its own:
+    topics of one replica count mostly share theirs, so a topics x brokers array is never needed."""
+    index: dict[tuple[int, ...], int] = {}
+    rows = np.fromiter((index.setdefault(d.quota.base, len(index)) for d in demands), dtype=np.int64)
+    return np.array(list(index), dtype=np.int64), rows
