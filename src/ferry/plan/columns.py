@@ -24,7 +24,7 @@ def extend_from(target: array[Any], values: np.ndarray) -> None:
 
 
 class TopicColumns:
-    """Columns of many topics, in topic order, each at a broker position (-1: none): three typed
+    """Columns of many topics, each at a broker position (-1: none): three typed
     arrays instead of a list of (position, column) pairs per topic, which at 100,000 topics held
     three million tuples and int objects on the driver."""
 
@@ -32,9 +32,12 @@ class TopicColumns:
         self.topic = array("q")
         self.pos = array("q")
         self.col = array("q")
+        self._order: np.ndarray | None = None
+        """Entries sorted by topic (stable), for :meth:`of`; read again once more are added."""
+        self._sorted = np.zeros(0, dtype=np.int64)
 
     def add(self, t: int, pos: Sequence[int], cols: Sequence[int]) -> None:
-        """Topic ``t``'s ``cols`` at positions ``pos``; topics come in order."""
+        """Topic ``t``'s ``cols`` at positions ``pos``."""
         self.topic.extend([t] * len(cols))
         self.pos.extend(pos)
         self.col.extend(cols)
@@ -46,7 +49,7 @@ class TopicColumns:
         self.col.append(col)
 
     def extend(self, topic: np.ndarray, pos: np.ndarray, col: np.ndarray) -> None:
-        """Many topics' columns at once, in topic order."""
+        """Many topics' columns at once."""
         extend_from(self.topic, topic)
         extend_from(self.pos, pos)
         extend_from(self.col, col)
@@ -61,10 +64,13 @@ class TopicColumns:
 
     def of(self, t: int) -> list[tuple[int, int]]:
         """Topic ``t``'s (position, column) pairs."""
-        topics = np.frombuffer(self.topic, dtype=np.int64) if self.topic else np.zeros(0, dtype=np.int64)
-        lo, hi = np.searchsorted(topics, [t, t + 1]).tolist()
-        del topics  # a view: the array cannot grow while it lives
-        return list(zip(self.pos[lo:hi], self.col[lo:hi], strict=True))
+        if self._order is None or len(self._order) != len(self.topic):
+            topics = np.array(self.topic, dtype=np.int64)
+            self._order = np.argsort(topics, kind="stable")
+            self._sorted = topics[self._order]
+        lo, hi = np.searchsorted(self._sorted, [t, t + 1]).tolist()
+        at = self._order[lo:hi].tolist()
+        return [(self.pos[j], self.col[j]) for j in at]
 
 
 class Columns:

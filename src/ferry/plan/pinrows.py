@@ -24,7 +24,7 @@ def pinned_columns(
     stays in it; and per rack the w[p, k] columns (new replicas the rack may take)."""
     layout = program.layout
     on_broker: dict[int, list[int]] = {}
-    in_rack: dict[int, list[int]] = {k: [] for k, f in enumerate(d.rack_floor) if f > 0}
+    in_rack: dict[int, list[int]] = {k: [] for k in binding_floors(layout, d)}
     kept_in_rack: dict[int, list[int]] = {}
     room_cols: dict[int, list[int]] = {}
     for pin, size in zip(d.pinned, d.sizes or [0] * len(d.pinned), strict=True):
@@ -59,6 +59,23 @@ def pinned_columns(
                 if here:
                     program.row([(w, 1.0), *here], -np.inf, hi)
     return on_broker, in_rack, kept_in_rack, room_cols
+
+
+def binding_floors(layout: RackLayout, d: TopicDemand) -> list[int]:
+    """The racks with a floor (:attr:`~ferry.plan.terms.TopicDemand.rack_floor`) whose capacity row
+    (:meth:`~ferry.plan.program.Program._rack_capacity`) the topic needs.
+
+    Without pinned partitions or shrinking groups that row only asks for ``floor - base`` extras
+    in the rack, which the topic's rack row already asks for where the quota's rack minimum covers
+    the floor: always when every partition keeps its factor (the minimum is then the sum of the
+    partitions' lower bounds), as on three racks at three replicas, where every topic has floors."""
+    floored = [k for k, f in enumerate(d.rack_floor) if f > 0]
+    if not floored or d.pinned or d.shrink_groups:
+        return floored
+    base = [0] * len(layout.members)
+    for k, b in zip(layout.rack_at, d.quota.base, strict=True):
+        base[k] += b
+    return [k for k in floored if d.rack_floor[k] > base[k] + d.quota.rack_extras[k][0]]
 
 
 def _rack_rows(program: Program, pin: Pinned, cols: Mapping[int, int]) -> list[tuple[int, int]]:

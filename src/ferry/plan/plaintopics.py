@@ -1,7 +1,8 @@
 """The balance program's columns and rows of plain pooled topics, many topics at a time.
 
 Most topics of a wide cluster of small topics are plain: pooled (:mod:`ferry.plan.pools`), without
-pinned partitions, shrinking groups or racks below their lower bound, and without rack-room rows
+pinned partitions, shrinking groups or rack floors their rack rows do not already cover
+(:func:`~ferry.plan.pinrows.binding_floors`), and without rack-room rows
 posed. Such a topic has only its extras ``x[t, b]`` on the brokers holding it, its pooled columns,
 its topic row and its rack rows; every replica it keeps follows from those
 (:meth:`~ferry.plan.program.Program._imply_kept`). Built topic by topic, 100,000 of them took over
@@ -24,6 +25,7 @@ import numpy as np
 from ferry.plan.columns import extend_from
 from ferry.plan.flow import RACK, TOPIC
 from ferry.plan.grouped import rank, spans, starts
+from ferry.plan.pinrows import binding_floors
 from ferry.plan.terms import TopicDemand, distinct_bases
 
 if TYPE_CHECKING:
@@ -49,7 +51,7 @@ def is_plain(program: Program, t: int, d: TopicDemand) -> bool:
         d.single_replica
         or d.pinned
         or d.shrink_groups
-        or any(d.rack_floor)
+        or binding_floors(program.layout, d)
         or t in program.unpool
         or (d.rack_room and program.room_topics(t))
     )

@@ -40,7 +40,7 @@ from ferry.plan.terms import TopicDemand
 class Pools:
     """Where the pooled columns of a program are, and the split of its solution.
 
-    Each pool, in topic order, is ``count`` (1 or 2) consecutive columns from ``first``, of one
+    Each pool is ``count`` (1 or 2) consecutive columns from ``first``, of one
     topic and rack; in typed arrays: a million pools at 100,000 topics."""
 
     topic: array[int] = field(default_factory=lambda: array("q"))
@@ -80,7 +80,7 @@ class Pools:
         return cols, np.repeat(np.frombuffer(self.rack, dtype=np.int64), count)
 
     def taken(self, solution: np.ndarray) -> dict[int, list[tuple[int, int]]]:
-        """Per rack, (topic, extras) of the pools that took any in ``solution``, in topic order."""
+        """Per rack, (topic, extras) of the pools that took any in ``solution``, in the order built."""
         out: dict[int, list[tuple[int, int]]] = {k: [] for k in self.into}
         if not self.topic:
             return out
