@@ -24,7 +24,7 @@ def band_rows(program: Program, band: list[tuple[int, int]], slack: int) -> None
     base_load = (np.asarray(program.outside.load, dtype=np.int64) + base_loads(n, program.demands)).tolist()
     by_broker = _extras_by_broker(program.extras)
     pool_rows(program, program.layout, program.pools, by_broker)
-    saturation_rows(program)
+    saturation_rows(program, program.refined.saturate)
     for i in sorted(by_broker):
         lo_b, hi_b = band[i]
         program.ones(by_broker[i], lo_b - base_load[i] - slack, hi_b - base_load[i] + slack, BROKER)

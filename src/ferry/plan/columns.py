@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ferry.plan.flow import OTHER
-from ferry.plan.solve import optimum
+from ferry.plan.solve import optimum, sparse_rows
 
 
 def extend_from(target: array[Any], values: np.ndarray) -> None:
@@ -92,6 +92,8 @@ class Columns:
         """Columns whose every unit costs a penalty (:func:`ferry.plan.solve.optimum`)."""
         self.kinds: list[str] = []
         """Per row: :data:`TOPIC`, :data:`RACK` or :data:`BROKER` (rows on extras alone), or :data:`OTHER`."""
+        self.posed: Any = None
+        """The rows of an earlier :meth:`optimum` as a sparse matrix, where it was to be kept."""
         self.implied = array("q")
         """Rows that other rows imply at some optimum of every solution: left out where HiGHS solves
         (:func:`ferry.plan.solve.optimum`), since they tie otherwise independent parts together;
@@ -136,15 +138,18 @@ class Columns:
         self.vals.extend([1.0] * len(cols))
         self.vals.extend([-1.0] * len(minus))
 
-    def optimum(self, scale: float, *, relax_first: bool) -> np.ndarray | None:
+    def optimum(self, scale: float, *, relax_first: bool, keep: bool = False) -> np.ndarray | None:
         """An optimal solution (:func:`ferry.plan.solve.optimum`), ``None`` when there is none.
 
         The rows' entries go into a sparse matrix and are dropped here: on the driver they and the
-        matrix would otherwise both be held while the solver runs."""
+        matrix would otherwise both be held while the solver runs. With ``keep`` the matrix stays
+        (:attr:`posed`), and the next call adds only the rows posed since; else it is let go."""
         entries = (self.rows, self.cols, self.vals)
         self.rows, self.cols, self.vals = array("q"), array("q"), array("d")
+        matrix = sparse_rows(entries, len(self.lows), len(self.upper), self.posed)
+        self.posed = matrix if keep else None
         return optimum(
-            entries=entries,
+            matrix=matrix,
             lows=self.lows,
             highs=self.highs,
             kinds=self.kinds,

@@ -1,14 +1,23 @@
 """The balance program's columns and rows of pinned partitions (:mod:`ferry.plan.program`): those
 that cannot keep every replica (a lowered replication factor, two replicas in one rack, a rack below
-its lower bound), one ``k[p, b]`` column per replica they may keep."""
+its lower bound), one ``k[p, b]`` column per replica they may keep; and each rack's capacity row,
+which counts what pinned partitions keep in the rack or still owe it.
+
+A partition owes a rack with a lower bound ``lo`` what it does not keep there: ``z >= lo - kept``.
+Where it holds no more than ``lo`` replicas in the rack, kept plus owed is ``lo`` at some optimum
+(``z`` only costs room), so the capacity row counts the constant ``lo`` and the partition gets no
+``z`` there: on three racks at three replicas, a partition two to a rack needs one ``z`` instead of
+three."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ferry.plan.flow import RACK
 from ferry.plan.racks import RackLayout
 from ferry.plan.terms import Pinned, TopicDemand
 
@@ -16,15 +25,23 @@ if TYPE_CHECKING:
     from ferry.plan.program import Program
 
 
+@dataclass
+class InRack:
+    """What stays in a rack or is still owed to it, for its capacity row: columns, and a constant."""
+
+    cols: list[int] = field(default_factory=list)
+    owed: int = 0
+
+
 def pinned_columns(
     program: Program, t: int, d: TopicDemand
-) -> tuple[dict[int, list[int]], dict[int, list[int]], dict[int, list[int]], dict[int, list[int]]]:
+) -> tuple[dict[int, list[int]], dict[int, InRack], dict[int, list[int]], dict[int, list[int]]]:
     """Columns k[p, b] of the pinned partitions, per broker position; per rack with a lower
-    bound, the columns of what stays in or is still owed to it; per rack, the k columns of what
-    stays in it; and per rack the w[p, k] columns (new replicas the rack may take)."""
+    bound, what stays in or is still owed to it; per rack, the k columns of what stays in it; and
+    per rack the w[p, k] columns (new replicas the rack may take)."""
     layout = program.layout
     on_broker: dict[int, list[int]] = {}
-    in_rack: dict[int, list[int]] = {k: [] for k in binding_floors(layout, d)}
+    in_rack = {k: InRack() for k in binding_floors(layout, d)}
     kept_in_rack: dict[int, list[int]] = {}
     room_cols: dict[int, list[int]] = {}
     for pin, size in zip(d.pinned, d.sizes or [0] * len(d.pinned), strict=True):
@@ -40,10 +57,7 @@ def pinned_columns(
             for b in pin.replicas:
                 if b not in pin.in_sync:
                     program.row([(cols[b], 1.0), *synced], -np.inf, 0)
-        needs = _rack_rows(program, pin, cols)
-        _replicas_row(program, pin, cols, needs)
-        for k, z in needs:
-            in_rack.setdefault(k, []).extend([z, *(cols[b] for b in pin.replicas if layout.rack_of[b] == k)])
+        _bounded(program, pin, cols, in_rack)
         for b in pin.replicas:
             kept_in_rack.setdefault(layout.rack_of[b], []).append(cols[b])
         program.pinned_cols[t].append((pin, cols))
@@ -63,7 +77,7 @@ def pinned_columns(
 
 def binding_floors(layout: RackLayout, d: TopicDemand) -> list[int]:
     """The racks with a floor (:attr:`~ferry.plan.terms.TopicDemand.rack_floor`) whose capacity row
-    (:meth:`~ferry.plan.program.Program._rack_capacity`) the topic needs.
+    (:func:`rack_capacity`) the topic needs.
 
     Without pinned partitions or shrinking groups that row only asks for ``floor - base`` extras
     in the rack, which the topic's rack row already asks for where the quota's rack minimum covers
@@ -78,29 +92,54 @@ def binding_floors(layout: RackLayout, d: TopicDemand) -> list[int]:
     return [k for k in floored if d.rack_floor[k] > base[k] + d.quota.rack_extras[k][0]]
 
 
-def _rack_rows(program: Program, pin: Pinned, cols: Mapping[int, int]) -> list[tuple[int, int]]:
-    """Per-rack caps of a pinned partition; returns (rack, z column) for racks with a lower bound."""
+def _bounded(program: Program, pin: Pinned, cols: Mapping[int, int], in_rack: dict[int, InRack]) -> None:
+    """The partition's rack and replica rows; what it keeps in or owes each rack, into ``in_rack``."""
+    needs, owed = _rack_rows(program, pin, cols)
+    _replicas_row(program, pin, cols, needs, owed)
+    rack_of = program.layout.rack_of
+    for k, z in needs:
+        in_rack.setdefault(k, InRack()).cols.extend([z, *(cols[b] for b in pin.replicas if rack_of[b] == k)])
+    for k, lo in owed.items():
+        in_rack.setdefault(k, InRack()).owed += lo
+
+
+def _rack_rows(
+    program: Program, pin: Pinned, cols: Mapping[int, int]
+) -> tuple[list[tuple[int, int]], dict[int, int]]:
+    """Per-rack caps of a pinned partition; returns (rack, z column) for racks with a lower bound
+    that it holds more replicas in, and per rack with a lower bound that it holds no more in, the
+    bound (kept plus owed there: module docstring)."""
     needs: list[tuple[int, int]] = []
+    owed: dict[int, int] = {}
     if pin.bounds is None:
-        return needs
+        return needs, owed
     for k, (lo, hi) in enumerate(pin.bounds):
         mine = [(cols[b], 1.0) for b in pin.replicas if program.layout.rack_of[b] == k]
         if len(mine) > hi:
             program.row(mine, -np.inf, hi)
-        if lo > 0:
+        if 0 < lo < len(mine):
             z = program.column(lo, 0)
             needs.append((k, z))
             program.row([*mine, (z, 1.0)], lo, np.inf)
-    return needs
+        elif lo > 0:
+            owed[k] = lo
+    return needs, owed
 
 
 def _replicas_row(
-    program: Program, pin: Pinned, cols: Mapping[int, int], needs: list[tuple[int, int]]
+    program: Program,
+    pin: Pinned,
+    cols: Mapping[int, int],
+    needs: list[tuple[int, int]],
+    owed: Mapping[int, int],
 ) -> None:
-    """At most ``rf`` replicas kept or still owed to racks below their lower bound."""
+    """At most ``rf`` replicas kept or still owed to racks below their lower bound; in a rack
+    that ``owed`` names, that is its bound whatever is kept."""
     if _never_binds(pin, program.layout):
         program.implied.append(len(program.lows))
-    program.row([*((c, 1.0) for c in cols.values()), *((z, 1.0) for _, z in needs)], -np.inf, pin.rf)
+    rack_of = program.layout.rack_of
+    kept = [(c, 1.0) for b, c in cols.items() if rack_of[b] not in owed]
+    program.row([*kept, *((z, 1.0) for _, z in needs)], -np.inf, pin.rf - sum(owed.values()))
 
 
 def _never_binds(pin: Pinned, layout: RackLayout) -> bool:
@@ -116,3 +155,37 @@ def _never_binds(pin: Pinned, layout: RackLayout) -> bool:
     for b in pin.replicas:
         here[layout.rack_of[b]] += 1
     return sum(max(min(n, hi), lo) for n, (lo, hi) in zip(here, pin.bounds, strict=True)) <= pin.rf
+
+
+def rack_capacity(
+    program: Program,
+    d: TopicDemand,
+    k: int,
+    held: InRack,
+    extras: tuple[Mapping[int, int], Mapping[int, int], list[int]],
+) -> None:
+    """A rack's quota must hold what stays in it plus what its lower bounds still ask for.
+    ``extras``: the topic's ``x`` columns and ``f`` columns by broker position, and its pooled
+    columns in the rack."""
+    mine, free_cols, pooled = extras
+    layout = program.layout
+    floor = d.rack_floor[k] if d.rack_floor else 0
+    terms = [(c, 1.0) for c in held.cols]
+    terms += [(c, -1.0) for c in pooled]
+    room = -floor - held.owed
+    for b in layout.members[k]:
+        i = layout.position[b]
+        room += d.quota.base[i]
+        if i in mine:
+            terms.append((mine[i], -1.0))
+        if floor == 0:
+            # Free partitions have no lower bound here: what they keep in the rack counts.
+            if i in free_cols:
+                terms.append((free_cols[i], 1.0))
+            else:
+                room -= d.free[i]
+    if all(v == -1.0 for _, v in terms):
+        # Extras alone: at least ``-room`` of them in rack k, a bound the flow can take.
+        program.row([(c, 1.0) for c, _ in terms], -room, np.inf, RACK)
+    else:
+        program.row(terms, -np.inf, room)

@@ -110,12 +110,16 @@ class Refinements:
     every_cap: bool = False
     """Every such row posed: optima broke them twice (on small clusters, where a rack's brokers
     are few, they do bind, and posing the broken ones only moves the excess to the next)."""
+    saturate: set[int] = field(default_factory=set)
+    """Racks whose full pools get rows (:mod:`ferry.plan.saturation`): an optimum filled more
+    pools than a broker idle for them could take."""
 
     def __bool__(self) -> bool:
-        return bool(self.unpool or self.capped)
+        return bool(self.unpool or self.capped or self.saturate)
 
     def add(self, other: Refinements) -> None:
         self.unpool |= other.unpool
+        self.saturate |= other.saturate
         self.every_cap |= bool(self.capped and other.capped)
         self.capped |= other.capped
 

@@ -43,11 +43,12 @@ import numpy as np
 from ferry.plan.brokerrows import band_rows, leader_rows
 from ferry.plan.columns import Columns, TopicColumns
 from ferry.plan.flow import RACK, TOPIC
-from ferry.plan.pinrows import pinned_columns
+from ferry.plan.pinrows import InRack, pinned_columns, rack_capacity
 from ferry.plan.plaintopics import PLAIN_CHUNK, PlainRun, add_plain, batched, is_plain
 from ferry.plan.pools import LooseRows, Pools, Refinements, holders, split, tight
 from ferry.plan.racks import RackLayout
 from ferry.plan.room import rack_room_row
+from ferry.plan.saturation import oversaturated, saturation_rows
 from ferry.plan.shrink import Group, realise
 from ferry.plan.terms import Balance, Outside, Pinned, Setting, TopicDemand, size_scale
 
@@ -119,19 +120,39 @@ class Program(Columns):
         n = len(self.upper)
         if n == 0:
             return self._read(np.zeros(0))
-        # Without rack-room rows the relaxation mostly has an integer optimum already.
-        solution = self.optimum(self.scale, relax_first=self.room_rows is not None and not self.room_rows)
-        if solution is None:
+        solution = self._optimum()
+        if solution is not None and self.pools.into:
+            solution = self._split(solution)
+        self.posed = None
+        if solution is None or self.broke:
             return None
         self.solution = solution
-        if self.pools.into:
-            found, failed, taken = split(self.layout, self.extras, self.pools, solution)
-            self.broke.unpool = tight(taken, failed, {k for _, k in self.refined.unpool})
-            self.broke.capped = self.loose.broken(solution)
-            if self.broke:
-                return None
-            self.pools.split = found
         return self._read(solution)
+
+    def _optimum(self) -> np.ndarray | None:
+        # Without rack-room rows the relaxation mostly has an integer optimum already.
+        relax = self.room_rows is not None and not self.room_rows
+        return self.optimum(self.scale, relax_first=relax, keep=bool(self.pools.into))
+
+    def _split(self, solution: np.ndarray) -> np.ndarray | None:
+        """Split the pools of ``solution`` (:attr:`Pools.split`), or say why not (:attr:`broke`).
+        Where full pools no broker could take are why, rows rule them out and the program is
+        solved again first (:mod:`ferry.plan.saturation`): only its parts with those rows are."""
+        found, failed, taken = split(self.layout, self.extras, self.pools, solution)
+        fresh = oversaturated(self, solution, set(failed) - self.refined.saturate)
+        if fresh:
+            saturation_rows(self, fresh)
+            again = self._optimum()
+            if again is None:
+                return None
+            solution = again
+            found, failed, taken = split(self.layout, self.extras, self.pools, solution)
+        self.broke.unpool = tight(taken, failed, {k for _, k in self.refined.unpool})
+        self.broke.capped = self.loose.broken(solution)
+        if self.broke:
+            self.broke.saturate = fresh  # the next program poses them from the start
+        self.pools.split = found
+        return solution
 
     def build(self, setting: Setting) -> None:
         """Every column and row of the program under ``setting``."""
@@ -258,8 +279,8 @@ class Program(Columns):
                 terms.append((mine[i], -1.0))
             self.row(terms, -np.inf, base)
         self._imply_kept(t, implied, d, mine)
-        for k, cols in in_rack.items():
-            self._rack_capacity(d, k, cols, mine, free_cols, pooled.get(k, []))
+        for k, held in in_rack.items():
+            rack_capacity(self, d, k, held, (mine, free_cols, pooled.get(k, [])))
         if d.rack_room:
             for k in range(len(layout.members)):
                 if self.wants_room(t, k):
@@ -279,7 +300,7 @@ class Program(Columns):
 
         Where no pinned partition or shrinking group keeps a replica on ``b``, no rack-room row is
         posed for the topic and ``b``'s rack has no capacity row counting free replicas
-        (:meth:`_rack_capacity`), ``f[t, b]`` appears in its broker row only, so
+        (:func:`~ferry.plan.pinrows.rack_capacity`), ``f[t, b]`` appears in its broker row only, so
         ``f = min(free, base + x)`` at every optimum: the column and its row are left out and ``x``
         carries the kept replica. What is left of a plain rebalance is then a transportation
         problem (:mod:`ferry.plan.flow`).
@@ -297,7 +318,7 @@ class Program(Columns):
         t: int,
         d: TopicDemand,
         on_broker: dict[int, list[int]],
-        in_rack: dict[int, list[int]],
+        in_rack: dict[int, InRack],
         kept_in_rack: dict[int, list[int]],
         room_cols: dict[int, list[int]],
     ) -> None:
@@ -314,7 +335,7 @@ class Program(Columns):
                 on_broker.setdefault(i, []).append(c)
                 kept_in_rack.setdefault(k, []).append(c)
                 if k in in_rack:
-                    in_rack[k].append(c)
+                    in_rack[k].cols.append(c)
             most = group.rf * m
             self.ones(list(cols.values()), -np.inf, most)
             if not d.rack_room:
@@ -329,37 +350,6 @@ class Program(Columns):
                 here = [(c, 1.0) for b, c in cols.items() if layout.rack_of[b] == k]
                 if here:
                     self.row([(w, 1.0), *here], -np.inf, hi * m)
-
-    def _rack_capacity(
-        self,
-        d: TopicDemand,
-        k: int,
-        pinned_cols: list[int],
-        mine: Mapping[int, int],
-        free_cols: Mapping[int, int],
-        pooled: list[int],
-    ) -> None:
-        """A rack's quota must hold what stays in it plus what its lower bounds still ask for."""
-        floor = d.rack_floor[k] if d.rack_floor else 0
-        terms = [(c, 1.0) for c in pinned_cols]
-        terms += [(c, -1.0) for c in pooled]
-        room = -floor
-        for b in self.layout.members[k]:
-            i = self.layout.position[b]
-            room += d.quota.base[i]
-            if i in mine:
-                terms.append((mine[i], -1.0))
-            if floor == 0:
-                # Free partitions have no lower bound here: what they keep in the rack counts.
-                if i in free_cols:
-                    terms.append((free_cols[i], 1.0))
-                else:
-                    room -= d.free[i]
-        if all(v == -1.0 for _, v in terms):
-            # Extras alone: at least ``-room`` of them in rack k, a bound the flow can take.
-            self.row([(c, 1.0) for c, _ in terms], -room, np.inf, RACK)
-        else:
-            self.row(terms, -np.inf, room)
 
     def group_counts(self, t: int, g: int, group: Group) -> dict[int, int]:
         """Per replica of a shrink group, how many of its partitions keep it in the solution."""

@@ -1,23 +1,28 @@
-"""Rows that keep pooled optima splittable where a topic's pool fills every idle broker of a rack.
+"""Rows that keep a pooled optimum splittable where a topic's pool fills every idle broker of a rack.
 
 A pool (:mod:`ferry.plan.pools`) stands for the ``n`` brokers of a rack that hold nothing of its
 topic; a split gives each of them at most one of its ``y`` extras. When ``y = n`` every one of them
 takes one, whatever its own band allows: a broker that must shed load (its ``z[rack, b]`` small)
-cannot take one from each of many such full pools, and no split exists. The pooled program does
-not see that, so its optimum had to be solved again with a column per broker in the whole rack
-("large: unequal 20/20/17 + 0/0/2" of `benchmarks/plan_quality.py`: a thousand full pools against
-brokers whose band left them 270 extras).
+cannot take one from each of many such full pools, and no split exists ("large: unequal 20/20/17 +
+0/0/2" of `benchmarks/plan_quality.py`: a thousand full pools against three brokers whose band left
+them about 270 extras each).
 
-Here each pool that can fill (its topic and rack rows allow ``n`` extras) gets a column
-``s >= y - (n - 1)``, one exactly when the pool is full, and each broker ``b`` of the rack a row
-``sum of s over the full pools it is idle for <= z[rack, b]``. Every split meets these rows, so the
-optimum is unchanged; they only rule out pooled optima no split can realise. They make the
-program more than a network, so a program that is one (:mod:`ferry.plan.flow`) goes without them
-and relies on the rounds of :func:`ferry.plan.balance._solve_pooled`.
+Where a rack failed so (:func:`oversaturated`), each pool of the rack that can fill (its topic
+and rack rows allow ``n`` extras) gets a column ``s >= y - (n - 1)``, one exactly when the pool is
+full, and each broker ``b`` of the rack a row ``sum of s over the pools it is idle for <= z[rack, b]``
+(:func:`saturation_rows`), and the program is solved again at once
+(:meth:`ferry.plan.program.Program.solve`): its rows so far are kept as a matrix, and only the
+parts the new rows touch are solved again (:mod:`ferry.plan.solve` remembers the others). Every
+split meets these rows, so the optimum is unchanged; they only rule out pooled optima no split can
+realise. Before, such a rack's pools got a column per broker in a second program: built again in
+Python, its part a third larger and four times slower to solve. The rows are not posed up front:
+on a million partitions over three racks of 60 ("huge: unequal 60/60/57 + 0/0/3") they made the
+first program four times slower to solve, where its pools split anyway.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from itertools import chain
 from typing import TYPE_CHECKING
 
@@ -31,24 +36,58 @@ if TYPE_CHECKING:
     from ferry.plan.program import Program
 
 
-def saturation_rows(program: Program) -> None:
-    """The columns and rows of the module docstring, for the pools of ``program`` that can fill."""
+def oversaturated(program: Program, solution: np.ndarray, racks: Collection[int]) -> set[int]:
+    """Those of ``racks`` where some broker is idle for more full pools in ``solution`` than its
+    ``z`` lets it take; only where the program is no network (the rows would make it one HiGHS
+    must solve, and a network's pools are given columns per broker instead)."""
     pools = program.pools
-    if not pools.topic or OTHER not in program.kinds:
+    if not racks or not pools.topic or OTHER not in program.kinds:
+        return set()
+    topic, rack, first, count, idle = _pools(program)
+    units = solution[first] + np.where(count == 2, solution[first + count - 1], 0.0)
+    full = np.flatnonzero(np.isin(rack, list(racks)) & (np.rint(units).astype(np.int64) == idle))
+    _, pair_pos = _idle_pairs(program, topic[full], rack[full])
+    taken = np.bincount(pair_pos, minlength=len(program.layout.brokers))
+    out: set[int] = set()
+    for i in np.flatnonzero(taken).tolist():
+        k = program.layout.rack_at[i]
+        if taken[i] > round(solution[pools.into[k][i]]):
+            out.add(k)
+    return out
+
+
+def saturation_rows(program: Program, racks: Collection[int]) -> None:
+    """The columns and rows of the module docstring, in ``racks``."""
+    if not racks or not program.pools.topic:
         return
-    topic = np.frombuffer(pools.topic, dtype=np.int64)
-    rack = np.frombuffer(pools.rack, dtype=np.int64)
-    first = np.frombuffer(pools.first, dtype=np.int64)
-    count = np.frombuffer(pools.count, dtype=np.int64)
-    upper = np.frombuffer(program.upper, dtype=np.float64)
-    idle = np.where(count == 2, 1 + upper[first + count - 1], 1).astype(np.int64)
-    del upper  # a view: the program's columns grow below
-    full = np.flatnonzero(_most(program)[topic, rack] >= idle)
+    topic, rack, first, count, idle = _pools(program)
+    full = np.flatnonzero(np.isin(rack, list(racks)) & (_most(program)[topic, rack] >= idle))
     if not len(full):
         return
     _fill_columns(program, first[full], count[full], idle[full])
     s = len(program.upper) - len(full) + np.arange(len(full))
-    _broker_rows(program, topic[full], rack[full], s)
+    pair_pool, pair_pos = _idle_pairs(program, topic[full], rack[full])
+    order = np.argsort(pair_pos, kind="stable")
+    pair_pool, pair_pos = pair_pool[order], pair_pos[order]
+    at = np.flatnonzero(np.r_[True, pair_pos[1:] != pair_pos[:-1]])
+    ends = [*at[1:].tolist(), len(pair_pos)]
+    for a, b in zip(at.tolist(), ends, strict=True):
+        i = int(pair_pos[a])
+        z = program.pools.into[program.layout.rack_at[i]][i]
+        program.ones(s[pair_pool[a:b]], -np.inf, 0, OTHER, minus=[z])
+
+
+def _pools(program: Program) -> tuple[np.ndarray, ...]:
+    """Per pool: topic, rack, first column, columns and idle brokers (copies)."""
+    pools = program.pools
+    topic, rack, first, count = (
+        np.frombuffer(values, dtype=np.int64).copy()
+        for values in (pools.topic, pools.rack, pools.first, pools.count)
+    )
+    # A second column stands for the idle brokers beyond the first (:meth:`Program._pooled`).
+    second = np.frombuffer(program.upper, dtype=np.float64)[first + count - 1]
+    idle = np.where(count == 2, 1 + second, 1).astype(np.int64)
+    return topic, rack, first, count, idle
 
 
 def _most(program: Program) -> np.ndarray:
@@ -70,44 +109,31 @@ def _fill_columns(program: Program, first: np.ndarray, count: np.ndarray, idle: 
     extend_from(program.upper, np.ones(m))
     extend_from(program.gain, np.zeros(m))
     extend_from(program.size, np.zeros(m))
-    row0 = len(program.lows)
     per = count + 1
     group = np.repeat(np.arange(m), per)
-    rows, at = row0 + group, rank(group, per)
-    pool_cols = np.repeat(first, per) + at
+    at = rank(group, per)
     last = at == np.repeat(count, per)
-    cols = np.where(last, np.repeat(s, per), pool_cols)
-    extend_from(program.rows, rows)
-    extend_from(program.cols, cols)
+    extend_from(program.rows, len(program.lows) + group)
+    extend_from(program.cols, np.where(last, np.repeat(s, per), np.repeat(first, per) + at))
     extend_from(program.vals, np.where(last, -1.0, 1.0))
     extend_from(program.lows, np.full(m, -np.inf))
     extend_from(program.highs, (idle - 1).astype(np.float64))
     program.kinds.extend([OTHER] * m)
 
 
-def _broker_rows(program: Program, topic: np.ndarray, rack: np.ndarray, s: np.ndarray) -> None:
-    """Per broker of a rack with full-able pools: the ``s`` of the pools it is idle for, at most its
-    ``z[rack, b]``."""
+def _idle_pairs(program: Program, topic: np.ndarray, rack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per pool given by ``topic`` and ``rack``, each broker of the rack idle for the topic (none of
+    its extras has a column of its own there): (pool index, broker position) pairs."""
     layout = program.layout
     sizes = np.asarray(layout.sizes, dtype=np.int64)
-    members = [
-        np.asarray([layout.position[b] for b in layout.members[k]], dtype=np.int64) for k in range(len(sizes))
-    ]
-    offsets = starts(sizes)
-    flat = np.concatenate(members)
+    flat = np.fromiter(
+        (layout.position[b] for members in layout.members for b in members),
+        dtype=np.int64,
+        count=int(sizes.sum()),
+    )
     pair_pool = np.repeat(np.arange(len(topic)), sizes[rack])
-    pair_pos = flat[spans(offsets[rack], sizes[rack])]
+    pair_pos = flat[spans(starts(sizes)[rack], sizes[rack])]
     brokers = len(layout.brokers)
     x_topic, x_pos, _ = program.extras.arrays()
-    holding = np.sort(x_topic * brokers + x_pos)
-    key = topic[pair_pool] * brokers + pair_pos
-    idle = ~np.isin(key, holding, assume_unique=False)
-    pair_pool, pair_pos = pair_pool[idle], pair_pos[idle]
-    order = np.argsort(pair_pos, kind="stable")
-    pair_pool, pair_pos = pair_pool[order], pair_pos[order]
-    at = np.flatnonzero(np.r_[True, pair_pos[1:] != pair_pos[:-1]])
-    ends = [*at[1:].tolist(), len(pair_pos)]
-    for a, b in zip(at.tolist(), ends, strict=True):
-        i = int(pair_pos[a])
-        z = program.pools.into[int(layout.rack_at[i])][i]
-        program.ones(s[pair_pool[a:b]], -np.inf, 0, OTHER, minus=[z])
+    idle = ~np.isin(topic[pair_pool] * brokers + pair_pos, x_topic * brokers + x_pos)
+    return pair_pool[idle], pair_pos[idle]

@@ -26,9 +26,33 @@ separates two counts, so the rounded vertex keeps the optimal count (HiGHS's ver
 exact: measured deviation 0.0)."""
 
 
+def sparse_rows(
+    entries: tuple[array[int], array[int], array[float]], rows: int, columns: int, before: Any = None
+) -> Any:
+    """The rows' entries (row, column and value arrays, emptied here) as a sparse matrix of ``rows``
+    rows and ``columns`` columns; ``before``: the first rows, already a matrix (of fewer columns,
+    maybe), the entries' rows numbered after them."""
+    # scipy loads in about a second; only the driver solves, so the Spark workers running the
+    # per-topic passes (which import the program's module for its types) never pay for it, and the
+    # solver part only loads when min-cost flow cannot answer (most rebalances never need it).
+    from scipy.sparse import coo_array, vstack
+
+    first = 0 if before is None else before.shape[0]
+    at, cols = (np.frombuffer(part, dtype=np.int64) for part in entries[:2])
+    vals = np.frombuffer(entries[2], dtype=np.float64)
+    matrix = coo_array((vals, (at - first, cols)), shape=(rows - first, columns)).tocsr()
+    del at, cols, vals  # views of ``entries``: released, so those can be emptied
+    for part in entries:
+        del part[:]
+    if before is None:
+        return matrix
+    before.resize((first, columns))
+    return vstack([before, matrix], format="csr")
+
+
 def optimum(
     *,
-    entries: tuple[array[int], array[int], array[float]],
+    matrix: Any,
     lows: Sequence[float],
     highs: Sequence[float],
     kinds: Sequence[str],
@@ -42,9 +66,8 @@ def optimum(
 ) -> np.ndarray | None:
     """An optimal integer solution, or ``None`` when there is none.
 
-    The program is given as its sparse rows (``entries``: row, column and value arrays, emptied
-    here once in a matrix; each row's ``lows`` and ``highs`` and :mod:`ferry.plan.flow` kind), its
-    columns' ``upper`` bounds, and the objective:
+    The program is given as its rows (``matrix``, sparse: :func:`sparse_rows`; each row's ``lows``
+    and ``highs`` and :mod:`ferry.plan.flow` kind), its columns' ``upper`` bounds, and the objective:
     ``gain`` kept replicas plus ``size`` bytes times ``scale``, less a penalty per unit of each
     ``penalty`` column, which breaks ties like the size term (below one kept replica in total).
 
@@ -55,18 +78,7 @@ def optimum(
     relaxations are fractional) the integer program is solved. HiGHS solves the program without
     its ``implied`` rows, part by part where it falls apart (:func:`_in_parts`).
     """
-    # scipy loads in about a second; only the driver solves, so the Spark workers running the
-    # per-topic passes (which import the program's module for its types) never pay for it, and the
-    # solver part only loads when min-cost flow cannot answer (most rebalances never need it).
-    from scipy.sparse import coo_array
-
     n = len(upper)
-    rows, cols = (np.frombuffer(part, dtype=np.int64) for part in entries[:2])
-    vals = np.frombuffer(entries[2], dtype=np.float64)
-    matrix = coo_array((vals, (rows, cols)), shape=(len(lows), n)).tocsr()
-    del rows, cols, vals  # views of ``entries``: released, so those can be emptied
-    for part in entries:
-        del part[:]
     gains, sizes = np.array(gain, dtype=np.int64), np.array(size, dtype=np.int64)
     low_array, high_array, uppers = np.array(lows), np.array(highs), np.array(upper)
     fines = np.zeros(n, dtype=np.int64)

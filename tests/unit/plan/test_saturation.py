@@ -1,6 +1,6 @@
-"""Rows for full pools (ferry.plan.saturation): a pooled optimum that fills every idle broker of a
-rack for many topics is ruled out up front when a broker cannot take one of each, so the first
-pooled program splits, and the optimum is the full program's."""
+"""Rows for full pools (ferry.plan.saturation): where a pooled optimum fills more pools of a rack
+than a broker idle for them can take, the next program keeps the rack's pools, rules such optima
+out, splits, and keeps the full program's optimum."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import pytest
 from support.clusters import generated
 
 from ferry.model import Goal
-from ferry.plan import brokerrows
+from ferry.plan import program as program_module
+from ferry.plan import saturation
 from ferry.plan.balance import broker_band
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
+from ferry.plan.pools import Refinements
 from ferry.plan.program import Program
 from ferry.plan.racks import RackLayout
 from ferry.plan.racktotals import retarget
@@ -32,15 +34,33 @@ CASES = [(2, 5, 0.0), (5, 5, 0.5), (4, 5, 2.0), (0, 8, 0.0), (1, 8, 2.0)]
 
 
 @pytest.mark.parametrize(("seed", "partitions", "skew"), CASES)
-def test_full_pools_no_broker_can_take_are_ruled_out_in_the_first_program(
+def test_full_pools_no_broker_can_take_are_ruled_out_and_the_program_splits(
     seed: int, partitions: int, skew: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     layout, demands, setting = _posed(seed, partitions, skew)
     full = Program(layout, demands, room_rows=set()).solve(setting)
     pooled = Program(layout, demands, room_rows=set(), pool=True)
     found = pooled.solve(setting)
-    assert not pooled.unpooled and found is not None and full is not None
+    assert found is not None and full is not None and not pooled.unpooled
     assert sum(found.kept) == sum(full.kept)
-    monkeypatch.setattr(brokerrows, "saturation_rows", lambda program: None)
+    assert pooled.posed is None  # the matrix kept for solving again is let go
+    # Without the rows, the same optimum comes back and its pools cannot be split.
+    monkeypatch.setattr(saturation, "saturation_rows", lambda program, racks: None)
+    monkeypatch.setattr(program_module, "saturation_rows", lambda program, racks: None)
     without = Program(layout, demands, room_rows=set(), pool=True)
-    assert without.solve(setting) is None and without.unpooled
+    assert without.solve(setting) is None
+    assert without.broke.saturate and without.broke.unpool
+
+
+@pytest.mark.parametrize(("seed", "partitions", "skew"), CASES[:2])
+def test_a_later_program_poses_the_rows_from_the_start(seed: int, partitions: int, skew: float) -> None:
+    layout, demands, setting = _posed(seed, partitions, skew)
+    full = Program(layout, demands, room_rows=set()).solve(setting)
+    first = Program(layout, demands, room_rows=set(), pool=True)
+    first.solve(setting)
+    refined = Refinements(saturate={k for k in range(len(layout.members))})
+    later = Program(layout, demands, room_rows=set(), pool=True, refined=refined)
+    found = later.solve(setting)
+    assert found is not None and full is not None and not later.unpooled
+    assert list(later.pools.topic) == list(first.pools.topic)  # every rack kept its pools
+    assert sum(found.kept) == sum(full.kept)
