@@ -145,7 +145,8 @@ def _solve_pooled(
 ) -> tuple[Program, Balance | None]:
     """The program with pooled extras (:mod:`ferry.plan.pools`), and its solution.
 
-    Where the optimum's pools cannot be split over brokers, those pools get a column per broker,
+    Where the optimum's pools cannot be split over brokers (after rows against full pools, which
+    the program poses itself: :mod:`ferry.plan.saturation`), those pools get a column per broker,
     and rows it broke that were left out are posed (``refined`` grows; kept for the caller's later
     rounds); then it is solved again. After ``rounds`` such rounds the program is solved without
     pools."""

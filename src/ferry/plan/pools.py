@@ -15,7 +15,9 @@ Every solution of the full program gives one of the pooled program with the same
 pooled optimum keeps at least as many replicas; and any split of each ``y[t, rack]`` over distinct
 idle brokers of the topic that gives each broker its ``z[rack, b]`` meets every row of the full
 program. :func:`split` finds one by a flow per rack (topics to their idle brokers, one each). Where
-none exists, the pools that could not be placed get a column per broker in the next program
+none exists because pools filled every idle broker of a rack and some broker could not take one of
+each, rows rule that out and the program is solved again at once (:mod:`ferry.plan.saturation`).
+Otherwise the pools that could not be placed get a column per broker in the next program
 (:func:`tight`, :class:`Refinements`); the balance pass solves a few such rounds
 (:func:`ferry.plan.balance._solve_pooled`), then the full program.
 """

@@ -7,7 +7,9 @@ Columns and rows, solved by HiGHS (scipy's ``milp``):
   global water-filling allows, so the cluster-wide spread is at most one wherever racks permit.
 * pooled (:mod:`ferry.plan.pools`), for topics without single-replica partitions:
   ``y[t, rack]`` instead of the ``x[t, b]`` of the rack's brokers holding nothing of ``t``, and
-  ``z[rack, b]`` in each broker's band row, what the rack's pool passes on to ``b``;
+  ``z[rack, b]`` in each broker's band row, what the rack's pool passes on to ``b``; where an
+  optimum's pools filled more idle brokers than one of them could take, rows against that
+  (:mod:`ferry.plan.saturation`);
 * ``f[t, b]``: replicas of ``t`` that stay on ``b``, of partitions free to keep any of their replicas;
   left out where it follows from ``x[t, b]`` (:meth:`Program._imply_kept`).
 * ``k[p, b]`` in {0, 1}: partition ``p`` keeps its replica on ``b``, for the few *pinned* partitions
