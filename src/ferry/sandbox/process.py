@@ -173,7 +173,12 @@ def is_running(pid: int | None, marker: str) -> bool:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
-    return marker.encode() in cmdline and not _is_zombie(pid)
+    if marker.encode() in cmdline and not _is_zombie(pid):
+        return True
+    # It may have ended between the first look and this one (a zombie's command line is empty):
+    # reaped now, how it ended is known to how_it_ended.
+    _reap(pid)
+    return False
 
 
 def stop(pid: int | None, marker: str, *, grace_s: float, hard: bool = False) -> None:
