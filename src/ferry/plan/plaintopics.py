@@ -26,7 +26,7 @@ from ferry.plan.columns import extend_from
 from ferry.plan.flow import RACK, TOPIC
 from ferry.plan.grouped import rank, spans, starts
 from ferry.plan.pinrows import binding_floors
-from ferry.plan.terms import TopicDemand, distinct_bases
+from ferry.plan.terms import TopicDemand, distinct_bases, extra_bounds
 
 if TYPE_CHECKING:
     from ferry.plan.program import Program
@@ -123,12 +123,7 @@ def add_plain(program: Program, topics: list[int]) -> None:
     racks = len(layout.members)
     h = _Holders.of(demands, len(layout.brokers))
     rack = np.asarray(layout.rack_at, dtype=np.int64)[h.pos]
-    bounds = np.fromiter(
-        chain.from_iterable(chain.from_iterable(d.quota.rack_extras for d in demands)),
-        dtype=np.int64,
-        count=2 * racks * len(demands),
-    ).reshape(len(demands), racks, 2)
-    extras = np.fromiter((d.quota.extras for d in demands), dtype=np.int64, count=len(demands))
+    bounds, extras = extra_bounds(demands, racks)
     roomy = np.fromiter((bool(d.rack_room) for d in demands), dtype=bool, count=len(demands))
     # A broker that cannot exceed its quota keeps all it holds of free partitions; the others keep
     # min(free, base), and one more where they take an extra (Program._imply_kept).

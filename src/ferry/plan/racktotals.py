@@ -21,7 +21,7 @@ import numpy as np
 from ferry.plan.quotas import fixed_quota, water_level
 from ferry.plan.racks import RackLayout
 from ferry.plan.spread import Kind, least_spread
-from ferry.plan.terms import TopicDemand, base_loads
+from ferry.plan.terms import TopicDemand, base_loads, extra_bounds
 
 
 def rack_ranges(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tuple[int, int]]:
@@ -31,10 +31,9 @@ def rack_ranges(layout: RackLayout, demands: Sequence[TopicDemand]) -> list[tupl
         return [(0, 0)] * racks
     first = [layout.position[m[0]] for m in layout.members]
     base = base_loads(len(layout.brokers), demands)[first] * np.asarray(layout.sizes, dtype=np.int64)
-    ranges = np.array([d.quota.rack_extras for d in demands], dtype=np.int64).reshape(len(demands), racks, 2)
-    extras = np.array([d.quota.extras for d in demands], dtype=np.int64)[:, None]
-    lows = base + np.minimum(ranges[:, :, 0], extras).sum(axis=0)
-    highs = base + np.minimum(ranges[:, :, 1], extras).sum(axis=0)
+    ranges, extras = extra_bounds(demands, racks)
+    lows = base + np.minimum(ranges[:, :, 0], extras[:, None]).sum(axis=0)
+    highs = base + np.minimum(ranges[:, :, 1], extras[:, None]).sum(axis=0)
     return list(zip(lows.tolist(), highs.tolist(), strict=True))
 
 

@@ -23,7 +23,6 @@ first program four times slower to solve, where its pools split anyway.
 from __future__ import annotations
 
 from collections.abc import Collection
-from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,6 +30,7 @@ import numpy as np
 from ferry.plan.columns import extend_from
 from ferry.plan.flow import OTHER
 from ferry.plan.grouped import rank, spans, starts
+from ferry.plan.terms import extra_bounds
 
 if TYPE_CHECKING:
     from ferry.plan.program import Program
@@ -92,14 +92,9 @@ def _pools(program: Program) -> tuple[np.ndarray, ...]:
 
 def _most(program: Program) -> np.ndarray:
     """Per topic and rack, the most extras its topic and rack rows allow there."""
-    demands, racks = program.demands, len(program.layout.members)
-    hi = np.fromiter(
-        chain.from_iterable(chain.from_iterable(d.quota.rack_extras for d in demands)),
-        dtype=np.int64,
-        count=2 * racks * len(demands),
-    ).reshape(len(demands), racks, 2)[:, :, 1]
-    extras = np.fromiter((d.quota.extras for d in demands), dtype=np.int64, count=len(demands))
-    return np.minimum(hi, extras[:, None])
+    bounds, extras = extra_bounds(program.demands, len(program.layout.members))
+    most: np.ndarray = np.minimum(bounds[:, :, 1], extras[:, None])
+    return most
 
 
 def _fill_columns(program: Program, first: np.ndarray, count: np.ndarray, idle: np.ndarray) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -178,6 +179,18 @@ def base_loads(brokers: int, demands: Sequence[TopicDemand]) -> np.ndarray:
     distinct, rows = distinct_bases(demands)
     loads: np.ndarray = distinct.T @ np.bincount(rows, minlength=len(distinct))
     return loads
+
+
+def extra_bounds(demands: Sequence[TopicDemand], racks: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per topic and rack, the (fewest, most) extras its quota's rack rows allow there, as a
+    topics x racks x 2 array; and per topic its extras."""
+    bounds = np.fromiter(
+        chain.from_iterable(chain.from_iterable(d.quota.rack_extras for d in demands)),
+        dtype=np.int64,
+        count=2 * racks * len(demands),
+    ).reshape(len(demands), racks, 2)
+    extras = np.fromiter((d.quota.extras for d in demands), dtype=np.int64, count=len(demands))
+    return bounds, extras
 
 
 def distinct_bases(demands: Iterable[TopicDemand]) -> tuple[np.ndarray, np.ndarray]:
