@@ -81,14 +81,19 @@ class Pools:
         cols = spans(np.frombuffer(self.first, dtype=np.int64), count)
         return cols, np.repeat(np.frombuffer(self.rack, dtype=np.int64), count)
 
+    def units(self, solution: np.ndarray) -> np.ndarray:
+        """Per pool, the extras it took in ``solution``."""
+        first, count = np.frombuffer(self.first, dtype=np.int64), np.frombuffer(self.count, dtype=np.int64)
+        second = np.where(count == 2, first + 1, first)
+        units: np.ndarray = np.rint(solution[first] + (count == 2) * solution[second]).astype(np.int64)
+        return units
+
     def taken(self, solution: np.ndarray) -> dict[int, list[tuple[int, int]]]:
         """Per rack, (topic, extras) of the pools that took any in ``solution``, in the order built."""
         out: dict[int, list[tuple[int, int]]] = {k: [] for k in self.into}
         if not self.topic:
             return out
-        first, count = np.frombuffer(self.first, dtype=np.int64), np.frombuffer(self.count, dtype=np.int64)
-        second = np.where(count == 2, first + 1, first)
-        units = np.rint(solution[first] + (count == 2) * solution[second]).astype(np.int64)
+        units = self.units(solution)
         took = np.flatnonzero(units > 0)
         topic, rack = (
             np.frombuffer(self.topic, dtype=np.int64)[took],
@@ -214,14 +219,31 @@ def split(
     pools could not be split, and per rack the pools that took extras (:meth:`Pools.taken`)."""
     out: list[list[int]] = [[] for _ in pools.split]
     taken = pools.taken(solution)
-    topic, pos, _ = extras.arrays()
-    holding = np.sort(topic * len(layout.brokers) + pos)  # (topic, broker) pairs holding a replica
+    holding = holders_of(extras, len(layout.brokers))
     failed = [
         k
         for k, into in pools.into.items()
         if not _split_rack(layout, k, holding, taken[k], into, solution, out)
     ]
     return out, failed, taken
+
+
+def holders_of(extras: TopicColumns, brokers: int) -> np.ndarray:
+    """``topic * brokers + position`` of every extra with a column of its own, sorted: the
+    (topic, broker) pairs whose broker is not idle for the topic."""
+    topic, pos, _ = extras.arrays()
+    out: np.ndarray = np.sort(topic * brokers + pos)
+    return out
+
+
+def are_idle(holding: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Per ``topic * brokers + position`` of ``pairs``, whether it is not in ``holding``
+    (:func:`holders_of`)."""
+    if not len(holding):
+        return np.ones(len(pairs), dtype=bool)
+    at = np.minimum(np.searchsorted(holding, pairs), len(holding) - 1)
+    out: np.ndarray = holding[at] != pairs
+    return out
 
 
 def tight(
@@ -253,8 +275,7 @@ def _split_rack(
     out: list[list[int]],
 ) -> bool:
     """Split rack ``k``'s pools that ``taken`` extras (topic, extras): topics to their idle brokers
-    of the rack by a flow; into ``out``. ``holding``: ``topic * brokers + position`` of every extra
-    with a column of its own, sorted (those brokers are not idle for the topic)."""
+    of the rack by a flow; into ``out``. ``holding``: :func:`holders_of` the program's extras."""
     from ortools.graph.python import min_cost_flow
 
     if not taken:
@@ -265,9 +286,7 @@ def _split_rack(
     n, m = len(topics), len(members)
     tails, heads = np.repeat(np.arange(n), m), np.tile(np.arange(m), n)
     brokers = len(layout.brokers)
-    pairs = topics[tails] * brokers + members[heads]
-    at = np.minimum(np.searchsorted(holding, pairs), max(len(holding) - 1, 0))
-    idle = holding[at] != pairs if len(holding) else np.ones(len(pairs), dtype=bool)
+    idle = are_idle(holding, topics[tails] * brokers + members[heads])
     tails, heads = tails[idle], heads[idle]
     flow = min_cost_flow.SimpleMinCostFlow()
     arcs = flow.add_arcs_with_capacity_and_unit_cost(

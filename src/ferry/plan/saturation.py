@@ -30,6 +30,7 @@ import numpy as np
 from ferry.plan.columns import extend_from
 from ferry.plan.flow import OTHER
 from ferry.plan.grouped import rank, spans, starts
+from ferry.plan.pools import are_idle, holders_of
 from ferry.plan.terms import extra_bounds
 
 if TYPE_CHECKING:
@@ -43,9 +44,8 @@ def oversaturated(program: Program, solution: np.ndarray, racks: Collection[int]
     pools = program.pools
     if not racks or not pools.topic or OTHER not in program.kinds:
         return set()
-    topic, rack, first, count, idle = _pools(program)
-    units = solution[first] + np.where(count == 2, solution[first + count - 1], 0.0)
-    full = np.flatnonzero(np.isin(rack, list(racks)) & (np.rint(units).astype(np.int64) == idle))
+    topic, rack, _, _, idle = _pools(program)
+    full = np.flatnonzero(np.isin(rack, list(racks)) & (pools.units(solution) == idle))
     _, pair_pos = _idle_pairs(program, topic[full], rack[full])
     taken = np.bincount(pair_pos, minlength=len(program.layout.brokers))
     out: set[int] = set()
@@ -129,6 +129,5 @@ def _idle_pairs(program: Program, topic: np.ndarray, rack: np.ndarray) -> tuple[
     pair_pool = np.repeat(np.arange(len(topic)), sizes[rack])
     pair_pos = flat[spans(starts(sizes)[rack], sizes[rack])]
     brokers = len(layout.brokers)
-    x_topic, x_pos, _ = program.extras.arrays()
-    idle = ~np.isin(topic[pair_pool] * brokers + pair_pos, x_topic * brokers + x_pos)
+    idle = are_idle(holders_of(program.extras, brokers), topic[pair_pool] * brokers + pair_pos)
     return pair_pool[idle], pair_pos[idle]
