@@ -9,6 +9,7 @@ import numpy as np
 
 from ferry.plan.columns import TopicColumns
 from ferry.plan.flow import BROKER
+from ferry.plan.grouped import runs
 from ferry.plan.pools import pool_rows
 from ferry.plan.saturation import saturation_rows
 from ferry.plan.terms import base_loads
@@ -33,13 +34,9 @@ def band_rows(program: Program, band: list[tuple[int, int]], slack: int) -> None
 def _extras_by_broker(extras: TopicColumns) -> dict[int, list[int]]:
     """Per broker position, the columns of the extras it may take."""
     _, at, cols = extras.arrays()
-    if not len(at):
-        return {}
     order = np.argsort(at, kind="stable")
     at, cols = at[order], cols[order]
-    starts = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
-    ends = [*starts[1:].tolist(), len(at)]
-    return {int(at[a]): cols[a:b].tolist() for a, b in zip(starts.tolist(), ends, strict=True)}
+    return {int(at[a]): cols[a:b].tolist() for a, b in runs(at)}
 
 
 def leader_rows(program: Program, low: int, extra: int) -> None:

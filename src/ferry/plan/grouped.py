@@ -1,5 +1,6 @@
 """Items laid out in consecutive groups (a topic's columns, a partition's replicas), with numpy:
-where each group starts, each item's place in its group, and the indices a group spans."""
+where each group starts, each item's place in its group, the indices a group spans, and the runs
+of equal keys."""
 
 from __future__ import annotations
 
@@ -23,3 +24,11 @@ def spans(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
     group = np.repeat(np.arange(len(counts)), counts)
     out: np.ndarray = first[group] + rank(group, counts)
     return out
+
+
+def runs(keys: np.ndarray) -> list[tuple[int, int]]:
+    """(start, end) of each run of equal values in ``keys`` (sorted, so each value is one run)."""
+    if not len(keys):
+        return []
+    begins = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]).tolist()
+    return list(zip(begins, [*begins[1:], len(keys)], strict=True))

@@ -29,7 +29,7 @@ import numpy as np
 
 from ferry.plan.columns import extend_from
 from ferry.plan.flow import OTHER
-from ferry.plan.grouped import rank, spans, starts
+from ferry.plan.grouped import rank, runs, spans, starts
 from ferry.plan.pools import are_idle, holders_of
 from ferry.plan.terms import extra_bounds
 
@@ -69,9 +69,7 @@ def saturation_rows(program: Program, racks: Collection[int]) -> None:
     pair_pool, pair_pos = _idle_pairs(program, topic[full], rack[full])
     order = np.argsort(pair_pos, kind="stable")
     pair_pool, pair_pos = pair_pool[order], pair_pos[order]
-    at = np.flatnonzero(np.r_[True, pair_pos[1:] != pair_pos[:-1]])
-    ends = [*at[1:].tolist(), len(pair_pos)]
-    for a, b in zip(at.tolist(), ends, strict=True):
+    for a, b in runs(pair_pos):
         i = int(pair_pos[a])
         z = program.pools.into[program.layout.rack_at[i]][i]
         program.ones(s[pair_pool[a:b]], -np.inf, 0, OTHER, minus=[z])
