@@ -153,7 +153,8 @@ class Program(Columns):
         self.broke.capped = self.loose.broken(solution)
         if self.broke:
             self.broke.saturate = fresh  # the next program poses them from the start
-        self.pools.split = found
+        else:
+            self.pools.split = found
         return solution
 
     def build(self, setting: Setting) -> None:

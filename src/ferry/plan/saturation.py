@@ -4,8 +4,8 @@ A pool (:mod:`ferry.plan.pools`) stands for the ``n`` brokers of a rack that hol
 topic; a split gives each of them at most one of its ``y`` extras. When ``y = n`` every one of them
 takes one, whatever its own band allows: a broker that must shed load (its ``z[rack, b]`` small)
 cannot take one from each of many such full pools, and no split exists ("large: unequal 20/20/17 +
-0/0/2" of `benchmarks/plan_quality.py`: a thousand full pools against three brokers whose band left
-them about 270 extras each).
+0/0/2" of `benchmarks/plan_quality.py`: many full pools in the rack that gains three new brokers,
+against heavily loaded brokers whose band left them fewer extras).
 
 Where a rack failed so (:func:`oversaturated`), each pool of the rack that can fill (its topic
 and rack rows allow ``n`` extras) gets a column ``s >= y - (n - 1)``, one exactly when the pool is
@@ -14,10 +14,10 @@ full, and each broker ``b`` of the rack a row ``sum of s over the pools it is id
 (:meth:`ferry.plan.program.Program.solve`): its rows so far are kept as a matrix, and only the
 parts the new rows touch are solved again (:mod:`ferry.plan.solve` remembers the others). Every
 split meets these rows, so the optimum is unchanged; they only rule out pooled optima no split can
-realise. Before, such a rack's pools got a column per broker in a second program: built again in
-Python, its part a third larger and four times slower to solve. The rows are not posed up front:
-on a million partitions over three racks of 60 ("huge: unequal 60/60/57 + 0/0/3") they made the
-first program four times slower to solve, where its pools split anyway.
+realise. Before, such a rack's pools got a column per broker in a second program, built again in
+Python and larger to solve (that case: 8.56 s at a06f868, 6.09 s at 5c56dcb, docs/benchmarks.md).
+The rows are not posed up front: on a million partitions over three racks of 60 ("huge: unequal
+60/60/57 + 0/0/3"), whose pools split anyway, that took 254 s against 90 s without them.
 """
 
 from __future__ import annotations
