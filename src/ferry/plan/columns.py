@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ferry.plan.flow import OTHER
-from ferry.plan.solve import optimum, sparse_rows
+from ferry.plan.solve import Starts, optimum, sparse_rows
 
 
 def extend_from(target: array[Any], values: np.ndarray) -> None:
@@ -94,6 +94,8 @@ class Columns:
         """Per row: :data:`TOPIC`, :data:`RACK` or :data:`BROKER` (rows on extras alone), or :data:`OTHER`."""
         self.posed: Any = None
         """The rows of an earlier :meth:`optimum` as a sparse matrix, where it was to be kept."""
+        self.starts: Starts | None = None
+        """Where HiGHS ended on the parts of :attr:`posed`: the next :meth:`optimum` starts there."""
         self.implied = array("q")
         """Rows that other rows imply at some optimum of every solution: left out where HiGHS solves
         (:func:`ferry.plan.solve.optimum`), since they tie otherwise independent parts together;
@@ -143,11 +145,13 @@ class Columns:
 
         The rows' entries go into a sparse matrix and are dropped here: on the driver they and the
         matrix would otherwise both be held while the solver runs. With ``keep`` the matrix stays
-        (:attr:`posed`), and the next call adds only the rows posed since; else it is let go."""
+        (:attr:`posed`), and the next call adds only the rows posed since, and solves from where this
+        one ended (:attr:`starts`); else it is let go."""
         entries = (self.rows, self.cols, self.vals)
         self.rows, self.cols, self.vals = array("q"), array("q"), array("d")
         matrix = sparse_rows(entries, len(self.lows), len(self.upper), self.posed)
-        self.posed = matrix if keep else None
+        starts = self.starts if self.starts is not None or not keep else Starts()
+        self.posed, self.starts = (matrix, starts) if keep else (None, None)
         return optimum(
             matrix=matrix,
             lows=self.lows,
@@ -160,4 +164,9 @@ class Columns:
             relax_first=relax_first,
             penalty=self.penalty,
             implied=self.implied,
+            starts=starts,
         )
+
+    def let_go(self) -> None:
+        """Drop what :meth:`optimum` kept for solving again."""
+        self.posed, self.starts = None, None

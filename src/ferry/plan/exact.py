@@ -7,7 +7,7 @@ than the balance program's bound, which ignores leaders; and the program's rack-
 relaxation that can promise a placement the rack rule cannot realise, so placement pays moves
 above the program's bound. When a plan misses a target and the input is small (at most
 :data:`LIMIT` partition-broker pairs), :func:`solve_exactly` poses every choice at once, solved by
-HiGHS (scipy's ``milp``):
+HiGHS (:mod:`ferry.plan.highs`):
 
 * ``r[p, b]`` in {0, 1}: partition ``p`` has a replica on target broker ``b``; ``l[p, b] <= r[p, b]``:
   ``b`` leads ``p``. Per partition: its replication factor in replicas, one leader, and (strict rack
@@ -39,6 +39,7 @@ import numpy as np
 
 from ferry.model.cluster import PartitionState
 from ferry.model.goal import Goal, RackMode
+from ferry.plan import highs as solver
 from ferry.plan.balance import bands, broker_band
 from ferry.plan.racks import RackLayout
 from ferry.plan.racktotals import retarget
@@ -236,7 +237,6 @@ def _quota_rows(
 
 def _solve(program: _Program) -> np.ndarray | None:
     # As in the balance program: scipy loads in about a second, so only a solve that runs pays for it.
-    from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_array
 
     n = len(program.gain)
@@ -244,14 +244,9 @@ def _solve(program: _Program) -> np.ndarray | None:
     rows, cols, vals = (np.array(x) for x in zip(*at, strict=True)) if at else (np.zeros(0),) * 3
     matrix = coo_array((vals, (rows.astype(np.int64), cols.astype(np.int64))), shape=(len(program.terms), n))
     lows, highs = np.array(program.ranges).reshape(-1, 2).T
-    result = milp(
-        -np.array(program.gain),
-        integrality=np.ones(n),
-        bounds=Bounds(np.zeros(n), np.array(program.upper)),
-        constraints=LinearConstraint(matrix.tocsr(), lows, highs),
-        options={"mip_rel_gap": 0.0, "presolve": True, "node_limit": NODE_LIMIT},
-    )
-    if result.status != 0 or result.x is None:
+    problem = solver.Problem(matrix, lows, highs, np.array(program.upper), -np.array(program.gain))
+    result = solver.solve(problem, integral=True, options={"mip_max_nodes": NODE_LIMIT})
+    if result.x is None:
         return None
     solution: np.ndarray = np.rint(result.x)
     return solution

@@ -1,6 +1,6 @@
 """The integer program of the global balance pass (:mod:`ferry.plan.balance` poses and solves it).
 
-Columns and rows, solved by HiGHS (scipy's ``milp``):
+Columns and rows, solved by HiGHS (:mod:`ferry.plan.highs`):
 
 * ``x[t, b]`` in {0, 1}: broker ``b`` takes one extra replica of topic ``t``. Each topic hands out
   exactly its extras, within each rack's (min, max); each broker's total load stays in the band that
@@ -125,7 +125,7 @@ class Program(Columns):
         solution = self._optimum()
         if solution is not None and self.pools.into:
             solution = self._split(solution)
-        self.posed = None
+        self.let_go()
         if solution is None or self.broke:
             return None
         self.solution = solution

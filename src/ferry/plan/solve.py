@@ -1,5 +1,5 @@
 """Solving the balance program (:mod:`ferry.plan.program`): min-cost flow when it is a network,
-else HiGHS through scipy's ``milp``, its linear relaxation first where that is mostly integral."""
+else HiGHS (:mod:`ferry.plan.highs`), its linear relaxation first where that is mostly integral."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from highspy import HighsBasis
 
+from ferry.plan import highs as solver
 from ferry.plan.flow import Transport, Unsolved
 
 _ALL = slice(None)
-_INFEASIBLE = 2
-"""scipy's ``milp`` status for a program without solutions."""
 _INTEGRAL = 1e-9
 """How close to an integer every value of a relaxed optimum must be to count as integer. Rounding
 then shifts the objective by under ``1e-9`` per column, far less than the one kept replica that
@@ -63,6 +63,7 @@ def optimum(
     relax_first: bool,
     penalty: Sequence[int] = (),
     implied: Sequence[int] = (),
+    starts: Starts | None = None,
 ) -> np.ndarray | None:
     """An optimal integer solution, or ``None`` when there is none.
 
@@ -76,7 +77,8 @@ def optimum(
     relaxation mostly has an integer optimum already: that vertex is then an optimum of the
     integer program too, found in 3/4 of the time. Failing that (or with room rows, whose
     relaxations are fractional) the integer program is solved. HiGHS solves the program without
-    its ``implied`` rows, part by part where it falls apart (:func:`_in_parts`).
+    its ``implied`` rows, part by part where it falls apart (:func:`_in_parts`); with ``starts``,
+    each part from where an earlier solve of it ended (:class:`Starts`).
     """
     n = len(upper)
     gains, sizes = np.array(gain, dtype=np.int64), np.array(size, dtype=np.int64)
@@ -95,7 +97,7 @@ def optimum(
         kept = np.ones(len(lows), dtype=bool)
         kept[np.asarray(implied, dtype=np.int64)] = False
         matrix, low_array, high_array = matrix[kept], low_array[kept], high_array[kept]
-    return _in_parts(matrix, low_array, high_array, uppers, costs, relax_first=relax_first)
+    return _in_parts(matrix, low_array, high_array, uppers, costs, relax_first=relax_first, starts=starts)
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,7 @@ def _in_parts(
     costs: _Costs,
     *,
     relax_first: bool,
+    starts: Starts | None,
 ) -> np.ndarray | None:
     """The optimum of each large connected part of the program (columns linked by rows) on its own,
     the small parts together.
@@ -142,17 +145,18 @@ def _in_parts(
     from scipy.sparse.csgraph import connected_components
 
     rows, columns = matrix.shape
+    whole = (np.arange(columns), np.arange(rows))
     if columns < PARTS_FROM:
-        return _highs(matrix, lows, highs, upper, costs.objective(upper), relax_first=relax_first)
+        return _solve_whole(whole, (matrix, lows, highs, upper, costs.objective(upper)), relax_first, starts)
     count, labels = connected_components(bmat([[None, matrix], [matrix.T, None]]), directed=False)
     large = np.bincount(labels[rows:], minlength=count) >= PARTS_FROM
     group = np.where(large, np.arange(count), count)  # the small parts: one group, ``count``
     row_group, col_group = group[labels[:rows]], group[labels[rows:]]
     groups = np.union1d(row_group, col_group)
     if len(groups) == 1:
-        return _highs(matrix, lows, highs, upper, costs.objective(upper), relax_first=relax_first)
+        return _solve_whole(whole, (matrix, lows, highs, upper, costs.objective(upper)), relax_first, starts)
     solution = np.where(costs.plain < 0, upper, 0.0)  # a column in no row: the bound that pays
-    parts: list[tuple[np.ndarray, _Part]] = []
+    parts: list[tuple[_Where, _Part]] = []
     for g in groups.tolist():
         mine, cols = np.flatnonzero(row_group == g), np.flatnonzero(col_group == g)
         if not len(mine):
@@ -162,8 +166,9 @@ def _in_parts(
                 return None
             continue
         sub = matrix[mine][:, cols]
-        parts.append((cols, (sub, lows[mine], highs[mine], upper[cols], costs.objective(upper[cols], cols))))
-    for (cols, _), found in zip(parts, _solve_parts([p for _, p in parts], relax_first), strict=True):
+        part = (sub, lows[mine], highs[mine], upper[cols], costs.objective(upper[cols], cols))
+        parts.append(((cols, mine), part))
+    for ((cols, _), _), found in zip(parts, _solve_parts(parts, relax_first, starts), strict=True):
         if found is None:
             return None
         solution[cols] = found
@@ -172,27 +177,82 @@ def _in_parts(
 
 _Part = tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """A part of a program: its matrix, row bounds, column bounds and objective."""
+_Where = tuple[np.ndarray, np.ndarray]
+"""A part's columns and rows in its program."""
+_Found = tuple[np.ndarray | None, HighsBasis | None]
+"""A part's optimum (``None``: none), and the basis HiGHS ended on where it solved a relaxation."""
 
 
-def _solve_parts(parts: list[_Part], relax_first: bool) -> list[np.ndarray | None]:
+class Starts:
+    """Where HiGHS ended on each part of a program, to solve the program again from there once
+    columns and rows are appended to it (:meth:`ferry.plan.columns.Columns.optimum` with ``keep``).
+
+    A part of the longer program holds an earlier part's columns and rows first, the appended ones
+    after them: the earlier basis, :func:`ferry.plan.highs.extended`, is where it starts. A start
+    only decides how many iterations the simplex takes, never which optimum it proves."""
+
+    def __init__(self) -> None:
+        self._ends: list[tuple[_Where, HighsBasis]] = []
+
+    def basis(self, where: _Where) -> HighsBasis | None:
+        """The starting basis for the part at ``where``, if an earlier part leads it."""
+        cols, rows = where
+        for (old_cols, old_rows), basis in self._ends:
+            if _leads(old_cols, cols) and _leads(old_rows, rows):
+                return solver.extended(basis, len(cols), len(rows))
+        return None
+
+    def __len__(self) -> int:
+        """How many parts have a basis to start from."""
+        return len(self._ends)
+
+    def record(self, where: _Where, basis: HighsBasis | None) -> None:
+        """The part at ``where`` ended on ``basis`` (``None``: no basis to start from)."""
+        self._ends = [(w, b) for w, b in self._ends if not _leads(w[0], where[0])]
+        if basis is not None:
+            self._ends.append((where, basis))
+
+
+def _leads(first: np.ndarray, of: np.ndarray) -> bool:
+    return len(first) <= len(of) and bool(np.array_equal(of[: len(first)], first))
+
+
+def _solve_whole(where: _Where, part: _Part, relax_first: bool, starts: Starts | None) -> np.ndarray | None:
+    found, basis = _from_start(where, part, relax_first, starts)
+    if starts is not None:
+        starts.record(where, basis)
+    return found
+
+
+def _from_start(where: _Where, part: _Part, relax_first: bool, starts: Starts | None) -> _Found:
+    if starts is None:
+        return _highs(part, relax_first=relax_first)
+    return _highs(part, relax_first=relax_first, start=starts.basis(where), basis=True)
+
+
+def _solve_parts(
+    parts: list[tuple[_Where, _Part]], relax_first: bool, starts: Starts | None
+) -> list[np.ndarray | None]:
     """Each part's optimum: those solved before from memory (:data:`_SOLVED`), the others side by
     side on the cores this process may use (HiGHS lets go of the interpreter while it solves)."""
-    keys = [_digest(part, relax_first) for part in parts]
+    keys = [_digest(part, relax_first) for _, part in parts]
     out = [_recall(key) if key in _SOLVED else None for key in keys]
     todo = [j for j, key in enumerate(keys) if key not in _SOLVED]
     workers = min(len(todo), _cores())
 
-    def one(j: int) -> np.ndarray | None:
-        return _highs(*parts[j], relax_first=relax_first)
+    def one(j: int) -> _Found:
+        return _from_start(*parts[j], relax_first, starts)
 
     if workers > 1:
         with ThreadPoolExecutor(workers) as pool:
             found = list(pool.map(one, todo))
     else:
         found = [one(j) for j in todo]
-    for j, answer in zip(todo, found, strict=True):
+    for j, (answer, basis) in zip(todo, found, strict=True):
         out[j] = answer
         _remember(keys[j], answer)
+        if starts is not None:
+            starts.record(parts[j][0], basis)
     return out
 
 
@@ -230,35 +290,17 @@ def _recall(key: bytes) -> np.ndarray | None:
     return None if found is None else found.copy()
 
 
-def _highs(
-    matrix: Any,
-    lows: np.ndarray,
-    highs: np.ndarray,
-    upper: np.ndarray,
-    objective: np.ndarray,
-    *,
-    relax_first: bool,
-) -> np.ndarray | None:
-    """The integer optimum by HiGHS; with ``relax_first``, the relaxation's vertex when it is integral."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
-
-    n = len(upper)
-    problem = {
-        "c": objective,
-        "constraints": LinearConstraint(matrix, lows, highs),
-        "bounds": Bounds(np.zeros(n), upper),
-        "options": {"mip_rel_gap": 0.0, "presolve": True},
-    }
+def _highs(part: _Part, *, relax_first: bool, start: HighsBasis | None = None, basis: bool = False) -> _Found:
+    """The integer optimum by HiGHS; with ``relax_first``, the relaxation's vertex when it is
+    integral (solved from ``start`` if given), with the basis it ended on if asked for."""
+    problem = solver.Problem(*part)
     if relax_first:
-        relaxed = milp(integrality=np.zeros(n), **problem)
-        if relaxed.status == _INFEASIBLE:
-            return None  # so is every integer program it relaxes
-        if relaxed.status == 0 and relaxed.x is not None:
+        relaxed = solver.solve(problem, integral=False, start=start, basis=basis)
+        if relaxed.status is solver.Status.INFEASIBLE:
+            return None, None  # so is every integer program it relaxes
+        if relaxed.x is not None:
             rounded: np.ndarray = np.rint(relaxed.x)
             if np.abs(relaxed.x - rounded).max(initial=0.0) < _INTEGRAL:
-                return rounded
-    result = milp(integrality=np.ones(n), **problem)
-    if result.status != 0 or result.x is None:
-        return None
-    solution: np.ndarray = np.rint(result.x)
-    return solution
+                return rounded, relaxed.basis
+    result = solver.solve(problem, integral=True)
+    return (None if result.x is None else np.rint(result.x)), None

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ferry.plan import highs as solver
 from ferry.plan.racks import RackLayout
 
 
@@ -192,17 +193,8 @@ def _solve(
     lower: np.ndarray,
     upper: np.ndarray,
 ) -> np.ndarray:
-    # Imported here, as in ferry.plan.program: scipy takes a second to load.
-    from scipy.optimize import Bounds, LinearConstraint, milp
-
-    result = milp(
-        cost,
-        constraints=LinearConstraint(matrix, lows, highs),
-        bounds=Bounds(lower, upper),
-        integrality=np.ones(len(cost)),
-        options={"mip_rel_gap": 0.0},
-    )
-    if result.status != 0 or result.x is None:
+    result = solver.solve(solver.Problem(matrix, lows, highs, upper, cost, lower), integral=True)
+    if result.x is None:
         raise RuntimeError("forced spread: the rack totals admit no placement")
     solution: np.ndarray = np.rint(result.x)
     return solution
