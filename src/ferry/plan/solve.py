@@ -141,14 +141,13 @@ def _in_parts(
     it (:func:`_solve_parts`). A skewed start may fall apart into thousands
     of little parts instead, each a solver call of its own if alone: those are solved as one.
     """
-    from scipy.sparse import bmat
     from scipy.sparse.csgraph import connected_components
 
     rows, columns = matrix.shape
     whole = (np.arange(columns), np.arange(rows))
     if columns < PARTS_FROM:
         return _solve_whole(whole, (matrix, lows, highs, upper, costs.objective(upper)), relax_first, starts)
-    count, labels = connected_components(bmat([[None, matrix], [matrix.T, None]]), directed=False)
+    count, labels = connected_components(_links(matrix), directed=False)
     large = np.bincount(labels[rows:], minlength=count) >= PARTS_FROM
     group = np.where(large, np.arange(count), count)  # the small parts: one group, ``count``
     row_group, col_group = group[labels[:rows]], group[labels[rows:]]
@@ -173,6 +172,17 @@ def _in_parts(
             return None
         solution[cols] = found
     return solution
+
+
+def _links(matrix: Any) -> Any:
+    """The graph whose nodes are ``matrix``'s rows, then its columns, linked where it has an entry:
+    ``matrix`` (CSR) shifted right, one way only (the parts ignore directions)."""
+    from scipy.sparse import csr_array
+
+    rows, columns = matrix.shape
+    starts = np.concatenate([matrix.indptr, np.full(columns, matrix.indptr[-1], dtype=matrix.indptr.dtype)])
+    ones = np.ones(len(matrix.indices), dtype=np.int8)
+    return csr_array((ones, matrix.indices + rows, starts), shape=(rows + columns, rows + columns))
 
 
 _Part = tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
