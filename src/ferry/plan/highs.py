@@ -29,15 +29,6 @@ from highspy import (
 )
 from highspy._core import _Highs
 
-PARALLEL_ROWS_AND_COLUMNS = 1 << 13
-"""HiGHS's presolve rule (bit of ``presolve_rule_off``, as HiGHS 1.16 numbers them) that looks for
-rows and columns that are multiples of one another. The balance program has such columns by
-construction (a pool's first unit and its fined rest, :mod:`ferry.plan.pools`), and on its 100,000
-column parts the search took about as long as the simplex that follows it; with the rule off,
-every case of `benchmarks/plan_quality.py` planned in as little time or less, with the same moves
-(docs/benchmarks.md). Were a later HiGHS to number its rules otherwise, another rule would be off:
-presolve only makes a program smaller, so that could cost time, never the optimum."""
-
 
 class Status(enum.Enum):
     OPTIMAL = "optimal"
@@ -81,7 +72,6 @@ def solve(
     solver = _Highs()
     solver.setOptionValue("output_flag", False)
     solver.setOptionValue("mip_rel_gap", 0.0)
-    solver.setOptionValue("presolve_rule_off", PARALLEL_ROWS_AND_COLUMNS)
     for name, value in (options or {}).items():
         solver.setOptionValue(name, value)
     solver.passModel(_model(problem, integral))
