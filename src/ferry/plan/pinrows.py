@@ -4,10 +4,10 @@ its lower bound), one ``k[p, b]`` column per replica they may keep; and each rac
 which counts what pinned partitions keep in the rack or still owe it.
 
 A partition owes a rack with a lower bound ``lo`` what it does not keep there: ``z >= lo - kept``.
-Where it holds no more than ``lo`` replicas in the rack, kept plus owed is ``lo`` at some optimum
-(``z`` only costs room), so the capacity row counts the constant ``lo`` and the partition gets no
-``z`` there: on three racks at three replicas, a partition two to a rack needs one ``z`` instead of
-three."""
+Where it can keep no more than ``lo`` in the rack (it holds no more there, or the rack's upper bound
+is ``lo``), kept plus owed is ``lo`` at some optimum (``z`` only costs room), so the capacity row
+counts the constant ``lo`` and the partition gets no ``z`` there: on three racks at three replicas,
+where every rack's bounds are (1, 1), a partition two to a rack needs no ``z`` at all."""
 
 from __future__ import annotations
 
@@ -107,8 +107,8 @@ def _rack_rows(
     program: Program, pin: Pinned, cols: Mapping[int, int]
 ) -> tuple[list[tuple[int, int]], dict[int, int]]:
     """Per-rack caps of a pinned partition; returns (rack, z column) for racks with a lower bound
-    that it holds more replicas in, and per rack with a lower bound that it holds no more in, the
-    bound (kept plus owed there: module docstring)."""
+    that it can keep more replicas in, and per rack with a lower bound that it can keep no more in,
+    the bound (kept plus owed there: module docstring)."""
     needs: list[tuple[int, int]] = []
     owed: dict[int, int] = {}
     if pin.bounds is None:
@@ -117,7 +117,7 @@ def _rack_rows(
         mine = [(cols[b], 1.0) for b in pin.replicas if program.layout.rack_of[b] == k]
         if len(mine) > hi:
             program.row(mine, -np.inf, hi)
-        if 0 < lo < len(mine):
+        if 0 < lo < min(len(mine), hi):
             z = program.column(lo, 0)
             needs.append((k, z))
             program.row([*mine, (z, 1.0)], lo, np.inf)
