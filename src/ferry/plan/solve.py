@@ -302,10 +302,15 @@ def _recall(key: bytes) -> np.ndarray | None:
 
 def _highs(part: _Part, *, relax_first: bool, start: HighsBasis | None = None, basis: bool = False) -> _Found:
     """The integer optimum by HiGHS; with ``relax_first``, the relaxation's vertex when it is
-    integral (solved from ``start`` if given), with the basis it ended on if asked for."""
+    integral (solved from ``start`` if given), with the basis it ended on if asked for.
+
+    A relaxation has many optimal vertices, and which one the simplex ends on depends on where it
+    starts: from ``start`` it may end on a fractional one where HiGHS's own start (after presolve)
+    ends on an integral one, so a fractional end from ``start`` is solved again from there before
+    the integer program, which takes many times longer."""
     problem = solver.Problem(*part)
-    if relax_first:
-        relaxed = solver.solve(problem, integral=False, start=start, basis=basis)
+    for begin in [start, None] if relax_first and start is not None else [None] * relax_first:
+        relaxed = solver.solve(problem, integral=False, start=begin, basis=basis)
         if relaxed.status is solver.Status.INFEASIBLE:
             return None, None  # so is every integer program it relaxes
         if relaxed.x is not None:
