@@ -1,7 +1,8 @@
 """Plan quality and cost of the planning kernel on generated clusters, one goal per case.
 
 Each case runs in a fresh child process (so peak memory is its own), pinned to one core where the
-platform allows. Prints a Markdown table: moves / lower bound, spreads, rack violations, wall and CPU
+platform allows (``--cores 2``: two, as ``ferry plan --engine local`` has on a 2-core machine).
+Prints a Markdown table: moves / lower bound, spreads, rack violations, wall and CPU
 seconds of ``plan()`` (CPU seconds are the fairer figure on a shared machine), peak RSS. Usage:
 
     .venv/bin/python benchmarks/plan_quality.py            # small (~3k) and large (100k) cases
@@ -11,6 +12,7 @@ seconds of ``plan()`` (CPU seconds are the fairer figure on a shared machine), p
     .venv/bin/python benchmarks/plan_quality.py --huge     # 1M partitions: 100,000 topics; unequal racks
     .venv/bin/python benchmarks/plan_quality.py --bytes    # --balance bytes: disks, bytes moved
     .venv/bin/python benchmarks/plan_quality.py --only large --limit 900 --json out.json
+    .venv/bin/python benchmarks/plan_quality.py --only large --cores 2
 """
 
 from __future__ import annotations
@@ -186,9 +188,9 @@ def _weighted(rnd: random.Random, pool: list[int], weights: list[float], k: int)
     return chosen
 
 
-def run_case(case: Case, queue: Any) -> None:
+def run_case(case: Case, queue: Any, cores: int = 1) -> None:
     if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:cores]))
     snapshot, goal = generate(case)
     start, cpu = time.perf_counter(), time.process_time()
     result = plan(snapshot, goal)
@@ -211,11 +213,12 @@ def run_case(case: Case, queue: Any) -> None:
     )
 
 
-def measure(case: Case, limit: float) -> dict[str, Any] | None:
-    """One case in a fresh process; ``None`` if it did not finish within ``limit`` seconds."""
+def measure(case: Case, limit: float, cores: int = 1) -> dict[str, Any] | None:
+    """One case in a fresh process on ``cores`` cores; ``None`` if it did not finish within
+    ``limit`` seconds."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    proc = ctx.Process(target=run_case, args=(case, queue))
+    proc = ctx.Process(target=run_case, args=(case, queue, cores))
     proc.start()
     try:
         out: dict[str, Any] = queue.get(timeout=limit)
@@ -465,6 +468,12 @@ def main() -> None:
     parser.add_argument("--json", help="also write raw results to this file")
     parser.add_argument("--only", help="run only the cases whose name contains this text")
     parser.add_argument("--limit", type=float, default=600, help="seconds per case before giving up")
+    parser.add_argument(
+        "--cores",
+        type=int,
+        default=1,
+        help="cores each case may use (default 1: figures that do not depend on what else runs)",
+    )
     args = parser.parse_args()
     cases = SMALL + UNEQUAL if args.small else SMALL + UNEQUAL + LARGE
     if args.stress:
@@ -483,7 +492,7 @@ def main() -> None:
     print("|---" * (header.count("|") - 1) + "|")
     results = []
     for case in cases:
-        result = measure(case, args.limit)
+        result = measure(case, args.limit, args.cores)
         if result is None:
             print(f"| {case.name} | did not finish within {args.limit:.0f} s |", flush=True)
             continue
