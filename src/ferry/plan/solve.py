@@ -306,10 +306,11 @@ def _highs(part: _Part, *, relax_first: bool, start: HighsBasis | None = None, b
 
     A relaxation has many optimal vertices, and which one the simplex ends on depends on where it
     starts: from ``start`` it may end on a fractional one where HiGHS's own start (after presolve)
-    ends on an integral one, so a fractional end from ``start`` is solved again from there before
-    the integer program, which takes many times longer."""
+    ends on an integral one, so a fractional end from ``start`` is solved again from HiGHS's own
+    start before the integer program, which takes many times longer."""
     problem = solver.Problem(*part)
-    for begin in [start, None] if relax_first and start is not None else [None] * relax_first:
+    begins = ([] if start is None else [start]) + [None]
+    for begin in begins if relax_first else []:
         relaxed = solver.solve(problem, integral=False, start=begin, basis=basis)
         if relaxed.status is solver.Status.INFEASIBLE:
             return None, None  # so is every integer program it relaxes
