@@ -92,14 +92,22 @@ def _best(
 
 
 def _racks_allowing(slot: Slot, counts: list[int], layout: RackLayout, mode: RackMode) -> list[bool]:
-    """Per rack, :func:`allowed` for any of its brokers that does not hold ``slot`` yet."""
+    """Per rack, :func:`allowed` for any of its brokers that does not hold ``slot`` yet (shared:
+    read only). It depends on the factor, the replicas held and their racks only: few distinct
+    answers however many replicas are placed, each worked out once per layout."""
     if mode is RackMode.EVEN:
         return [True] * len(counts)
-    bounds = layout.bounds(slot.rf)
-    # Replicas the racks' lower bounds still ask for; a replica in a rack short of its bound is one less.
-    need = sum(max(0, lo - c) for (lo, _), c in zip(bounds, counts, strict=True))
-    spare = slot.rf - len(slot.replicas) - 1
-    return [c < hi and need - (c < lo) <= spare for (lo, hi), c in zip(bounds, counts, strict=True)]
+    key = ("racks allowing", slot.rf, len(slot.replicas), tuple(counts))
+    found: list[bool] | None = layout.memo.get(key)
+    if found is None:
+        bounds = layout.bounds(slot.rf)
+        # Replicas the racks' lower bounds still ask for; one in a rack short of its bound is one less.
+        need = sum(max(0, lo - c) for (lo, _), c in zip(bounds, counts, strict=True))
+        spare = slot.rf - len(slot.replicas) - 1
+        found = layout.memo[key] = [
+            c < hi and need - (c < lo) <= spare for (lo, hi), c in zip(bounds, counts, strict=True)
+        ]
+    return found
 
 
 def _least_over(
