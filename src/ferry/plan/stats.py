@@ -33,6 +33,8 @@ class _Flat:
     """Per replica, its partition's index in the placement."""
     lengths: np.ndarray
     """Per partition, its number of replicas."""
+    topic: np.ndarray
+    """Per partition, its topic's index (in order of first appearance)."""
 
     @classmethod
     def of(cls, placement: Placement, targets: Sequence[int]) -> _Flat:
@@ -41,7 +43,10 @@ class _Flat:
         flat = np.fromiter(chain.from_iterable(sets), dtype=np.int64, count=int(lengths.sum()))
         ids = np.unique(np.concatenate([flat, np.asarray(targets, dtype=np.int64)]))
         partition = np.repeat(np.arange(len(sets), dtype=np.int64), lengths)
-        return cls(ids, np.searchsorted(ids, flat), partition, lengths)
+        codes: dict[str, int] = {}
+        topics = (codes.setdefault(tp.topic, len(codes)) for tp, _ in placement)
+        topic = np.fromiter(topics, dtype=np.int64, count=len(placement))
+        return cls(ids, np.searchsorted(ids, flat), partition, lengths, topic)
 
     def leaders(self) -> np.ndarray:
         """The broker index of every non-empty partition's first replica."""
@@ -64,9 +69,9 @@ def balance(placement: Placement, targets: Sequence[int], racks: RackLayout) -> 
     off_target[on_target] = False
     return {
         "replica_spread": _spread(per_target),
-        "topic_replica_spread_max": _topic_spread(placement, flat, on_target),
+        "topic_replica_spread_max": _topic_spread(flat, on_target),
         "rack_replica_spread_max": _rack_spread(per_target, flat.ids[on_target], racks),
-        "topic_rack_spread_max": _topic_rack_spread(placement, flat, on_target, racks),
+        "topic_rack_spread_max": _topic_rack_spread(flat, on_target, racks),
         "leader_spread": _spread(np.bincount(flat.leaders(), minlength=width)[on_target]),
         "rack_violations": _violations(flat, racks),
         "replicas_off_target": int(replicas[off_target].sum()),
@@ -85,17 +90,20 @@ def _groups(cells: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     return owner, np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
 
 
-def _topic_spread(placement: Placement, flat: _Flat, on_target: np.ndarray) -> int:
+def _topic_cells(flat: _Flat, keep: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted ``topic * width + broker`` cells of the ``keep`` replicas, and the replicas in each."""
+    cells = flat.topic[flat.partition[keep]] * width + flat.broker[keep]
+    found, counts = np.unique(cells, return_counts=True)
+    return found, counts
+
+
+def _topic_spread(flat: _Flat, on_target: np.ndarray) -> int:
     """The largest per-topic replica spread over the targets (a topic's partitions may lie apart)."""
-    codes: dict[str, int] = {}
-    topic = np.fromiter(
-        (codes.setdefault(tp.topic, len(codes)) for tp, _ in placement), dtype=np.int64, count=len(placement)
-    )
     is_target = np.zeros(len(flat.ids), dtype=bool)
     is_target[on_target] = True
     keep = is_target[flat.broker]
     width = len(flat.ids)
-    cells, counts = np.unique(topic[flat.partition[keep]] * width + flat.broker[keep], return_counts=True)
+    cells, counts = _topic_cells(flat, keep, width)
     if not cells.size:
         return 0
     _, starts = _groups(cells, width)
@@ -118,22 +126,18 @@ def _rack_spread(per_target: np.ndarray, ids: np.ndarray, racks: RackLayout) -> 
     return max(spreads, default=0)
 
 
-def _topic_rack_spread(placement: Placement, flat: _Flat, on_target: np.ndarray, racks: RackLayout) -> int:
+def _topic_rack_spread(flat: _Flat, on_target: np.ndarray, racks: RackLayout) -> int:
     """The largest spread of one topic's replicas among the target brokers of one rack.
 
     Where the rack rule forces racks of unequal size to carry unequal loads, a topic cannot be even
     over the whole cluster, but it can still be even inside every rack.
     """
-    codes: dict[str, int] = {}
-    topic = np.fromiter(
-        (codes.setdefault(tp.topic, len(codes)) for tp, _ in placement), dtype=np.int64, count=len(placement)
-    )
     rack_by_index = np.full(len(flat.ids), -1, dtype=np.int64)
     rack_by_index[on_target] = _rack_of(flat.ids[on_target], racks)
     members = np.bincount(rack_by_index[on_target] + 1, minlength=len(racks.names) + 1)[1:]
     keep = rack_by_index[flat.broker] >= 0
     width = len(flat.ids)
-    cells, counts = np.unique(topic[flat.partition[keep]] * width + flat.broker[keep], return_counts=True)
+    cells, counts = _topic_cells(flat, keep, width)
     if not cells.size:
         return 0
     racks_n = max(1, len(racks.names))
