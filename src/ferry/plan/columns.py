@@ -35,6 +35,8 @@ class TopicColumns:
         self._order: np.ndarray | None = None
         """Entries sorted by topic (stable), for :meth:`of`; read again once more are added."""
         self._sorted = np.zeros(0, dtype=np.int64)
+        self._pairs: tuple[int, int, np.ndarray] | None = None
+        """:meth:`pairs` as last worked out: for what width, over how many entries."""
 
     def add(self, t: int, pos: Sequence[int], cols: Sequence[int]) -> None:
         """Topic ``t``'s ``cols`` at positions ``pos``."""
@@ -61,6 +63,14 @@ class TopicColumns:
             np.array(self.pos, dtype=np.int64),
             np.array(self.col, dtype=np.int64),
         )
+
+    def pairs(self, width: int) -> np.ndarray:
+        """``topic * width + position`` of every entry, sorted (shared: read only); worked out again
+        only once entries were added."""
+        if self._pairs is None or self._pairs[:2] != (width, len(self.topic)):
+            topic, pos, _ = self.arrays()
+            self._pairs = (width, len(self.topic), np.sort(topic * width + pos))
+        return self._pairs[2]
 
     def of(self, t: int) -> list[tuple[int, int]]:
         """Topic ``t``'s (position, column) pairs."""

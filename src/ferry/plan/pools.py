@@ -230,10 +230,9 @@ def split(
 
 def holders_of(extras: TopicColumns, brokers: int) -> np.ndarray:
     """``topic * brokers + position`` of every extra with a column of its own, sorted: the
-    (topic, broker) pairs whose broker is not idle for the topic."""
-    topic, pos, _ = extras.arrays()
-    out: np.ndarray = np.sort(topic * brokers + pos)
-    return out
+    (topic, broker) pairs whose broker is not idle for the topic. Kept by ``extras`` until it
+    grows: a split that fails, its check for full pools, their rows and the split again all read it."""
+    return extras.pairs(brokers)
 
 
 def are_idle(holding: np.ndarray, pairs: np.ndarray) -> np.ndarray:
