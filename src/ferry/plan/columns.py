@@ -160,7 +160,9 @@ class Columns:
         entries = (self.rows, self.cols, self.vals)
         self.rows, self.cols, self.vals = array("q"), array("q"), array("d")
         matrix = sparse_rows(entries, len(self.lows), len(self.upper), self.posed)
-        starts = self.starts if self.starts is not None or not keep else Starts()
+        starts = self.starts
+        if keep and starts is None:
+            starts = Starts()
         self.posed, self.starts = (matrix, starts) if keep else (None, None)
         return optimum(
             matrix=matrix,
