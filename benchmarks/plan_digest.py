@@ -2,15 +2,17 @@
 
 Plans every named scenario, 40 random clusters of the property tests' generator, plan_quality's
 small, unequal-rack and byte cases, and 50 of them again with ``--balance bytes``, in process; prints
-one SHA-256 per case (of reassignment.json's content and the report) and one over all. Run it on
-two commits and compare the last line:
+one SHA-256 per case (of reassignment.json's content and the report) and one over all. ``--large``
+adds plan_quality's 100,000-partition cases (a minute more), where the solver's programs split into
+parts and are solved again from a kept basis. Run it on two commits and compare the last line:
 
-    .venv/bin/python benchmarks/plan_digest.py
+    .venv/bin/python benchmarks/plan_digest.py [--large]
     PYTHONPATH=<other checkout>/src .venv/bin/python <other checkout>/benchmarks/plan_digest.py
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import sys
@@ -29,7 +31,7 @@ from ferry.model import BalanceMode, ClusterSnapshot, Goal  # noqa: E402
 from ferry.plan.planner import plan  # noqa: E402
 
 
-def cases() -> list[tuple[str, ClusterSnapshot, Goal]]:
+def cases(large: bool = False) -> list[tuple[str, ClusterSnapshot, Goal]]:
     out = list(named()) + list(random_cases(40))
     for case in plan_quality.SMALL + plan_quality.UNEQUAL + plan_quality.BYTES[:7]:
         snapshot, goal = plan_quality.generate(case)
@@ -37,6 +39,8 @@ def cases() -> list[tuple[str, ClusterSnapshot, Goal]]:
     out += [
         (f"{n} (bytes)", s, replace(g, balance=BalanceMode.BYTES)) for n, s, g in out[:50] if not g.replace
     ]
+    for case in plan_quality.LARGE if large else []:
+        out.append((case.name, *plan_quality.generate(case)))
     return out
 
 
@@ -58,8 +62,11 @@ def digest(snapshot: ClusterSnapshot, goal: Goal) -> str:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--large", action="store_true", help="add the 100,000-partition cases")
+    args = parser.parse_args()
     overall = hashlib.sha256()
-    for name, snapshot, goal in cases():
+    for name, snapshot, goal in cases(args.large):
         one = digest(snapshot, goal)
         overall.update(one.encode())
         print(f"{one[:16]}  {name}")

@@ -198,18 +198,18 @@ class Starts:
     columns and rows are appended to it (:meth:`ferry.plan.columns.Columns.optimum` with ``keep``).
 
     A part of the longer program holds an earlier part's columns and rows first, the appended ones
-    after them: the earlier basis, :func:`ferry.plan.highs.extended`, is where it starts. A start
+    after them: the earlier basis is where it starts (:class:`ferry.plan.highs.Start`). A start
     only decides how many iterations the simplex takes, never which optimum it proves."""
 
     def __init__(self) -> None:
         self._ends: list[tuple[_Where, HighsBasis]] = []
 
-    def basis(self, where: _Where) -> HighsBasis | None:
-        """The starting basis for the part at ``where``, if an earlier part leads it."""
+    def basis(self, where: _Where) -> solver.Start | None:
+        """Where to start the part at ``where``, if an earlier part leads it."""
         cols, rows = where
         for (old_cols, old_rows), basis in self._ends:
             if _leads(old_cols, cols) and _leads(old_rows, rows):
-                return solver.extended(basis, len(cols), len(rows))
+                return solver.Start(basis, len(old_cols), len(old_rows))
         return None
 
     def __len__(self) -> int:
@@ -300,7 +300,9 @@ def _recall(key: bytes) -> np.ndarray | None:
     return None if found is None else found.copy()
 
 
-def _highs(part: _Part, *, relax_first: bool, start: HighsBasis | None = None, basis: bool = False) -> _Found:
+def _highs(
+    part: _Part, *, relax_first: bool, start: solver.Start | None = None, basis: bool = False
+) -> _Found:
     """The integer optimum by HiGHS; with ``relax_first``, the relaxation's vertex when it is
     integral (solved from ``start`` if given), with the basis it ended on if asked for.
 

@@ -33,13 +33,17 @@ def test_an_optimum_an_infeasible_program_and_nothing_printed(capfd: pytest.Capt
     assert capfd.readouterr().out == ""
 
 
-def test_a_basis_is_extended_by_basic_rows_and_columns_at_their_lower_bound() -> None:
-    solved = highs.solve(_problem([[1, 1]], [-np.inf], [3], [-1, -2]), integral=False, basis=True)
-    assert solved.basis is not None
-    longer = highs.extended(solved.basis, columns=4, rows=3)
-    assert len(longer.col_status) == 4 and len(longer.row_status) == 3
-    assert longer.col_status[2:] == [highs.HighsBasisStatus.kLower] * 2
-    assert longer.row_status[1:] == [highs.HighsBasisStatus.kBasic] * 2
+def test_a_longer_program_starts_from_the_basis_it_extends(capfd: pytest.CaptureFixture[str]) -> None:
+    first = highs.solve(_problem([[1, 1]], [-np.inf], [3], [-1, -2]), integral=False, basis=True)
+    assert first.basis is not None and first.x is not None and first.x.tolist() == [0.0, 3.0]
+    # A column z and a row y + z <= 1 appended: the row cuts off the first optimum.
+    longer = _problem([[1, 1, 0], [0, 1, 1]], [-np.inf, -np.inf], [3, 1], [-1, -2, -3])
+    warm = highs.solve(longer, integral=False, start=highs.Start(first.basis, columns=2, rows=1))
+    assert warm.x is not None and warm.x.tolist() == [3.0, 0.0, 1.0]
+    # A basis that does not fit the leading program is refused: the whole program is solved cold.
+    misfit = highs.solve(longer, integral=False, start=highs.Start(first.basis, columns=3, rows=1))
+    assert misfit.x is not None and misfit.x.tolist() == [3.0, 0.0, 1.0]
+    assert capfd.readouterr().out == ""
 
 
 def test_a_part_starts_from_the_earlier_part_that_leads_it() -> None:
