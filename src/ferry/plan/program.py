@@ -274,10 +274,12 @@ class Program(Columns):
             if not (roomy or i in on_broker or layout.rack_at[i] in counted):
                 implied.append(i)
                 continue
-            f = free_cols[i] = self.column(d.free[i], 1)
-            self.free_at[t].append((i, f))
-            self.kept.add_one(t, f)
-            terms = [(f, 1.0), *((c, 1.0) for c in on_broker.get(i, []))]
+            terms = [(c, 1.0) for c in on_broker.get(i, [])]
+            if d.free[i]:  # else only pinned partitions keep replicas here: no column for free ones
+                f = free_cols[i] = self.column(d.free[i], 1)
+                self.free_at[t].append((i, f))
+                self.kept.add_one(t, f)
+                terms.append((f, 1.0))
             if i in mine:
                 terms.append((mine[i], -1.0))
             self.row(terms, -np.inf, base)
