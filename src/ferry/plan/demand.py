@@ -47,37 +47,37 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
     mixed = len({s.rf for s in work.slots}) > 1
     strict = mode is RackMode.STRICT
     pinned, sizes = [], []
-    holders: dict[int, int] = {}
-    full_at: dict[int, list[int]] = {}
+    # Per set of full racks (few per topic), the free partitions' replicas per broker.
+    by_full: dict[tuple[int, ...], dict[int, int]] = {}
     shrinking: list[tuple[int, tuple[int, ...], int, int]] = []
     profiles: dict[Shape, Profile] = {}
     free_shapes: Counter[Shape] = Counter()
+    rack_of = layout.rack_of
     for index, slot in enumerate(work.slots):
-        if is_plain_shrink(slot, layout, mode):
-            shrinking.append((index, tuple(slot.replicas), slot.rf, slot.state.size))
+        replicas = slot.replicas
+        if len(replicas) > slot.rf and is_plain_shrink(slot, layout, mode):
+            shrinking.append((index, tuple(replicas), slot.rf, slot.state.size))
             continue
-        counts = layout.counts(slot.replicas)
-        shape = (slot.rf, slot.state.replication_factor, tuple(counts))
+        counts = [0] * racks
+        for b in replicas:
+            counts[rack_of[b]] += 1
+        shape = (slot.rf, len(slot.state.replicas), tuple(counts))
         profile = profiles.get(shape)
         if profile is None:
             profile = profiles[shape] = _profile(shape, layout, mode, mixed)
         if profile.pinned:
-            pinned.append(_pinned(index, slot.replicas, slot.rf, slot.state, layout, mode))
+            pinned.append(_pinned(index, replicas, slot.rf, slot.state, layout, mode))
             sizes.append(slot.state.size)
             continue
-        for b in slot.replicas:
+        for b in replicas:
             free[b] = free.get(b, 0) + 1
         if strict:
             free_shapes[shape] += 1
-            for b in slot.replicas:
-                holders[b] = holders.get(b, 0) + 1
-                own = layout.rack_of[b]
-                row = full_at.get(b)
-                if row is None:
-                    row = full_at[b] = [0] * racks
-                for k in profile.full:
-                    if k != own:
-                        row[k] += 1
+            held = by_full.get(profile.full)
+            if held is None:
+                held = by_full[profile.full] = {}
+            for b in replicas:
+                held[b] = held.get(b, 0) + 1
     floor, opened = _sum_profiles(profiles, free_shapes, racks)
     held = tuple(map(work.load.get, layout.brokers, repeat(0)))
     return TopicDemand(
@@ -89,7 +89,7 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
         tuple(sizes),
         tuple(floor),
         tuple(opened) if strict else (),
-        _rack_room(layout, holders, full_at, racks) if strict else (),
+        _rack_room(layout, free, _full_at(layout, by_full), racks) if strict else (),
         len(work.slots),
         all(slot.rf == 1 for slot in work.slots),
         tuple(groups(shrinking)),
@@ -106,8 +106,9 @@ def _exact_posable(strict: bool, pinned: Sequence[Pinned], shrinking: Sequence[o
 def free_layouts(work: TopicWork, layout: RackLayout) -> FreeLayouts:
     """Every partition of ``work`` as :class:`FreeLayouts` (positions in ``layout``)."""
     starts, replicas = [0], list[int]()
+    position = layout.position.__getitem__
     for slot in work.slots:
-        replicas.extend(layout.position[b] for b in slot.replicas)
+        replicas.extend(map(position, slot.replicas))
         starts.append(len(replicas))
     return FreeLayouts(
         tuple(slot.rf for slot in work.slots),
@@ -125,6 +126,23 @@ def _by_position(layout: RackLayout, values: dict[int, int], default: int) -> tu
     return tuple(out)
 
 
+def _full_at(layout: RackLayout, by_full: dict[tuple[int, ...], dict[int, int]]) -> dict[int, list[int]]:
+    """Per broker holding free partitions, per rack: how many of them are full in that rack (other
+    than the broker's own)."""
+    out: dict[int, list[int]] = {}
+    racks = len(layout.members)
+    for full, held in by_full.items():
+        for b, n in held.items():
+            row = out.get(b)
+            if row is None:
+                row = out[b] = [0] * racks
+            own = layout.rack_of[b]
+            for k in full:
+                if k != own:
+                    row[k] += n
+    return out
+
+
 def _rack_room(
     layout: RackLayout, holders: dict[int, int], full_at: dict[int, list[int]], racks: int
 ) -> tuple[tuple[int, ...], ...]:
@@ -135,7 +153,7 @@ def _rack_room(
     for b, n in holders.items():
         # Few distinct rows however many topics: each kept once per layout, not once per topic and
         # broker holding it.
-        row = tuple(n - m for m in full_at[b])
+        row = tuple([n - m for m in full_at[b]])
         out[layout.position[b]] = layout.memo.setdefault(("room row", row), row)
     return tuple(out)
 
@@ -192,8 +210,13 @@ def _shed_sizes(work: TopicWork, layout: RackLayout, base: Sequence[int]) -> tup
     """Per broker, the size of the replica an extra quota slot would let it keep."""
     sizes: dict[int, list[int]] = {}
     for slot in work.slots:
+        size = slot.state.size_bytes or 0
         for b in slot.replicas:
-            sizes.setdefault(b, []).append(slot.state.size)
+            held = sizes.get(b)
+            if held is None:
+                sizes[b] = [size]
+            else:
+                held.append(size)
     out = [0] * len(layout.brokers)
     for b, held in sizes.items():
         i = layout.position[b]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from ferry.model.cluster import PartitionState
 
@@ -51,14 +52,12 @@ class TopicWork:
     def start(
         cls, topic: str, partitions: Sequence[PartitionState], rfs: Sequence[int], targets: Container[int]
     ) -> TopicWork:
-        load: Counter[int] = Counter()
-        slots = []
-        for state, rf in zip(partitions, rfs, strict=True):
-            kept = [b for b in state.replicas if b in targets]
-            for b in kept:
-                load[b] += 1
-            slots.append(Slot(state, rf, kept))
-        return cls(topic, slots, load)
+        slots = [
+            Slot(state, rf, [b for b in state.replicas if b in targets])
+            for state, rf in zip(partitions, rfs, strict=True)
+        ]
+        # Counted in one go: ``load[b] += 1`` per replica runs Counter's __missing__ in Python.
+        return cls(topic, slots, Counter(chain.from_iterable(slot.replicas for slot in slots)))
 
     def drop(self, slot: Slot, broker: int) -> None:
         slot.replicas.remove(broker)
