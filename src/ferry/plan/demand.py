@@ -73,11 +73,11 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
             free[b] = free.get(b, 0) + 1
         if strict:
             free_shapes[shape] += 1
-            held = by_full.get(profile.full)
-            if held is None:
-                held = by_full[profile.full] = {}
+            per_broker = by_full.get(profile.full)
+            if per_broker is None:
+                per_broker = by_full[profile.full] = {}
             for b in replicas:
-                held[b] = held.get(b, 0) + 1
+                per_broker[b] = per_broker.get(b, 0) + 1
     floor, opened = _sum_profiles(profiles, free_shapes, racks)
     held = tuple(map(work.load.get, layout.brokers, repeat(0)))
     return TopicDemand(
