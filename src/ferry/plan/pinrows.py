@@ -172,14 +172,13 @@ def rack_capacity(
     floor = d.rack_floor[k] if d.rack_floor else 0
     terms = [(c, 1.0) for c in held.cols]
     terms += [(c, -1.0) for c in pooled]
-    room = -floor - held.owed
-    for b in layout.members[k]:
-        i = layout.position[b]
-        room += d.quota.base[i]
-        if i in mine:
-            terms.append((mine[i], -1.0))
-        if floor == 0:
-            # Free partitions have no lower bound here: what they keep in the rack counts.
+    rack_at = layout.rack_at
+    terms += [(c, -1.0) for i, c in mine.items() if rack_at[i] == k]
+    room = layout.base_by_rack(d.quota.base)[k] - floor - held.owed
+    if floor == 0:
+        # Free partitions have no lower bound here: what they keep in the rack counts.
+        for b in layout.members[k]:
+            i = layout.position[b]
             if i in free_cols:
                 terms.append((free_cols[i], 1.0))
             else:

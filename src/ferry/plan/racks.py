@@ -63,6 +63,18 @@ class RackLayout:
             self._bounds[rf] = cached
         return cached
 
+    def base_by_rack(self, base: tuple[int, ...]) -> tuple[int, ...]:
+        """Per rack, the sum of ``base`` (a value per broker position) over its brokers; once per
+        distinct ``base`` (topics of one size share theirs)."""
+        key = ("base by rack", base)
+        found: tuple[int, ...] | None = self.memo.get(key)
+        if found is None:
+            sums = [0] * len(self.members)
+            for k, n in zip(self.rack_at, base, strict=True):
+                sums[k] += n
+            found = self.memo[key] = tuple(sums)
+        return found
+
     def counts(self, replicas: Iterable[int]) -> list[int]:
         """Replicas per rack index; every replica must be a target broker."""
         counts = [0] * len(self.members)

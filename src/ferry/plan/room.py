@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ferry.plan.plainroom import plain_violations
-from ferry.plan.racks import RackLayout
 from ferry.plan.terms import TopicDemand
 
 if TYPE_CHECKING:
@@ -85,7 +84,7 @@ def _free_room(program: Program, t: int, d: TopicDemand) -> tuple[list[float], l
     taking an extra are looked at: a small topic touches few of many brokers."""
     x, layout, free = program.solution, program.layout, d.free
     rack_at, base = layout.rack_at, d.quota.base
-    need = list(_base_by_rack(layout, d.quota.base))
+    need = [float(n) for n in layout.base_by_rack(d.quota.base)]
     extra = {i: float(x[c]) for i, c in program.extras.of(t)}
     if program.pools.into:
         extra.update(dict.fromkeys(program.pools.split[t], 1.0))  # pooled: brokers holding nothing
@@ -102,17 +101,6 @@ def _free_room(program: Program, t: int, d: TopicDemand) -> tuple[list[float], l
         if drops > 0:
             avail = [a + min(r, drops) for a, r in zip(avail, d.rack_room[i], strict=True)]
     return need, avail
-
-
-def _base_by_rack(layout: RackLayout, base: tuple[int, ...]) -> list[float]:
-    """Per rack, the base quotas of its brokers summed (once per distinct base: topics share them)."""
-    key = ("base by rack", base)
-    found: list[float] | None = layout.memo.get(key)
-    if found is None:
-        found = layout.memo[key] = [0.0] * len(layout.members)
-        for i, n in enumerate(base):
-            found[layout.rack_at[i]] += n
-    return list(found)
 
 
 def _group_room(program: Program, t: int, d: TopicDemand, need: list[float], avail: list[float]) -> None:
