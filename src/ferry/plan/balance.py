@@ -17,7 +17,7 @@ first (a relaxation) and then only the topics whose rows the solution breaks are
 at a time, everything else held (:func:`_repair`); only when that loses kept replicas do their rows
 join the whole program for another round (:func:`_solve_lazily`).
 
-The first program of each round pools, per rack, the brokers that hold nothing of a topic into one
+The first program of each round pools, per rack, the brokers idle for a topic into one
 column (:mod:`ferry.plan.pools`): on 100,000 topics of 10 partitions over 200 brokers the program
 shrinks from 20 million columns to under 5 million (docs/benchmarks.md, "Many small topics").
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 TOPIC, RACK, BROKER, POOL, OTHER = "topic", "rack", "broker", "pool", "other"
 """Kinds of the program's rows: a topic's extras, the part of them in one rack, a broker's extras,
-a rack's pool (extras pooled over brokers that hold nothing of their topic, ``+1``, passed on to the
+a rack's pool (extras pooled over brokers idle for their topic, ``+1``, passed on to the
 rack's brokers, ``-1``: what comes in goes out), anything else."""
 
 QUANTA = 1 << 20

@@ -130,7 +130,8 @@ def add_plain(program: Program, topics: list[int]) -> None:
     fixed = (h.held <= h.base) & ~(program.voluntary & roomy[h.topic] & (h.free > 0))
     _keep(program, topics, h, fixed)
     opened = (bounds[:, :, 1] > 0) & (extras[:, None] > 0)
-    is_x = opened[h.topic, rack]
+    # Holders of no more than their base are idle for the topic, pooled (ferry.plan.pools).
+    is_x = opened[h.topic, rack] & (h.held > h.base)
     cols = _Layout.of(program, h, rack, is_x, opened)
     carries = (~fixed & (h.free > h.base))[is_x]
     x_col = np.full(len(h.pos), -1, dtype=np.int32)
@@ -170,7 +171,7 @@ class _Layout:
     pool_count: np.ndarray
     """Per topic and rack, 0, 1 or 2 pooled columns."""
     idle: np.ndarray
-    """Per topic and rack, brokers of an open rack holding nothing of the topic."""
+    """Per topic and rack, brokers of an open rack idle for the topic (:mod:`ferry.plan.pools`)."""
     x_in: np.ndarray
     """Per topic and rack, its extras on holders."""
 

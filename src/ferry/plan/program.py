@@ -6,7 +6,8 @@ Columns and rows, solved by HiGHS (:mod:`ferry.plan.highs`):
   exactly its extras, within each rack's (min, max); each broker's total load stays in the band that
   global water-filling allows, so the cluster-wide spread is at most one wherever racks permit.
 * pooled (:mod:`ferry.plan.pools`), for topics without single-replica partitions:
-  ``y[t, rack]`` instead of the ``x[t, b]`` of the rack's brokers holding nothing of ``t``, and
+  ``y[t, rack]`` instead of the ``x[t, b]`` of the rack's brokers idle for ``t`` (holding no
+  more of it than their base quota: an extra gains them nothing), and
   ``z[rack, b]`` in each broker's band row, what the rack's pool passes on to ``b``; where an
   optimum's pools filled more idle brokers than one of them could take, rows against that
   (:mod:`ferry.plan.saturation`);
@@ -73,7 +74,7 @@ class Program(Columns):
         super().__init__()
         self.voluntary = voluntary
         self.pool = pool
-        """Pool the brokers holding nothing of a topic (:mod:`ferry.plan.pools`); see :attr:`broke`."""
+        """Pool the brokers idle for a topic (:mod:`ferry.plan.pools`); see :attr:`broke`."""
         self.refined = refined or Refinements()
         """How to pose pools and rows where earlier pooled optima broke them (:attr:`broke`)."""
         self.unpool: dict[int, set[int]] = {}

@@ -87,7 +87,7 @@ def _free_room(program: Program, t: int, d: TopicDemand) -> tuple[list[float], l
     need = [float(n) for n in layout.base_by_rack(d.quota.base)]
     extra = {i: float(x[c]) for i, c in program.extras.of(t)}
     if program.pools.into:
-        extra.update(dict.fromkeys(program.pools.split[t], 1.0))  # pooled: brokers holding nothing
+        extra.update(dict.fromkeys(program.pools.split[t], 1.0))  # pooled: idle brokers
     for i, v in extra.items():
         need[rack_at[i]] += v
     # Without a column, everything a broker holds of free partitions stays.

@@ -1,6 +1,6 @@
 """Rows that keep a pooled optimum splittable where a topic's pool fills every idle broker of a rack.
 
-A pool (:mod:`ferry.plan.pools`) stands for the ``n`` brokers of a rack that hold nothing of its
+A pool (:mod:`ferry.plan.pools`) stands for the ``n`` brokers of a rack idle for its
 topic; a split gives each of them at most one of its ``y`` extras. When ``y = n`` every one of them
 takes one, whatever its own band allows: a broker that must shed load (its ``z[rack, b]`` small)
 cannot take one from each of many such full pools, and no split exists ("large: unequal 20/20/17 +

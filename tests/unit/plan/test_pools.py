@@ -54,16 +54,16 @@ def _posed(snapshot: ClusterSnapshot, goal: Goal) -> tuple[RackLayout, list[Topi
 # of those need a second or third pooled program (pools that could not be split get a column per
 # broker, rows left out that the optimum broke are posed).
 @settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(wide(), st.sampled_from([0, 1]), st.booleans())
+@given(wide(), st.sampled_from([0, 1]), st.booleans(), st.booleans())
 def test_pooling_keeps_the_optimum_and_its_split_meets_every_row(
-    case: tuple[ClusterSnapshot, Goal], slack: int, room: bool
+    case: tuple[ClusterSnapshot, Goal], slack: int, room: bool, voluntary: bool
 ) -> None:
     layout, demands = _posed(*case)
     band = broker_band(layout, demands)
-    setting = Setting(band, slack, None, False)
+    setting = Setting(band, slack, None, voluntary)
     # With ``room``, every rack-room row (pooled columns in them too), as in later lazy rounds.
     rows = {(t, k) for t in range(len(demands)) for k in range(len(layout.members))} if room else set()
-    full = Program(layout, demands, room_rows=rows).solve(setting)
+    full = Program(layout, demands, voluntary=voluntary, room_rows=rows).solve(setting)
     program, pooled = _solve_pooled(layout, demands, setting, rows, Refinements(), SPLIT_ROUNDS)
     assert (full is None) == (pooled is None)
     if full is None or pooled is None:

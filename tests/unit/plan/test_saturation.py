@@ -30,7 +30,7 @@ def _posed(seed: int, partitions: int, skew: float) -> tuple[RackLayout, list[To
     return layout, demands, Setting(broker_band(layout, demands), 0, None, False)
 
 
-CASES = [(2, 5, 0.0), (5, 5, 0.5), (4, 5, 2.0), (0, 8, 0.0), (1, 8, 2.0)]
+CASES = [(3, 5, 0.0), (9, 5, 0.5), (7, 8, 0.0), (0, 8, 0.5), (35, 8, 2.0)]
 
 
 @pytest.mark.parametrize(("seed", "partitions", "skew"), CASES)
