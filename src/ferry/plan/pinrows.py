@@ -184,7 +184,9 @@ def rack_capacity(
             else:
                 room -= d.free[i]
     if all(v == -1.0 for _, v in terms):
-        # Extras alone: at least ``-room`` of them in rack k, a bound the flow can take.
-        program.row([(c, 1.0) for c, _ in terms], -room, np.inf, RACK)
+        # Extras alone: at least ``-room`` of them in rack k, a bound the flow can take; left out
+        # where the topic's rack row, on the same columns, asks for as many already.
+        if -room > (d.quota.rack_extras[k][0] if terms else 0):
+            program.row([(c, 1.0) for c, _ in terms], -room, np.inf, RACK)
     else:
         program.row(terms, -np.inf, room)
