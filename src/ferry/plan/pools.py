@@ -11,9 +11,9 @@ rack-room rows. So the topic gets one integer column
 ``y[t, rack]`` (up to the rack's idle brokers) for them instead of one ``x[t, b]`` per broker, and
 each broker's band row takes from its rack's pool through ``z[rack, b]``; a pool row says that what
 the rack's topics pooled is what its brokers take. At 100,000 topics on 200 brokers that is about
-40 columns a topic instead of 200. On three racks of 20 whose start breaks the rack rule ("large:
-unequal 20/20/17 + 0/0/2" of `benchmarks/plan_quality.py`) 25,000 of 170,000 holders with a column
-hold no more than their base; pooled too, the case takes about 0.8 of the time (docs/benchmarks.md).
+40 columns a topic instead of 200. Where a start breaks the rack rule, a broker often holds no
+more of a topic than its base (one of its replicas must go): pooled too, "large: unequal 20/20/17 +
+0/0/2" of `benchmarks/plan_quality.py` plans in about three quarters of the time (docs/benchmarks.md).
 Topics with single-replica partitions are not pooled: their leader rows count each broker's extras.
 
 Every solution of the full program gives one of the pooled program with the same objective, so the

@@ -14,7 +14,7 @@ from ferry.plan.balance import SPLIT_ROUNDS, _solve_pooled, broker_band
 from ferry.plan.columns import TopicColumns
 from ferry.plan.plainroom import run_room
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
-from ferry.plan.pools import Pools, Refinements, split
+from ferry.plan.pools import Pools, Refinements, holders, split
 from ferry.plan.program import Program
 from ferry.plan.racks import RackLayout
 from ferry.plan.racktotals import retarget
@@ -96,6 +96,22 @@ def test_pools_that_cannot_be_split_get_their_own_columns_and_the_next_program_s
     assert program.pool and program.pools.into and not program.unpooled
     assert pooled is not None and full is not None
     assert sum(pooled.kept) == sum(full.kept)
+
+
+def test_a_broker_holding_no_more_than_its_base_is_idle_for_the_topic() -> None:
+    # 13 partitions at RF 3 on 6 brokers: a base of 6 each and 3 extras, and most brokers hold 6.
+    snapshot = generated(brokers=6, racks=3, topics=4, partitions=13, rf=3, seed=0, occupied=6)
+    layout, demands = _posed(snapshot, Goal())
+    idle_holders = 0
+    for d in demands:
+        at, idle = holders(layout, d)
+        for k, (_, hi) in enumerate(d.quota.rack_extras):
+            mine = [layout.position[b] for b in layout.members[k]]
+            above = [i for i in mine if d.held[i] > d.quota.base[i]]
+            assert [i for i in at if i in mine] == (above if hi > 0 else [])
+            assert idle.get(k, 0) == (len(mine) - len(above) if hi > 0 else 0)
+            idle_holders += sum(1 for i in mine if 0 < d.held[i] <= d.quota.base[i]) if hi > 0 else 0
+    assert idle_holders > 0  # the case has brokers holding some of a topic, no more than the base
 
 
 def _one_rack() -> tuple[RackLayout, Pools]:
