@@ -24,6 +24,13 @@ _HOST = "127.0.0.1"
 # Wait statuses of the JVMs this process started and has reaped, by pid: how a node ended (a signal
 # leaves no line in its logs) is known only to the process that waits for it.
 _ENDED: dict[int, int] = {}
+# The JVMs this process started and has not reaped yet.
+_LAUNCHED: set[int] = set()
+EXITING_S = 2.0
+"""Longest wait for a child of this process whose command line reads empty to become a zombie: the
+kernel releases a process's memory (its command line then reads empty) before the process can be
+waited for, a window that a loaded machine stretches: a child seen in it read as gone, never reaped,
+and how it ended was lost (a test of a self-killed child failed so in a CI run)."""
 
 
 def free_ports(count: int) -> list[int]:
@@ -142,6 +149,7 @@ def launch(argv: Sequence[str], console_log: Path) -> int:
         (os.POSIX_SPAWN_DUP2, 1, 2),
     ]
     pid = os.posix_spawn(argv[0], list(argv), dict(os.environ), file_actions=actions, setsid=True)
+    _LAUNCHED.add(pid)
     _await_exec(pid, argv)
     return pid
 
@@ -175,9 +183,11 @@ def is_running(pid: int | None, marker: str) -> bool:
         return False
     if marker.encode() in cmdline and not _is_zombie(pid):
         return True
-    # It may have ended between the first look and this one (a zombie's command line is empty):
-    # reaped now, how it ended is known to how_it_ended.
-    _reap(pid)
+    # It may have ended between the first look and this one (a zombie's command line is empty, and
+    # so is an exiting one's before it is a zombie): reaped now, how it ended is known to
+    # how_it_ended. Only a child of ours is waited for, and only while its command line is empty: a
+    # pid of ours reused by another node has that node's command line.
+    _reap(pid, EXITING_S if pid in _LAUNCHED and not cmdline else 0.0)
     return False
 
 
@@ -216,12 +226,23 @@ def _signal(pid: int, sig: signal.Signals) -> None:
         os.kill(pid, sig)
 
 
-def _reap(pid: int) -> None:
-    # A JVM started by this very process stays a zombie until waited for; reap it so it reads dead.
-    with suppress(ChildProcessError):
-        reaped, status = os.waitpid(pid, os.WNOHANG)
+def _reap(pid: int, settle_s: float = 0.0) -> None:
+    """Reap ``pid`` if it is a child of ours that ended, waiting up to ``settle_s`` for it to end.
+
+    A JVM started by this very process stays a zombie until waited for; reaped, it reads dead."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        try:
+            reaped, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return  # not a child of this process, or reaped already
         if reaped:
             _ENDED[pid] = status
+            _LAUNCHED.discard(pid)
+            return
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(0.001)
 
 
 def how_it_ended(pid: int | None) -> str:
