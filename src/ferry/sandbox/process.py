@@ -24,8 +24,6 @@ _HOST = "127.0.0.1"
 # Wait statuses of the JVMs this process started and has reaped, by pid: how a node ended (a signal
 # leaves no line in its logs) is known only to the process that waits for it.
 _ENDED: dict[int, int] = {}
-# The JVMs this process started and has not reaped yet.
-_LAUNCHED: set[int] = set()
 EXITING_S = 2.0
 """Longest wait for a child of this process whose command line reads empty to become a zombie: the
 kernel releases a process's memory (its command line then reads empty) before the process can be
@@ -149,7 +147,6 @@ def launch(argv: Sequence[str], console_log: Path) -> int:
         (os.POSIX_SPAWN_DUP2, 1, 2),
     ]
     pid = os.posix_spawn(argv[0], list(argv), dict(os.environ), file_actions=actions, setsid=True)
-    _LAUNCHED.add(pid)
     _await_exec(pid, argv)
     return pid
 
@@ -185,9 +182,9 @@ def is_running(pid: int | None, marker: str) -> bool:
         return True
     # It may have ended between the first look and this one (a zombie's command line is empty, and
     # so is an exiting one's before it is a zombie): reaped now, how it ended is known to
-    # how_it_ended. Only a child of ours is waited for, and only while its command line is empty: a
-    # pid of ours reused by another node has that node's command line.
-    _reap(pid, EXITING_S if pid in _LAUNCHED and not cmdline else 0.0)
+    # how_it_ended. Waited for only while its command line is empty (a pid reused by another node of
+    # ours has that node's command line), and only if it is a child of ours (waitpid says at once).
+    _reap(pid, EXITING_S if not cmdline else 0.0)
     return False
 
 
@@ -238,7 +235,6 @@ def _reap(pid: int, settle_s: float = 0.0) -> None:
             return  # not a child of this process, or reaped already
         if reaped:
             _ENDED[pid] = status
-            _LAUNCHED.discard(pid)
             return
         if time.monotonic() >= deadline:
             return
