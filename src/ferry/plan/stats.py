@@ -67,11 +67,12 @@ def balance(placement: Placement, targets: Sequence[int], racks: RackLayout) -> 
     per_target = replicas[on_target]
     off_target = np.ones(width, dtype=bool)
     off_target[on_target] = False
+    cells = _topic_cells(flat, ~off_target[flat.broker], width)
     return {
         "replica_spread": _spread(per_target),
-        "topic_replica_spread_max": _topic_spread(flat, on_target),
+        "topic_replica_spread_max": _topic_spread(cells, width, on_target.size),
         "rack_replica_spread_max": _rack_spread(per_target, flat.ids[on_target], racks),
-        "topic_rack_spread_max": _topic_rack_spread(flat, on_target, racks),
+        "topic_rack_spread_max": _topic_rack_spread(cells, flat, on_target, racks),
         "leader_spread": _spread(np.bincount(flat.leaders(), minlength=width)[on_target]),
         "rack_violations": _violations(flat, racks),
         "replicas_off_target": int(replicas[off_target].sum()),
@@ -91,25 +92,23 @@ def _groups(cells: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _topic_cells(flat: _Flat, keep: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted ``topic * width + broker`` cells of the ``keep`` replicas, and the replicas in each."""
+    """Sorted ``topic * width + broker`` cells of the ``keep`` replicas, and the replicas in each
+    (the per-topic spreads below read those of the target brokers)."""
     cells = flat.topic[flat.partition[keep]] * width + flat.broker[keep]
     found, counts = np.unique(cells, return_counts=True)
     return found, counts
 
 
-def _topic_spread(flat: _Flat, on_target: np.ndarray) -> int:
-    """The largest per-topic replica spread over the targets (a topic's partitions may lie apart)."""
-    is_target = np.zeros(len(flat.ids), dtype=bool)
-    is_target[on_target] = True
-    keep = is_target[flat.broker]
-    width = len(flat.ids)
-    cells, counts = _topic_cells(flat, keep, width)
+def _topic_spread(target_cells: tuple[np.ndarray, np.ndarray], width: int, targets: int) -> int:
+    """The largest per-topic replica spread over the ``targets`` brokers (a topic's partitions may
+    lie apart), from the cells of the target brokers."""
+    cells, counts = target_cells
     if not cells.size:
         return 0
     _, starts = _groups(cells, width)
     highs = np.maximum.reduceat(counts, starts)
     # A topic missing from some target broker has 0 there: its low is 0, not its smallest count.
-    full = np.diff(np.r_[starts, cells.size]) == on_target.size
+    full = np.diff(np.r_[starts, cells.size]) == targets
     lows = np.where(full, np.minimum.reduceat(counts, starts), 0)
     return int((highs - lows).max())
 
@@ -126,7 +125,9 @@ def _rack_spread(per_target: np.ndarray, ids: np.ndarray, racks: RackLayout) -> 
     return max(spreads, default=0)
 
 
-def _topic_rack_spread(flat: _Flat, on_target: np.ndarray, racks: RackLayout) -> int:
+def _topic_rack_spread(
+    target_cells: tuple[np.ndarray, np.ndarray], flat: _Flat, on_target: np.ndarray, racks: RackLayout
+) -> int:
     """The largest spread of one topic's replicas among the target brokers of one rack.
 
     Where the rack rule forces racks of unequal size to carry unequal loads, a topic cannot be even
@@ -135,9 +136,10 @@ def _topic_rack_spread(flat: _Flat, on_target: np.ndarray, racks: RackLayout) ->
     rack_by_index = np.full(len(flat.ids), -1, dtype=np.int64)
     rack_by_index[on_target] = _rack_of(flat.ids[on_target], racks)
     members = np.bincount(rack_by_index[on_target] + 1, minlength=len(racks.names) + 1)[1:]
-    keep = rack_by_index[flat.broker] >= 0
     width = len(flat.ids)
-    cells, counts = _topic_cells(flat, keep, width)
+    # The target brokers in a rack of ``racks``.
+    known = rack_by_index[target_cells[0] % width] >= 0
+    cells, counts = target_cells[0][known], target_cells[1][known]
     if not cells.size:
         return 0
     racks_n = max(1, len(racks.names))
