@@ -52,16 +52,12 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
     shrinking: list[tuple[int, tuple[int, ...], int, int]] = []
     profiles: dict[Shape, Profile] = {}
     free_shapes: Counter[Shape] = Counter()
-    rack_of = layout.rack_of
     for index, slot in enumerate(work.slots):
         replicas = slot.replicas
         if len(replicas) > slot.rf and is_plain_shrink(slot, layout, mode):
             shrinking.append((index, tuple(replicas), slot.rf, slot.state.size))
             continue
-        counts = [0] * racks
-        for b in replicas:
-            counts[rack_of[b]] += 1
-        shape = (slot.rf, len(slot.state.replicas), tuple(counts))
+        shape = (slot.rf, len(slot.state.replicas), tuple(layout.counts(replicas)))
         profile = profiles.get(shape)
         if profile is None:
             profile = profiles[shape] = _profile(shape, layout, mode, mixed)
