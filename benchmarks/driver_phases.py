@@ -28,19 +28,25 @@ from typing import Any
 
 from ferry.formats.parquet import load_parquet_snapshot
 from ferry.model import Goal
-from ferry.plan import balance, flow, planner, program, report, solve
-from ferry.plan.collector import paused
+from ferry.plan import planner
+from ferry.plan.balance import assign_extras as balance
+from ferry.plan.balance.program import integer_program as program
+from ferry.plan.balance.program import topic_rows
+from ferry.plan.balance.solvers import parts as solve
+from ferry.plan.balance.solvers import transport as flow
+from ferry.plan.gc_pause import paused
+from ferry.plan.measure import report
 from ferry.plan.racks import RackLayout
 
 PARTS: list[tuple[Any, str, str]] = [
-    (program.Program, "_topic", "build: topics"),
+    (topic_rows, "add_topic", "build: topics"),
     (program, "add_plain", "build: plain topics"),
     (program, "band_rows", "build: brokers"),
     (flow.Transport, "of", "network"),
     (flow.Transport, "solve", "flow solve"),
     (solve, "_in_parts", "HiGHS"),
     (program, "split", "pool split"),
-    (program.Program, "_read", "read"),
+    (program, "_read", "read"),
     (balance, "room_violations", "rack-room check"),
     (balance, "realise", "realise"),
     (balance, "broker_band", "broker band"),

@@ -1,4 +1,5 @@
-"""The balance pass's exact step (``ferry.plan.realise``) on one generated plan_quality case.
+"""The balance pass's exact step (``ferry.plan.balance.repair.per_partition``) on one generated plan_quality
+case.
 
 Solves the balance program once without the exact step, then reports: how many topics the program's
 rack-room rows let short (their quotas keep fewer replicas than the program counted, by the exact
@@ -23,11 +24,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from ferry.plan import balance, planner, realise
-from ferry.plan.keptflow import kept_per_topic
+from ferry.plan import planner
+from ferry.plan.balance import assign_extras as balance
+from ferry.plan.balance.outcome import Balance
+from ferry.plan.balance.rack_totals import retarget
+from ferry.plan.balance.repair import per_partition as realise
+from ferry.plan.balance.repair.kept_flow import kept_per_topic
+from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
-from ferry.plan.racktotals import retarget
-from ferry.plan.terms import Balance, TopicDemand
 from plan_quality import HUGE, LARGE, SMALL, UNEQUAL, Case, generate
 
 PHASES = (

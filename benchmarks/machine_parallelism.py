@@ -35,8 +35,8 @@ import numpy as np
 import pyarrow as pa
 
 from ferry.model import Goal, PartitionState, TopicPartition
-from ferry.plan.balance import assign_extras
-from ferry.plan.collector import paused
+from ferry.plan.balance.assign_extras import assign_extras
+from ferry.plan.gc_pause import paused
 from ferry.plan.planner import place_topic, prepare_topic
 from ferry.plan.racks import RackLayout
 

@@ -47,7 +47,7 @@ import pyarrow.parquet as pq
 
 from ferry.formats.parquet import BROKERS_FILE, BROKERS_SCHEMA, PARTITIONS_FILE, PARTITIONS_SCHEMA, ROW_GROUP
 from ferry.pipeline.archive import ENV_DIR
-from ferry.plan.collector import paused
+from ferry.plan.gc_pause import paused
 
 BROKERS, RACKS, NEW, RF = 200, 10, 10, 3
 # (clusters, partitions per cluster, partitions per topic). The balance program grows with topics x
@@ -344,7 +344,7 @@ HEADER = (
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         folder, run, result_file = sys.argv[2:5]
-        # As `ferry plan` runs (ferry.plan.collector).
+        # As `ferry plan` runs (ferry.plan.gc_pause).
         with tempfile.TemporaryDirectory() as out, paused():
             result = child(Path(folder), run, Path(out))
         Path(result_file).write_text(json.dumps(result))

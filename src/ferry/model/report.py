@@ -26,9 +26,10 @@ class PlanReport:
         rack_mode: ``strict`` or ``even``.
         balance_by: ``replicas`` or ``bytes``.
         forced_replica_spread: the smallest broker spread the rack rule allows for these racks.
-        balance: ``before`` and ``after``, each the balance figures of :func:`ferry.plan.stats.balance`.
-        disk: with ``balance_by`` bytes, the byte balance's figures (:mod:`ferry.plan.disk`).
-        placement_fallbacks: replicas placed above a quota (0 when the plan meets its bound;
+        balance: ``before`` and ``after``, each the balance figures of
+        :func:`ferry.plan.measure.stats.balance`. disk: with ``balance_by`` bytes, the byte balance's figures
+        (:mod:`ferry.plan.disk.byte_balance`). placement_fallbacks: replicas placed above a quota (0 when the
+        plan meets its bound;
             ``None`` for a replace, which places nothing by quota).
     """
 

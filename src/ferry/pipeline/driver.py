@@ -38,7 +38,7 @@ def whole_clusters(jobs: Sequence[PlanJob], slots: int) -> list[PlanJob]:
     driver's balance program and its finish, which all run cluster by cluster. A bigger one would
     keep its slot busy after the others finished: its topics go through the two passes, spread
     over the slots. A single cluster always does, unless it balances bytes: the byte balance
-    (:mod:`ferry.plan.disk`) weighs every replica against every broker at once, so it has no
+    (:mod:`ferry.plan.disk.byte_balance`) weighs every replica against every broker at once, so it has no
     per-topic passes and always plans its cluster whole.
     """
     sizes = {job.name: len(job.snapshot.partitions) for job in jobs}

@@ -6,33 +6,39 @@ runs the same functions where the data is — the per-topic ones (:func:`prepare
 and imports nothing else from :mod:`ferry.plan` (an import-linter contract holds it to that), so the
 phase order has one home: change a phase here and both engines follow.
 
-Passes, in order (each a module of this package):
+Phases, in order (each a subpackage of :mod:`ferry.plan`):
 
-1. :mod:`quotas` — per topic, each target broker's base load and the extras to hand out;
-2. :mod:`drops` — forced drops (removed brokers, lower replication factor, rack rule);
-3. :mod:`balance` — which brokers take each topic's extras, for all topics at once, and
-   :mod:`realise` — topics whose quotas cannot keep what the program counted, solved again
-   exactly, a chunk at a time (:mod:`rejoin`);
-4. :mod:`drops` — over-quota drops (smallest replicas first), then :mod:`placement`;
-5. :mod:`leaders` — preferred leaders spread evenly, current leaders kept where possible, and
-   :mod:`swaps` — replica swaps of equal cost where the placement left no even leader choice;
-6. :mod:`exact` — only where the passes missed a target (moves above the bound, a replica above
-   quota, leaders spread by more than one) on a small input: the whole plan as one integer program.
+1. :mod:`~ferry.plan.prepare` — per topic, each target broker's base load and the extras to hand out
+   (:mod:`~ferry.plan.prepare.quotas`), and what the topic asks of the balance pass
+   (:mod:`~ferry.plan.prepare.topic_demand`);
+2. :mod:`~ferry.plan.balance` — which brokers take each topic's extras and which replicas stay, for
+   all topics at once (:mod:`~ferry.plan.balance.assign_extras`), and topics whose quotas cannot keep
+   what the program counted, solved again exactly (:mod:`~ferry.plan.balance.repair`);
+3. :mod:`~ferry.plan.place` — forced and over-quota drops (smallest replicas first), then the open
+   slots filled (:mod:`~ferry.plan.place.placement`);
+4. :mod:`~ferry.plan.leaders` — preferred leaders spread evenly, current leaders kept where
+   possible, and replica swaps of equal cost where the placement left no even leader choice;
+5. :mod:`~ferry.plan.balance.repair.whole_plan` — only where the passes missed a target (moves above
+   the bound, a replica above quota, leaders spread by more than one) on a small input: the whole
+   plan as one integer program;
+6. :mod:`~ferry.plan.measure` — the report.
+
+Every pass that gives a partition a replica asks the one rack rule, :func:`ferry.plan.racks.may_take`.
 
 Lower bound on replica moves: every replica slot of topic ``t`` not filled by a replica already there
 is a move, so moves >= ``R_t - kept_t``. A broker keeps at most its quota of the topic's replicas
 (replicas on removed brokers: none); a partition keeps at most its replication factor, at most a
 rack's upper bound in each rack, and leaves a free slot for every replica a rack lacks to reach its
-lower bound. The balance pass (:mod:`balance`) maximises ``kept`` under exactly these limits together
-with per-topic, rack and cluster-wide balance, so ``sum_t R_t - kept_t`` bounds the moves of every plan
-that meets those balance rules: it counts the replicas that must leave removed or over-full brokers
+lower bound. The balance pass (:mod:`~ferry.plan.balance`) maximises ``kept`` under exactly these limits
+together with per-topic, rack and cluster-wide balance, so ``sum_t R_t - kept_t`` bounds the moves of every
+plan that meets those balance rules: it counts the replicas that must leave removed or over-full brokers
 and those the rack rule or a lower replication factor forces out. The planner then realises those
 quotas; a placement it has to force above a quota would be reported as a fallback.
 
 That bound comes from a relaxation (the program's rack-room rows count open slots per rack, not
 which partition takes which), and it ignores leaders, so on a few small inputs no plan meeting every
 rule reaches it: the rack rule costs a move the rows did not see, or an even leader spread needs a
-replica elsewhere. Where the passes miss a target on a small input, :mod:`exact` solves the same
+replica elsewhere. Where the passes miss a target on a small input, the whole-plan program solves the same
 rules without the relaxation, leader spread included; its optimum is the fewest moves any plan
 meeting every rule can make, so it is both the plan and the reported bound (never below the
 program's, which relaxes the same rules). On larger inputs the program's bound stands.
@@ -43,32 +49,36 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from itertools import groupby
 
 from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import BalanceMode, Goal, RackMode
 from ferry.model.plan import Move, Plan
-from ferry.plan.balance import assign_extras, final_quota
-from ferry.plan.collector import pausing
-from ferry.plan.demand import topic_demand
-from ferry.plan.disk import plan_disk
-from ferry.plan.drops import apply_keeps, over_quota_drops
-from ferry.plan.exact import LIMIT, solve_exactly
-from ferry.plan.placement import place
-from ferry.plan.quotas import TopicQuota, topic_quota
+from ferry.plan.balance.assign_extras import assign_extras, final_quota
+from ferry.plan.balance.outcome import Balance
+from ferry.plan.balance.repair.whole_plan import LIMIT, solve_exactly
+from ferry.plan.disk.byte_balance import plan_disk
+from ferry.plan.gc_pause import pausing
+from ferry.plan.leaders.swaps import leaders_with_swaps
+from ferry.plan.measure.report import build_report
+from ferry.plan.place.drops import apply_keeps, over_quota_drops
+from ferry.plan.place.placement import place
+from ferry.plan.place.replace import plan_replace
+from ferry.plan.prepare.demand import TopicDemand
+from ferry.plan.prepare.quotas import TopicQuota, topic_quota
+from ferry.plan.prepare.scope import in_scope, target_brokers
+from ferry.plan.prepare.topic_demand import topic_demand
 from ferry.plan.racks import RackLayout
-from ferry.plan.replace import plan_replace
-from ferry.plan.report import build_report
-from ferry.plan.swaps import leaders_with_swaps
-from ferry.plan.terms import Balance, TopicDemand
-from ferry.plan.topic import TopicWork
+from ferry.plan.topic_work import TopicWork
 
 
 @pausing
 def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     """Plan the reassignment that reaches ``goal`` with the fewest replica moves."""
     if goal.replace:
-        return plan_replace(snapshot, goal)
+        done = plan_replace(snapshot, goal)
+        return Plan.of(
+            done.moves, build_report(snapshot, goal, done.targets, done.planned, done.moves, done.bound)
+        )
     if goal.balance is BalanceMode.BYTES:
         return plan_bytes(snapshot, goal)
     targets = target_brokers(snapshot, goal)
@@ -109,11 +119,6 @@ Planned = tuple[PartitionState, tuple[int, ...]]
 """A partition and its planned replicas, kept ones first (the order the leader pass and moves use)."""
 
 
-def target_brokers(snapshot: ClusterSnapshot, goal: Goal) -> list[int]:
-    """The brokers the plan places replicas on, sorted."""
-    return sorted(goal.brokers if goal.brokers is not None else snapshot.broker_ids)
-
-
 def prepare_topic(
     parts: Sequence[PartitionState], goal: Goal, layout: RackLayout
 ) -> tuple[TopicWork, TopicDemand]:
@@ -137,7 +142,7 @@ def _factors(parts: Sequence[PartitionState], goal: Goal) -> list[int]:
 
 def balance_topics(layout: RackLayout, demands: Sequence[TopicDemand]) -> Balance:
     """Once for all topics: which brokers take each topic's extras, and the replicas kept
-    (:func:`ferry.plan.balance.assign_extras`)."""
+    (:func:`ferry.plan.balance.assign_extras.assign_extras`)."""
     return assign_extras(layout, demands)
 
 
@@ -200,7 +205,7 @@ def _falls_short(
 
 
 def plan_bytes(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
-    """The byte balance (:mod:`ferry.plan.disk`) and its report."""
+    """The byte balance (:mod:`ferry.plan.disk.byte_balance`) and its report."""
     targets = target_brokers(snapshot, goal)
     scope = [state for parts in in_scope(snapshot, goal) for state in parts]
     result = plan_disk(snapshot, goal, targets, scope)
@@ -210,12 +215,6 @@ def plan_bytes(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     bound = int(str(disk["bytes_lower_bound"]))
     disk["bytes_moved_over_bound"] = round(report.bytes_moved / bound, 4) if bound else None
     return Plan.of(moves, replace(report, disk=disk, placement_fallbacks=0))
-
-
-def in_scope(snapshot: ClusterSnapshot, goal: Goal) -> list[list[PartitionState]]:
-    """The partitions the goal may touch, grouped by topic, in topic-partition order."""
-    wanted = (p for p in snapshot.partitions if goal.in_scope(p.tp.topic))
-    return [list(group) for _, group in groupby(wanted, key=lambda p: p.tp.topic)]
 
 
 def _moves(planned: Sequence[Planned], leaders: Sequence[int]) -> list[Move]:

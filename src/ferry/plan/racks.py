@@ -9,14 +9,21 @@ least ``min(n_k, c - 1)`` replicas of the partition
 (and at least what the other racks cannot hold). With at least ``r`` racks this is "at most one
 replica per rack"; with fewer racks it spreads the replicas over the racks as evenly as the rack sizes
 allow. The lower bounds always sum to less than ``r`` because ``c`` is minimal.
+
+Every pass that gives a partition a replica asks :func:`may_take` (or, for a whole rack at once,
+:func:`racks_open`): placement, replace, the byte balance. Under ``RackMode.EVEN`` only "never two
+replicas on one broker" holds; the bounds still measure how far a replica set is from the rule
+(:meth:`RackLayout.outside`), which the leader swaps and the report read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
+
+from ferry.model.goal import RackMode
 
 RackBounds = tuple[tuple[int, int], ...]
 """Per rack index: (lower, upper) replicas of one partition."""
@@ -63,6 +70,13 @@ class RackLayout:
             self._bounds[rf] = cached
         return cached
 
+    def bounds_under(self, rf: int, mode: RackMode) -> RackBounds:
+        """:meth:`bounds` under ``mode``: under ``RackMode.EVEN`` a rack may hold any of its brokers'
+        share of the partition and owes it nothing."""
+        if mode is RackMode.EVEN:
+            return tuple((0, min(len(m), rf)) for m in self.members)
+        return self.bounds(rf)
+
     def base_by_rack(self, base: tuple[int, ...]) -> tuple[int, ...]:
         """Per rack, the sum of ``base`` (a value per broker position) over its brokers; once per
         distinct ``base`` (topics of one size share theirs)."""
@@ -88,6 +102,53 @@ class RackLayout:
         counts = self.counts(reps)
         bounds = self.bounds(rf if rf is not None else len(reps))
         return sum(max(0, c - hi) for c, (_, hi) in zip(counts, bounds, strict=True))
+
+    def outside(self, replicas: Sequence[int]) -> int:
+        """How far a replica set of target brokers is outside its per-rack (lower, upper) bounds:
+        replicas above each rack's upper bound plus those missing below its lower bound."""
+        counts = self.counts(replicas)
+        bounds = self.bounds(len(replicas))
+        return sum(max(0, n - hi) + max(0, lo - n) for n, (lo, hi) in zip(counts, bounds, strict=True))
+
+
+def may_take(
+    layout: RackLayout,
+    mode: RackMode,
+    replicas: Sequence[int],
+    rf: int,
+    broker: int,
+    without: int | None = None,
+) -> bool:
+    """The rack rule: whether ``broker`` may take a replica of a partition of replication factor
+    ``rf`` that holds ``replicas`` (target brokers), once ``without`` (if given) has left it.
+
+    Never a second replica on one broker; under ``RackMode.STRICT`` also never above the rack's
+    upper bound, and only while every rack's lower bound stays reachable with the slots left.
+    """
+    held = [b for b in replicas if b != without]
+    if broker in held:
+        return False
+    return racks_open(layout, mode, rf, layout.counts(held))[layout.rack_of[broker]]
+
+
+def racks_open(layout: RackLayout, mode: RackMode, rf: int, counts: Sequence[int]) -> list[bool]:
+    """Per rack, :func:`may_take` for any of its brokers not holding the partition, which holds
+    ``counts`` replicas per rack: the answer depends on the rack alone, so a pass asking about
+    every broker decides once per rack. Few distinct answers however many replicas are placed,
+    each worked out once per layout (shared: read only)."""
+    if mode is RackMode.EVEN:
+        return [True] * len(counts)
+    key = ("racks open", rf, tuple(counts))
+    found: list[bool] | None = layout.memo.get(key)
+    if found is None:
+        bounds = layout.bounds(rf)
+        # Replicas the racks' lower bounds still ask for; one in a rack short of its bound is one less.
+        need = sum(max(0, lo - c) for (lo, _), c in zip(bounds, counts, strict=True))
+        spare = rf - sum(counts) - 1
+        found = layout.memo[key] = [
+            c < hi and need - (c < lo) <= spare for (lo, hi), c in zip(bounds, counts, strict=True)
+        ]
+    return found
 
 
 @cache

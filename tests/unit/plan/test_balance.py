@@ -10,11 +10,12 @@ from hypothesis import strategies as st
 from support.clusters import generated
 
 from ferry.model import ClusterSnapshot, Goal
-from ferry.plan import balance
-from ferry.plan.balance import assign_extras
+from ferry.plan.balance import assign_extras as balance
+from ferry.plan.balance.assign_extras import assign_extras
+from ferry.plan.balance.outcome import Balance
 from ferry.plan.planner import in_scope, plan, prepare_topic, target_brokers
+from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
-from ferry.plan.terms import Balance, TopicDemand
 
 
 def _demands(snapshot: ClusterSnapshot, goal: Goal) -> tuple[RackLayout, list[TopicDemand]]:

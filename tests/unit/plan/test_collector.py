@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from ferry.plan.collector import paused, pausing
+from ferry.plan.gc_pause import paused, pausing
 
 
 def test_paused_blocks_restore_the_collector_even_after_an_error() -> None:

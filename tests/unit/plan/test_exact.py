@@ -10,12 +10,13 @@ from support.clusters import generated
 from support.scenarios import random_cases
 
 from ferry.model import ClusterSnapshot, Goal, RackMode
-from ferry.plan.balance import assign_extras, broker_band
-from ferry.plan.exact import Exact, solve_exactly
+from ferry.plan.balance.assign_extras import assign_extras
+from ferry.plan.balance.bands import broker_band
+from ferry.plan.balance.rack_totals import retarget
+from ferry.plan.balance.repair.whole_plan import Exact, solve_exactly
 from ferry.plan.planner import in_scope, lower_bound, plan, prepare_topic, target_brokers
+from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
-from ferry.plan.racktotals import retarget
-from ferry.plan.terms import TopicDemand
 
 
 def _posed(snapshot: ClusterSnapshot, goal: Goal) -> tuple[RackLayout, list[TopicDemand]]:

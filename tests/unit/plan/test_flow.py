@@ -8,11 +8,12 @@ from hypothesis import strategies as st
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array, csr_array
 
-from ferry.plan.flow import BROKER, OTHER, POOL, RACK, TOPIC, Transport
+from ferry.plan.balance.solvers.transport import BROKER, OTHER, POOL, RACK, TOPIC, Transport
 
 
 class Rows:
-    """A program built row by row, as :class:`ferry.plan.program.Program` builds its own."""
+    """A program built row by row, as :class:`ferry.plan.balance.program.integer_program.Program` builds its
+    own."""
 
     def __init__(self, columns: int) -> None:
         self.columns = columns

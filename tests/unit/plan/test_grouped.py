@@ -1,4 +1,4 @@
-"""Items in consecutive groups (ferry.plan.grouped): starts, ranks, spans and runs of equal keys."""
+"""Items in consecutive groups (ferry.plan.consecutive): starts, ranks, spans and runs of equal keys."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ferry.plan.grouped import rank, runs, spans, starts
+from ferry.plan.consecutive import rank, runs, spans, starts
 
 
 def test_groups_of_counts_start_rank_and_span() -> None:

@@ -1,5 +1,6 @@
-"""HiGHS through its own binding (ferry.plan.highs) and solving a kept program again from where it
-ended (ferry.plan.solve.Starts): the same optimum as solving it cold, and nothing on stdout."""
+"""HiGHS through its own binding (ferry.plan.balance.solvers.highs) and solving a kept program again from
+where it ended (ferry.plan.balance.solvers.parts.Starts): the same optimum as solving it cold, and nothing on
+stdout."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse import csr_array
 
-from ferry.plan import highs, solve
-from ferry.plan.columns import Columns
-from ferry.plan.highs import Problem
+from ferry.plan.balance.program.columns import Columns
+from ferry.plan.balance.solvers import highs
+from ferry.plan.balance.solvers import parts as solve
+from ferry.plan.balance.solvers.highs import Problem
 
 pytestmark = pytest.mark.unit
 

@@ -1,5 +1,5 @@
-"""Pooled extras (ferry.plan.pools): the pooled program keeps as many replicas as the full one, and
-its split meets every row of the full program."""
+"""Pooled extras (ferry.plan.balance.program.pools): the pooled program keeps as many replicas as the full
+one, and its split meets every row of the full program."""
 
 from __future__ import annotations
 
@@ -9,17 +9,20 @@ from hypothesis import strategies as st
 from support.clusters import generated
 
 from ferry.model import ClusterSnapshot, Goal
-from ferry.plan import program as program_module
-from ferry.plan.balance import SPLIT_ROUNDS, _solve_pooled, broker_band
-from ferry.plan.columns import TopicColumns
-from ferry.plan.plainroom import run_room
+from ferry.plan.balance.assign_extras import SPLIT_ROUNDS, _solve_pooled
+from ferry.plan.balance.bands import broker_band
+from ferry.plan.balance.program import integer_program as program_module
+from ferry.plan.balance.program.columns import TopicColumns
+from ferry.plan.balance.program.integer_program import build, solve
+from ferry.plan.balance.program.plain_rack_room import run_room
+from ferry.plan.balance.program.pools import Pools, Refinements, holders, split
+from ferry.plan.balance.program.rack_room import _free_room, room_violations
+from ferry.plan.balance.program.state import ProgramState
+from ferry.plan.balance.rack_totals import retarget
+from ferry.plan.balance.setting import Setting
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
-from ferry.plan.pools import Pools, Refinements, holders, split
-from ferry.plan.program import Program
+from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
-from ferry.plan.racktotals import retarget
-from ferry.plan.room import _free_room, room_violations
-from ferry.plan.terms import Setting, TopicDemand
 
 
 @st.composite
@@ -63,7 +66,7 @@ def test_pooling_keeps_the_optimum_and_its_split_meets_every_row(
     setting = Setting(band, slack, None, voluntary)
     # With ``room``, every rack-room row (pooled columns in them too), as in later lazy rounds.
     rows = {(t, k) for t in range(len(demands)) for k in range(len(layout.members))} if room else set()
-    full = Program(layout, demands, voluntary=voluntary, room_rows=rows).solve(setting)
+    full = solve(ProgramState(layout, demands, voluntary=voluntary, room_rows=rows), setting)
     program, pooled = _solve_pooled(layout, demands, setting, rows, Refinements(), SPLIT_ROUNDS)
     assert (full is None) == (pooled is None)
     if full is None or pooled is None:
@@ -88,11 +91,11 @@ def test_pools_that_cannot_be_split_get_their_own_columns_and_the_next_program_s
     snapshot = generated(brokers=12, racks=3, topics=12, partitions=3, rf=3, seed=1, occupied=9)
     layout, demands = _posed(snapshot, Goal())
     setting = Setting(broker_band(layout, demands), 0, None, False)
-    first = Program(layout, demands, room_rows=set(), pool=True)
-    assert first.solve(setting) is None
+    first = ProgramState(layout, demands, room_rows=set(), pool=True)
+    assert solve(first, setting) is None
     assert first.broke.unpool and {k for _, k in first.broke.unpool} == {2}
     program, pooled = _solve_pooled(layout, demands, setting, set(), Refinements(), SPLIT_ROUNDS)
-    full = Program(layout, demands, room_rows=set()).solve(setting)
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
     assert program.pool and program.pools.into and not program.unpooled
     assert pooled is not None and full is not None
     assert sum(pooled.kept) == sum(full.kept)
@@ -155,8 +158,9 @@ def test_a_broker_holding_the_topic_takes_none_of_its_pool() -> None:
 def test_plain_topics_built_in_bulk_give_the_same_program(
     case: tuple[ClusterSnapshot, Goal], slack: int, voluntary: bool, refine: bool, seed: int, chunk: int
 ) -> None:
-    """Runs of plain topics built at once (ferry.plan.plaintopics) pose the program the topic-by-topic
-    build poses: the same columns, rows, entries, penalties, left-out rows and per-topic records."""
+    """Runs of plain topics built at once (ferry.plan.balance.program.plain_topics) pose the program the
+    topic-by-topic build poses: the same columns, rows, entries, penalties, left-out rows and per-topic
+    records."""
     layout, demands = _posed(*case)
     setting = Setting(broker_band(layout, demands), slack, None, voluntary)
     rng = np.random.default_rng(seed)
@@ -171,11 +175,11 @@ def test_plain_topics_built_in_bulk_give_the_same_program(
     previous, program_module.PLAIN_CHUNK = program_module.PLAIN_CHUNK, chunk  # runs cut into chunks
     try:
         for bulk in (True, False):
-            program = Program(
+            program = ProgramState(
                 layout, demands, voluntary=voluntary, room_rows=rows, pool=True, refined=refined
             )
             program.bulk = bulk
-            program.build(setting)
+            build(program, setting)
             built.append(program)
     finally:
         program_module.PLAIN_CHUNK = previous
@@ -200,20 +204,21 @@ def test_plain_topics_built_in_bulk_give_the_same_program(
 def test_plain_topics_rack_room_counted_in_bulk_as_one_by_one(
     case: tuple[ClusterSnapshot, Goal], slack: int, voluntary: bool
 ) -> None:
-    """The rack-room counts of plain topics in bulk (ferry.plan.plainroom): what each rack must
-    receive and the open slots with room in it, as the topic-by-topic check counts them on the same
+    """The rack-room counts of plain topics in bulk (ferry.plan.balance.program.plain_rack_room): what each
+    rack must receive and the open slots with room in it, as the topic-by-topic check counts them on the same
     solution; and the same broken rows."""
     layout, demands = _posed(*case)
     setting = Setting(broker_band(layout, demands), slack, None, voluntary)
-    program = Program(layout, demands, voluntary=voluntary, room_rows=set(), pool=True)
-    if program.solve(setting) is None:
+    program = ProgramState(layout, demands, voluntary=voluntary, room_rows=set(), pool=True)
+    if solve(program, setting) is None:
         return
-    for run in program.plain:
-        need, avail, roomy = run_room(program, run)
+    state = program
+    for run in state.plain:
+        need, avail, roomy = run_room(state, run)
         for j, t in enumerate(run.topics.tolist()):
             if roomy[j]:
-                alone = _free_room(program, t, demands[t])
+                alone = _free_room(state, t, demands[t])
                 assert need[j].tolist() == alone[0] and avail[j].tolist() == alone[1]
-    broken = room_violations(program)
-    program.plain.clear()  # every topic checked one by one
-    assert room_violations(program) == broken
+    broken = room_violations(state)
+    state.plain.clear()  # every topic checked one by one
+    assert room_violations(state) == broken

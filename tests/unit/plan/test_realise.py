@@ -13,8 +13,12 @@ from hypothesis import strategies as st
 from support.clusters import generated
 
 from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
-from ferry.plan import balance
-from ferry.plan.keptflow import kept_exactly
+from ferry.plan.balance import assign_extras as balance
+from ferry.plan.balance.outcome import Balance
+from ferry.plan.balance.rack_totals import retarget
+from ferry.plan.balance.repair.chunk_program import rejoin
+from ferry.plan.balance.repair.kept_flow import kept_exactly
+from ferry.plan.balance.repair.per_partition import exact_posed
 from ferry.plan.planner import (
     in_scope,
     lower_bound,
@@ -23,11 +27,8 @@ from ferry.plan.planner import (
     prepare_topic,
     target_brokers,
 )
+from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
-from ferry.plan.racktotals import retarget
-from ferry.plan.realise import exact_posed
-from ferry.plan.rejoin import rejoin
-from ferry.plan.terms import Balance, TopicDemand
 
 
 def _topic(racks: Sequence[int], layouts: Sequence[Sequence[int]], rf: int) -> tuple[RackLayout, TopicDemand]:

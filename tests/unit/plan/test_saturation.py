@@ -1,5 +1,5 @@
-"""Rows for full pools (ferry.plan.saturation): where a pooled optimum fills more pools of a rack
-than a broker idle for them can take, the next program keeps the rack's pools, rules such optima
+"""Rows for full pools (ferry.plan.balance.program.full_pools): where a pooled optimum fills more pools of a
+rack than a broker idle for them can take, the next program keeps the rack's pools, rules such optima
 out, splits, and keeps the full program's optimum."""
 
 from __future__ import annotations
@@ -8,15 +8,17 @@ import pytest
 from support.clusters import generated
 
 from ferry.model import Goal
-from ferry.plan import program as program_module
-from ferry.plan import saturation
-from ferry.plan.balance import broker_band
+from ferry.plan.balance.bands import broker_band
+from ferry.plan.balance.program import full_pools as saturation
+from ferry.plan.balance.program import integer_program as program_module
+from ferry.plan.balance.program.integer_program import solve
+from ferry.plan.balance.program.pools import Refinements
+from ferry.plan.balance.program.state import ProgramState
+from ferry.plan.balance.rack_totals import retarget
+from ferry.plan.balance.setting import Setting
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
-from ferry.plan.pools import Refinements
-from ferry.plan.program import Program
+from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
-from ferry.plan.racktotals import retarget
-from ferry.plan.terms import Setting, TopicDemand
 
 
 def _posed(seed: int, partitions: int, skew: float) -> tuple[RackLayout, list[TopicDemand], Setting]:
@@ -38,29 +40,29 @@ def test_full_pools_no_broker_can_take_are_ruled_out_and_the_program_splits(
     seed: int, partitions: int, skew: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     layout, demands, setting = _posed(seed, partitions, skew)
-    full = Program(layout, demands, room_rows=set()).solve(setting)
-    pooled = Program(layout, demands, room_rows=set(), pool=True)
-    found = pooled.solve(setting)
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
+    pooled = ProgramState(layout, demands, room_rows=set(), pool=True)
+    found = solve(pooled, setting)
     assert found is not None and full is not None and not pooled.unpooled
     assert sum(found.kept) == sum(full.kept)
     assert pooled.posed is None  # the matrix kept for solving again is let go
     # Without the rows, the same optimum comes back and its pools cannot be split.
     monkeypatch.setattr(saturation, "saturation_rows", lambda program, racks: None)
     monkeypatch.setattr(program_module, "saturation_rows", lambda program, racks: None)
-    without = Program(layout, demands, room_rows=set(), pool=True)
-    assert without.solve(setting) is None
+    without = ProgramState(layout, demands, room_rows=set(), pool=True)
+    assert solve(without, setting) is None
     assert without.broke.saturate and without.broke.unpool
 
 
 @pytest.mark.parametrize(("seed", "partitions", "skew"), CASES[:2])
 def test_a_later_program_poses_the_rows_from_the_start(seed: int, partitions: int, skew: float) -> None:
     layout, demands, setting = _posed(seed, partitions, skew)
-    full = Program(layout, demands, room_rows=set()).solve(setting)
-    first = Program(layout, demands, room_rows=set(), pool=True)
-    first.solve(setting)
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
+    first = ProgramState(layout, demands, room_rows=set(), pool=True)
+    solve(first, setting)
     refined = Refinements(saturate={k for k in range(len(layout.members))})
-    later = Program(layout, demands, room_rows=set(), pool=True, refined=refined)
-    found = later.solve(setting)
+    later = ProgramState(layout, demands, room_rows=set(), pool=True, refined=refined)
+    found = solve(later, setting)
     assert found is not None and full is not None and not later.unpooled
     assert list(later.pools.topic) == list(first.pools.topic)  # every rack kept its pools
     assert sum(found.kept) == sum(full.kept)

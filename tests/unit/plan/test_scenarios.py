@@ -9,7 +9,7 @@ from support.invariants import assert_valid, final_placement, spreads
 from support.scenarios import random_cases
 
 from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, Plan, TopicPartition
-from ferry.plan.balance import assign_extras
+from ferry.plan.balance.assign_extras import assign_extras
 from ferry.plan.planner import in_scope, lower_bound, plan, prepare_topic, target_brokers
 from ferry.plan.racks import RackLayout
 
@@ -183,7 +183,8 @@ def test_leader_balance_that_needs_the_extras_elsewhere() -> None:
     # moves keeps t0 in place and t1-1 and t1-4 as they are (t1's two extras must go to brokers 1
     # and 2, the only ones without t0 that hold t1 replicas): broker 1 then leads both. Enumerating
     # all 432 balanced 4-move plans confirms none spreads leaders evenly. The exact solve
-    # (ferry.plan.exact) finds the 5-move optimum, and that optimum is the plan's lower bound.
+    # (ferry.plan.balance.repair.whole_plan) finds the 5-move optimum, and that optimum is the plan's lower
+    # bound.
     rows = [
         ("t0", 0, (3,), 449_723),
         ("t0", 1, (4,), 0),

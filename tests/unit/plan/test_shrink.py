@@ -7,7 +7,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ferry.plan.shrink import groups, realise
+from ferry.plan.prepare.shrink_groups import groups, realise
 
 
 def test_groups_join_equal_replica_sets_in_any_order_largest_first() -> None:

@@ -1,5 +1,6 @@
-"""HiGHS part by part (ferry.plan.solve): a program that falls apart, once its implied rows are left
-out, has the optimum of the whole; and which rows are implied (ferry.plan.pinrows)."""
+"""HiGHS part by part (ferry.plan.balance.solvers.parts): a program that falls apart, once its implied rows
+are left out, has the optimum of the whole; and which rows are implied
+(ferry.plan.balance.program.pinned_rows)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ferry.plan import solve
-from ferry.plan.columns import Columns
-from ferry.plan.pinrows import _never_binds
+from ferry.plan.balance.program.columns import Columns
+from ferry.plan.balance.program.pinned_rows import _never_binds
+from ferry.plan.balance.solvers import parts as solve
+from ferry.plan.prepare.demand import Pinned
 from ferry.plan.racks import RackLayout
-from ferry.plan.terms import Pinned
 
 pytestmark = pytest.mark.unit
 

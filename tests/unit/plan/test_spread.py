@@ -8,9 +8,9 @@ from itertools import product
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ferry.plan.balance.least_spread import forced_spread
+from ferry.plan.balance.rack_totals import shares
 from ferry.plan.racks import RackLayout, rack_bounds
-from ferry.plan.racktotals import shares
-from ferry.plan.spread import forced_spread
 
 
 def brute_force(sizes: tuple[int, ...], rfs: list[int]) -> int:

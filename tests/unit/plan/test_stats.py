@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ferry.model import TopicPartition
+from ferry.plan.measure.stats import Placement, balance
 from ferry.plan.racks import RackLayout
-from ferry.plan.stats import Placement, balance
 
 
 def _spread(counts: Counter[int], brokers: list[int]) -> int:

@@ -7,7 +7,8 @@ from support.builders import broker, partition, snapshot
 
 from ferry.errors import InputError
 from ferry.model import ClusterSnapshot, Goal
-from ferry.plan.validate import target_brokers, validate_goal
+from ferry.plan.prepare.scope import target_brokers
+from ferry.plan.prepare.validate_goal import validate_goal
 
 SRC = "snapshot.json"
 
@@ -128,5 +129,5 @@ def test_every_problem_at_once_and_the_message_counts_the_rest() -> None:
 
 
 def test_target_brokers_drop_the_replaced_ones() -> None:
-    assert target_brokers(cluster(), Goal(replace=((3, 4),))) == frozenset({1, 2, 4})
-    assert target_brokers(cluster(), Goal(brokers=frozenset({1, 2}))) == frozenset({1, 2})
+    assert target_brokers(cluster(), Goal(replace=((3, 4),))) == [1, 2, 4]
+    assert target_brokers(cluster(), Goal(brokers=frozenset({1, 2}))) == [1, 2]

@@ -55,8 +55,8 @@ from ferry.formats.sources import load_any
 from ferry.kafka.snapshot import to_json, with_current_brokers
 from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, PlanJob, RackMode
 from ferry.model.goal import DEFAULT_MAX_DISK_FRACTION
-from ferry.plan.collector import paused
-from ferry.plan.validate import validate_goal
+from ferry.plan.gc_pause import paused
+from ferry.plan.prepare.validate_goal import validate_goal
 
 EXAMPLE_NAME = "six_brokers_add_two.json"
 SNAPSHOT_NAME = "snapshot.json"
@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         KafkaError: the live cluster could not be read.
     """
     check_usage(args)
-    # Loading, planning and writing build millions of long-lived objects (ferry.plan.collector).
+    # Loading, planning and writing build millions of long-lived objects (ferry.plan.gc_pause).
     with paused():
         return _run(args)
 

@@ -14,7 +14,7 @@ from ferry.cli.options import add_connection_options, take_snapshot
 from ferry.errors import UsageError
 from ferry.formats.sources import load_any, write_any
 from ferry.kafka.snapshot import write_json
-from ferry.plan.collector import pausing
+from ferry.plan.gc_pause import pausing
 
 
 def register(subparsers: Any) -> None:

@@ -1,0 +1,253 @@
+"""Global balance: which brokers take each topic's extra replicas, and which replicas stay.
+
+Per-topic quotas (:mod:`ferry.plan.prepare.quotas`) leave open which brokers carry one replica above their
+base. Chosen topic by topic, those extras pile up on the same brokers and the cluster drifts out of
+balance although every topic is balanced. This pass decides for all topics at once, as one integer
+program (:mod:`ferry.plan.balance.program.integer_program`).
+
+When no assignment meets the program's rows, it is solved again with the broker band widened, and
+last with *voluntary* drops: a free replica may then leave a broker that is not over its quota, which
+a rack short of open slots needs (each such drop is one more move, and counted as one).
+
+The optimum is the planner's lower bound on replica moves: every plan that meets the balance rules
+keeps at most this many replicas in place.
+
+Solving: the rack-room rows are most of the program and seldom bind, so it is solved without them
+first (a relaxation) and then only the topics whose rows the solution breaks are solved again, one
+at a time, everything else held (:func:`_repair`); only when that loses kept replicas do their rows
+join the whole program for another round (:func:`_solve_lazily`).
+
+The first program of each round pools, per rack, the brokers idle for a topic into one
+column (:mod:`ferry.plan.balance.program.pools`): on 100,000 topics of 10 partitions over 200 brokers the
+program shrinks from 20 million columns to under 5 million (docs/benchmarks.md, "Many small topics").
+
+The rack-room rows count open slots per rack, not which partition takes which, so a topic's quotas
+may keep fewer replicas than the program counted; :mod:`ferry.plan.balance.repair.per_partition` then solves
+such topics again, exactly, before the answer leaves this pass. The broken rows of topics that pass solves
+partition by partition (:attr:`~ferry.plan.prepare.demand.TopicDemand.exact`) are repaired only while few
+(:data:`REPAIRED`) and join the whole program only in small programs (:data:`ESCALATED`); beyond
+that they are left to the exact pass, which checks more than the rows do, a chunk of topics at a
+time. The program then stays a relaxation of every plan meeting the rules, so its optimum stays a
+lower bound on moves, if a looser one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ferry.plan.balance.bands import bands, broker_band
+from ferry.plan.balance.outcome import Balance
+from ferry.plan.balance.program.integer_program import solve
+from ferry.plan.balance.program.pools import Refinements
+from ferry.plan.balance.program.rack_room import room_violations
+from ferry.plan.balance.program.state import ProgramState
+from ferry.plan.balance.rack_totals import retarget
+from ferry.plan.balance.repair.per_partition import realise
+from ferry.plan.balance.setting import Outside, Setting
+from ferry.plan.prepare.demand import TopicDemand
+from ferry.plan.racks import RackLayout
+
+
+def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: bool = True) -> Balance:
+    """Choose every topic's extras and kept replicas; see the module docstring.
+
+    Args:
+        lazy: add rack-room rows only where a solution breaks them (:func:`_solve_lazily`); ``False``
+            builds every row up front, which is slower and serves as the reference the lazy path
+            must match.
+    """
+    demands = retarget(layout, demands)
+    band = broker_band(layout, demands)
+    leader_cap = divmod(sum(d.partitions for d in demands), max(1, len(layout.brokers)))
+    solve = _solve_lazily if lazy else _solve_whole
+    # Stricter programs first; the last one lets replicas leave brokers that are not over quota,
+    # which a rack short of open slots may need (one voluntary move opens a slot in the right rack).
+    for voluntary in (False, True):
+        settings = [
+            Setting(rung_band, slack, cap, voluntary)
+            for rung_band, slack in _rungs(layout, demands, band)
+            for cap in (leader_cap, None)
+        ]
+        for i, setting in enumerate(settings):
+            solved = solve(layout, demands, setting)
+            if solved is not None:
+                return realise(layout, demands, solved)
+            if i == 0 and solve(layout, demands, settings[-1]) is None:
+                # The loosest rung has the same columns and a subset of the rows of every other: if it
+                # has no solution, none has (most often a rack short of open slots: only voluntary
+                # drops help), so the rungs between are skipped.
+                break
+    raise RuntimeError("balance: the per-topic quotas admit no assignment of extras")
+
+
+def _rungs(
+    layout: RackLayout, demands: Sequence[TopicDemand], band: list[tuple[int, int]]
+) -> list[tuple[list[tuple[int, int]], int | None]]:
+    """(band, slack) from strictest to loosest: with unequal racks, both the water-filled band and
+    the band of rack totals that add up (:func:`exact_band`), the narrower first."""
+    return [*((b, 0) for b in bands(layout, demands, band)), (band, 1), (band, None)]
+
+
+def _solve_whole(layout: RackLayout, demands: Sequence[TopicDemand], setting: Setting) -> Balance | None:
+    """Solve with every rack-room row from the start."""
+    return solve(ProgramState(layout, demands, voluntary=setting.voluntary), setting)
+
+
+def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: Setting) -> Balance | None:
+    """Solve with the rack-room rows that bind only (see
+    :func:`ferry.plan.balance.program.rack_room.room_violations`).
+
+    Most rack-room rows hold by themselves, and with their per-partition columns they make up most
+    of the program. Solving without them is a relaxation: infeasible means infeasible, and an
+    optimum that meets every row is the optimum. Otherwise the few topics whose rows it breaks are
+    re-solved on their own (:func:`_repair`), and only if that loses kept replicas do their rows join
+    the whole program for another round.
+    """
+    rows: set[tuple[int, int]] = set()
+    refined = Refinements()
+    rounds = SPLIT_ROUNDS if len(demands) * len(layout.brokers) >= POOLED_FROM else 0
+    while True:
+        program, solved = _solve_pooled(layout, demands, setting, rows, refined, rounds)
+        if solved is None:
+            return None
+        missing = _worth_repairing(demands, room_violations(program) - rows)
+        if not missing:
+            return solved
+        topics = sorted({t for t, _ in missing})
+        repaired = _repair(layout, demands, solved, topics, setting, program.scale)
+        if repaired is not None:
+            return repaired
+        topics = [t for t in topics if not demands[t].exact or len(demands) <= ESCALATED]
+        if not topics:
+            return solved  # the exact pass solves them partition by partition
+        # Each round adds rows that were not there, and there are finitely many: it ends. A topic
+        # short in one rack tends to shift the shortage to the next, so it gets every rack's row.
+        rows |= {(t, k) for t in topics for k in range(len(layout.members))}
+
+
+def _solve_pooled(
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    setting: Setting,
+    rows: set[tuple[int, int]],
+    refined: Refinements,
+    rounds: int,
+) -> tuple[ProgramState, Balance | None]:
+    """The program with pooled extras (:mod:`ferry.plan.balance.program.pools`), and its solution.
+
+    Where the optimum's pools cannot be split over brokers (after rows against full pools, which
+    the program poses itself: :mod:`ferry.plan.balance.program.full_pools`), those pools get a column per
+    broker, and rows it broke that were left out are posed (``refined`` grows; kept for the caller's later
+    rounds); then it is solved again. After ``rounds`` such rounds the program is solved without
+    pools."""
+    for _ in range(rounds):
+        program = ProgramState(
+            layout, demands, voluntary=setting.voluntary, room_rows=rows, pool=True, refined=refined
+        )
+        solved = solve(program, setting)
+        if not program.unpooled:
+            return program, solved
+        refined.add(program.broke)
+    program = ProgramState(layout, demands, voluntary=setting.voluntary, room_rows=rows)
+    return program, solve(program, setting)
+
+
+SPLIT_ROUNDS = 4
+"""Pooled programs solved (:func:`_solve_pooled`) before one without pools."""
+
+POOLED_FROM = 100_000
+"""Topics times brokers from which the balance program pools. Below it the full program solves in
+well under a second, and rounds of pooled programs whose pools cannot be split only add to it
+("unequal: 5/4/3/3, RF 2-3" of `benchmarks/plan_quality.py` took 3.2 s at 34853f2, which pooled
+every program, and 1.9 s at 4f8c6ff, with this limit)."""
+
+
+REPAIRED = 100
+"""Most topics the exact pass could solve (:attr:`~ferry.plan.prepare.demand.TopicDemand.exact`) whose
+rack-room rows are repaired; beyond it they are left to that pass. On "unequal: 5/4/3/3, RF 2-3" of
+`benchmarks/plan_quality.py` 50 such topics break their rows, and leaving them out loosens the bound
+from 2,346 to 2,299 moves (2,350 made); each repair is a solver call, and thousands of them (or one
+integer program of them all) are what made large inputs slow.
+"""
+
+
+ESCALATED = 1_000
+"""Most topics of a program that solves it again with the rows of exact topics its repair could not
+meet (:func:`_solve_lazily`). A larger program leaves them to the exact pass: there the second
+round of the whole program would be an integer program of every topic (the rack-room rows end the
+network), millions of columns for HiGHS."""
+
+
+def _worth_repairing(demands: Sequence[TopicDemand], broken: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The broken rack-room rows to repair: those of topics the exact pass cannot solve, and those of
+    topics it can while they are few (:data:`REPAIRED`)."""
+    exact = {t for t, _ in broken if demands[t].exact}
+    if len(exact) <= REPAIRED:
+        return broken
+    return {(t, k) for t, k in broken if t not in exact}
+
+
+def _repair(
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    solved: Balance,
+    topics: Sequence[int],
+    setting: Setting,
+    scale: float,
+) -> Balance | None:
+    """Re-solve only ``topics``, with all their rack-room rows, every other topic held as solved.
+
+    The relaxed optimum has many equal alternatives (which brokers take a topic's extras rarely
+    changes how many replicas stay), and the solver picks one that breaks a few topics' rows. If those
+    topics alone can meet their rows and keep as many replicas, the whole keeps the relaxation's
+    optimum and meets every row: it is the optimum. Otherwise ``None`` (the caller adds the rows).
+
+    One topic at a time first: with room rows the program branches, and 26 topics at once took 8 s
+    where one at a time takes a fraction of one; all together only if one alone cannot keep as many.
+    """
+    everyone = Outside.of(len(layout.brokers), demands, solved.quotas)
+    current = solved
+    for t in topics:
+        # Every topic but t as solved so far: O(brokers) per topic, not O(topics * brokers).
+        outside = everyone.shifted(current.quotas[t], single=demands[t].single_replica, sign=-1)
+        repaired = _resolve(layout, demands, current, [t], setting, scale, outside)
+        if repaired is None:
+            break
+        everyone = outside.shifted(repaired.quotas[t], single=demands[t].single_replica, sign=1)
+        current = repaired
+    else:
+        return current
+    if len(topics) == 1:
+        return None
+    outside = Outside.of(len(layout.brokers), demands, solved.quotas)
+    for t in topics:
+        outside = outside.shifted(solved.quotas[t], single=demands[t].single_replica, sign=-1)
+    return _resolve(layout, demands, solved, topics, setting, scale, outside)
+
+
+def _resolve(
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    solved: Balance,
+    topics: Sequence[int],
+    setting: Setting,
+    scale: float,
+    outside: Outside,
+) -> Balance | None:
+    """``solved`` with ``topics`` solved again under all their rows, every other topic held as
+    ``outside`` says; ``None`` if they keep fewer replicas than in ``solved``."""
+    sub = ProgramState(
+        layout, [demands[t] for t in topics], voluntary=setting.voluntary, outside=outside, scale=scale
+    )
+    part = solve(sub, setting)
+    if part is None or sum(part.kept) < sum(solved.kept[t] for t in topics):
+        return None
+    quotas, kept, keeps = list(solved.quotas), list(solved.kept), list(solved.keeps)
+    for j, t in enumerate(topics):
+        quotas[t], kept[t], keeps[t] = part.quotas[j], part.kept[j], part.keeps[j]
+    return Balance(quotas, kept, keeps)
+
+
+def final_quota(layout: RackLayout, quotas: Sequence[int]) -> Mapping[int, int]:
+    """Quota per broker id from a layout-ordered tuple."""
+    return dict(zip(layout.brokers, quotas, strict=True))

@@ -1,0 +1,153 @@
+"""The integer program of the global balance pass (:mod:`ferry.plan.balance.assign_extras` poses and
+solves it).
+
+Columns and rows, solved by HiGHS (:mod:`ferry.plan.balance.solvers.highs`):
+
+* ``x[t, b]`` in {0, 1}: broker ``b`` takes one extra replica of topic ``t``. Each topic hands out
+  exactly its extras, within each rack's (min, max); each broker's total load stays in the band that
+  global water-filling allows, so the cluster-wide spread is at most one wherever racks permit.
+* pooled (:mod:`ferry.plan.balance.program.pools`), for topics without single-replica partitions:
+  ``y[t, rack]`` instead of the ``x[t, b]`` of the rack's brokers idle for ``t`` (holding no
+  more of it than their base quota: an extra gains them nothing), and
+  ``z[rack, b]`` in each broker's band row, what the rack's pool passes on to ``b``; where an
+  optimum's pools filled more idle brokers than one of them could take, rows against that
+  (:mod:`ferry.plan.balance.program.full_pools`);
+* ``f[t, b]``: replicas of ``t`` that stay on ``b``, of partitions free to keep any of their replicas;
+  left out where it follows from ``x[t, b]`` (:func:`ferry.plan.balance.program.topic_rows._imply_kept`).
+* ``k[p, b]`` in {0, 1}: partition ``p`` keeps its replica on ``b``, for the few *pinned* partitions
+  that cannot keep them all (a lowered replication factor, two replicas in one rack, or a rack
+  below its lower bound: ``z[p, rack]`` counts the replicas that rack still needs).
+* ``g[t, group, b]``: partitions of a group that only sheds replicas
+  (:mod:`ferry.plan.prepare.shrink_groups`) that keep their replica on ``b``; at most ``rf`` per
+  partition of the group.
+* per broker: ``f[t, b] + sum_p k[p, b] + sum_group g[t, group, b] <= base[t, b] + x[t, b]``.
+* per rack: the replicas a rack must receive (its quota minus what stays in it) fit into the open
+  slots of partitions with room under the rack's upper bound. A replica dropped from broker ``b``
+  opens a slot that may go to rack ``k`` only if its partition has room there, so at most
+  ``y[t, b, k] = min(drops at b, partitions at b with room in k)`` of them count; pinned partitions
+  count ``w[p, k] = min(open slots, room in k)``. Without these rows the program could hand an extra
+  to a rack that the partitions losing replicas are already full in, and no placement could realise
+  it with the moves the optimum promises.
+* leaders: a single-replica partition is led by its only replica, so per broker the single-replica
+  partitions fit the leader counts (``low`` each, ``low + 1`` on at most ``extra`` brokers, for
+  ``P = low * B + extra`` partitions). Dropped again if no assignment meets it.
+* maximise the replicas kept; a tiny size term makes the smaller replicas move among equals.
+
+The rack-room rows may be left out for some (topic, rack) pairs (:attr:`ProgramState.room_rows`): that is
+a relaxation, and :func:`ferry.plan.balance.program.rack_room.room_violations` tells which left-out rows a
+solution breaks. Topics held fixed outside the program (:class:`Outside`) still count in the broker and leader
+rows.
+"""
+
+from __future__ import annotations
+
+from itertools import compress
+
+import numpy as np
+
+from ferry.plan.balance.outcome import Balance
+from ferry.plan.balance.program.broker_rows import band_rows, leader_rows
+from ferry.plan.balance.program.full_pools import oversaturated, saturation_rows
+from ferry.plan.balance.program.plain_topics import PLAIN_CHUNK, add_plain, batched, is_plain
+from ferry.plan.balance.program.pools import split, tight
+from ferry.plan.balance.program.state import ProgramState
+from ferry.plan.balance.program.topic_rows import add_topic
+from ferry.plan.balance.setting import Setting
+from ferry.plan.prepare.shrink_groups import realise
+
+
+def solve(state: ProgramState, setting: Setting) -> Balance | None:
+    """Build ``state``'s program under ``setting``, solve it and split its pools; ``None`` when it
+    has no solution or its pools could not be split (:attr:`ProgramState.broke` says which, for
+    the next program)."""
+    build(state, setting)
+    if len(state.upper) == 0:
+        return _read(state, np.zeros(0))
+    solution = _optimum(state)
+    if solution is not None and state.pools.into:
+        solution = _split(state, solution)
+    state.let_go()
+    if solution is None or state.broke:
+        return None
+    state.solution = solution
+    return _read(state, solution)
+
+
+def _optimum(state: ProgramState) -> np.ndarray | None:
+    # Without rack-room rows the relaxation mostly has an integer optimum already.
+    relax = state.room_rows is not None and not state.room_rows
+    return state.optimum(state.scale, relax_first=relax, keep=bool(state.pools.into))
+
+
+def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
+    """Split the pools of ``solution`` (:attr:`Pools.split`), or say why not
+    (:attr:`ProgramState.broke`). Where full pools no broker could take are why, rows rule them
+    out and the program is solved again first (:mod:`ferry.plan.balance.program.full_pools`):
+    only its parts with those rows are."""
+    found, failed, taken = split(state.layout, state.extras, state.pools, solution)
+    fresh = oversaturated(state, solution, set(failed) - state.refined.saturate)
+    if fresh:
+        saturation_rows(state, fresh)
+        again = _optimum(state)
+        if again is None:
+            return None
+        solution = again
+        found, failed, taken = split(state.layout, state.extras, state.pools, solution)
+    state.broke.unpool = tight(taken, failed, {k for _, k in state.refined.unpool})
+    state.broke.capped = state.loose.broken(solution)
+    if state.broke:
+        state.broke.saturate = fresh  # the next program poses them from the start
+    else:
+        state.pools.split = found
+    return solution
+
+
+def build(state: ProgramState, setting: Setting) -> None:
+    """Every column and row of the program under ``setting``."""
+    # Pools feed the broker band rows: without them there is nothing to pool for.
+    pooling = state.pool and setting.slack is not None
+    _topics(state, pooling)
+    if setting.slack is not None:
+        band_rows(state, setting.band, setting.slack)
+    if setting.cap is not None:
+        leader_rows(state, *setting.cap)
+
+
+def _topics(state: ProgramState, pooling: bool) -> None:
+    """Every topic's columns and rows: the plain ones
+    (:mod:`ferry.plan.balance.program.plain_topics`) first, in bulk, then the others, each in
+    topic order. Plain topics come interleaved with the others (three racks at three replicas, a
+    start that breaks the rack rule on some partitions of most topics), and runs of one or two
+    cost numpy more than they save."""
+    plain = [pooling and is_plain(state, t, d) for t, d in enumerate(state.demands)]
+    chosen = list(compress(range(len(plain)), plain))
+    if state.bulk:
+        for chunk in batched(chosen, PLAIN_CHUNK):
+            add_plain(state, list(chunk))
+    else:
+        for t in chosen:
+            add_topic(state, t, state.demands[t], pooling=pooling)
+    for t in compress(range(len(plain)), (not p for p in plain)):
+        add_topic(state, t, state.demands[t], pooling=pooling)
+
+
+def _read(state: ProgramState, x: np.ndarray) -> Balance:
+    topics = len(state.demands)
+    quotas = [list(d.quota.base) for d in state.demands]
+    topic, pos, col = state.extras.arrays()
+    chosen = x[col] > 0.5
+    for t, i in zip(topic[chosen].tolist(), pos[chosen].tolist(), strict=True):
+        quotas[t][i] += 1
+    for t, at in enumerate(state.pools.split if state.pools.into else ()):
+        for i in at:
+            quotas[t][i] += 1
+    topic, _, col = state.kept.arrays()
+    kept = np.bincount(topic, weights=x[col], minlength=topics).round().astype(np.int64) + state.constant
+    decided = [
+        {pin.index: frozenset(b for b, c in cols.items() if x[c] > 0.5) for pin, cols in pinned}
+        for pinned in state.pinned_cols
+    ]
+    for t, d in enumerate(state.demands):
+        for g, group in enumerate(d.shrink_groups):
+            decided[t].update(realise(group, state.group_counts(t, g, group)))
+    return Balance([tuple(q) for q in quotas], kept.tolist(), decided)

@@ -1,0 +1,190 @@
+"""The balance program's columns and rows of pinned partitions
+(:mod:`ferry.plan.balance.program.integer_program`): those that cannot keep every replica (a lowered
+replication factor, two replicas in one rack, a rack below its lower bound), one ``k[p, b]`` column per
+replica they may keep; and each rack's capacity row, which counts what pinned partitions keep in the rack or
+still owe it.
+
+A partition owes a rack with a lower bound ``lo`` what it does not keep there: ``z >= lo - kept``.
+Where it can keep no more than ``lo`` in the rack (it holds no more there, or the rack's upper bound
+is ``lo``), kept plus owed is ``lo`` at some optimum (``z`` only costs room), so the capacity row
+counts the constant ``lo`` and the partition gets no ``z`` there: on three racks at three replicas,
+where every rack's bounds are (1, 1), a partition two to a rack needs no ``z`` at all."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ferry.plan.balance.program.state import ProgramState
+from ferry.plan.balance.solvers.transport import RACK
+from ferry.plan.prepare.demand import Pinned, TopicDemand
+from ferry.plan.racks import RackLayout
+
+
+@dataclass
+class InRack:
+    """What stays in a rack or is still owed to it, for its capacity row: columns, and a constant."""
+
+    cols: list[int] = field(default_factory=list)
+    owed: int = 0
+
+
+def pinned_columns(
+    program: ProgramState, t: int, d: TopicDemand
+) -> tuple[dict[int, list[int]], dict[int, InRack], dict[int, list[int]], dict[int, list[int]]]:
+    """Columns k[p, b] of the pinned partitions, per broker position; per rack with a lower
+    bound, what stays in or is still owed to it; per rack, the k columns of what stays in it; and
+    per rack the w[p, k] columns (new replicas the rack may take)."""
+    layout = program.layout
+    on_broker: dict[int, list[int]] = {}
+    in_rack = {k: InRack() for k in binding_floors(layout, d)}
+    kept_in_rack: dict[int, list[int]] = {}
+    room_cols: dict[int, list[int]] = {}
+    for pin, size in zip(d.pinned, d.sizes or [0] * len(d.pinned), strict=True):
+        cols = {}
+        for b in pin.replicas:
+            i = layout.position[b]
+            cols[b] = program.column(1, 1, size)
+            program.kept.add_one(t, cols[b])
+            on_broker.setdefault(i, []).append(cols[b])
+        if pin.in_sync:
+            # Never keep an out-of-sync replica while dropping every in-sync one.
+            synced = [(cols[b], -1.0) for b in pin.in_sync]
+            for b in pin.replicas:
+                if b not in pin.in_sync:
+                    program.row([(cols[b], 1.0), *synced], -np.inf, 0)
+        _bounded(program, pin, cols, in_rack)
+        for b in pin.replicas:
+            kept_in_rack.setdefault(layout.rack_of[b], []).append(cols[b])
+        program.pinned_cols[t].append((pin, cols))
+        if d.rack_room and pin.bounds is not None:
+            for k, (_, hi) in enumerate(pin.bounds):
+                if not program.wants_room(t, k):
+                    continue
+                here = [(cols[b], 1.0) for b in pin.replicas if layout.rack_of[b] == k]
+                w = program.column(min(hi, pin.rf), 0)
+                room_cols.setdefault(k, []).append(w)
+                # w <= rf - kept (open slots) and w <= hi - kept in the rack (room)
+                program.row([(w, 1.0), *((c, 1.0) for c in cols.values())], -np.inf, pin.rf)
+                if here:
+                    program.row([(w, 1.0), *here], -np.inf, hi)
+    return on_broker, in_rack, kept_in_rack, room_cols
+
+
+def binding_floors(layout: RackLayout, d: TopicDemand) -> list[int]:
+    """The racks with a floor (:attr:`~ferry.plan.prepare.demand.TopicDemand.rack_floor`) whose capacity row
+    (:func:`rack_capacity`) the topic needs.
+
+    Without pinned partitions or shrinking groups that row only asks for ``floor - base`` extras
+    in the rack, which the topic's rack row already asks for where the quota's rack minimum covers
+    the floor: always when every partition keeps its factor (the minimum is then the sum of the
+    partitions' lower bounds), as on three racks at three replicas, where every topic has floors."""
+    floored = [k for k, f in enumerate(d.rack_floor) if f > 0]
+    if not floored or d.pinned or d.shrink_groups:
+        return floored
+    base = [0] * len(layout.members)
+    for k, b in zip(layout.rack_at, d.quota.base, strict=True):
+        base[k] += b
+    return [k for k in floored if d.rack_floor[k] > base[k] + d.quota.rack_extras[k][0]]
+
+
+def _bounded(program: ProgramState, pin: Pinned, cols: Mapping[int, int], in_rack: dict[int, InRack]) -> None:
+    """The partition's rack and replica rows; what it keeps in or owes each rack, into ``in_rack``."""
+    needs, owed = _rack_rows(program, pin, cols)
+    _replicas_row(program, pin, cols, needs, owed)
+    rack_of = program.layout.rack_of
+    for k, z in needs:
+        in_rack.setdefault(k, InRack()).cols.extend([z, *(cols[b] for b in pin.replicas if rack_of[b] == k)])
+    for k, lo in owed.items():
+        in_rack.setdefault(k, InRack()).owed += lo
+
+
+def _rack_rows(
+    program: ProgramState, pin: Pinned, cols: Mapping[int, int]
+) -> tuple[list[tuple[int, int]], dict[int, int]]:
+    """Per-rack caps of a pinned partition; returns (rack, z column) for racks with a lower bound
+    that it can keep more replicas in, and per rack with a lower bound that it can keep no more in,
+    the bound (kept plus owed there: module docstring)."""
+    needs: list[tuple[int, int]] = []
+    owed: dict[int, int] = {}
+    if pin.bounds is None:
+        return needs, owed
+    for k, (lo, hi) in enumerate(pin.bounds):
+        mine = [(cols[b], 1.0) for b in pin.replicas if program.layout.rack_of[b] == k]
+        if len(mine) > hi:
+            program.row(mine, -np.inf, hi)
+        if 0 < lo < min(len(mine), hi):
+            z = program.column(lo, 0)
+            needs.append((k, z))
+            program.row([*mine, (z, 1.0)], lo, np.inf)
+        elif lo > 0:
+            owed[k] = lo
+    return needs, owed
+
+
+def _replicas_row(
+    program: ProgramState,
+    pin: Pinned,
+    cols: Mapping[int, int],
+    needs: list[tuple[int, int]],
+    owed: Mapping[int, int],
+) -> None:
+    """At most ``rf`` replicas kept or still owed to racks below their lower bound; in a rack
+    that ``owed`` names, that is its bound whatever is kept."""
+    if _never_binds(pin, program.layout):
+        program.implied.append(len(program.lows))
+    rack_of = program.layout.rack_of
+    kept = [(c, 1.0) for b, c in cols.items() if rack_of[b] not in owed]
+    program.row([*kept, *((z, 1.0) for _, z in needs)], -np.inf, pin.rf - sum(owed.values()))
+
+
+def _never_binds(pin: Pinned, layout: RackLayout) -> bool:
+    """Whether the partition's row of at most ``rf`` replicas (kept, and still owed to racks below
+    their lower bound) is implied by its rack rows.
+
+    An owed count ``z`` only costs room in its rack, so some optimum owes no more than the rack
+    lacks: ``max(kept, lo)`` per rack. Where even keeping the most each rack allows adds up to no
+    more than ``rf``, the row holds there (one replica per rack of three, say)."""
+    if pin.bounds is None:
+        return False
+    here = [0] * len(pin.bounds)
+    for b in pin.replicas:
+        here[layout.rack_of[b]] += 1
+    return sum(max(min(n, hi), lo) for n, (lo, hi) in zip(here, pin.bounds, strict=True)) <= pin.rf
+
+
+def rack_capacity(
+    program: ProgramState,
+    d: TopicDemand,
+    k: int,
+    held: InRack,
+    extras: tuple[Mapping[int, int], Mapping[int, int], list[int]],
+) -> None:
+    """A rack's quota must hold what stays in it plus what its lower bounds still ask for.
+    ``extras``: the topic's ``x`` columns and ``f`` columns by broker position, and its pooled
+    columns in the rack."""
+    mine, free_cols, pooled = extras
+    layout = program.layout
+    floor = d.rack_floor[k] if d.rack_floor else 0
+    terms = [(c, 1.0) for c in held.cols]
+    terms += [(c, -1.0) for c in pooled]
+    rack_at = layout.rack_at
+    terms += [(c, -1.0) for i, c in mine.items() if rack_at[i] == k]
+    room = layout.base_by_rack(d.quota.base)[k] - floor - held.owed
+    if floor == 0:
+        # Free partitions have no lower bound here: what they keep in the rack counts.
+        for b in layout.members[k]:
+            i = layout.position[b]
+            if i in free_cols:
+                terms.append((free_cols[i], 1.0))
+            else:
+                room -= d.free[i]
+    if all(v == -1.0 for _, v in terms):
+        # Extras alone: at least ``-room`` of them in rack k, a bound the flow can take; left out
+        # where the topic's rack row, on the same columns, asks for as many already.
+        if -room > (d.quota.rack_extras[k][0] if terms else 0):
+            program.row([(c, 1.0) for c, _ in terms], -room, np.inf, RACK)
+    else:
+        program.row(terms, -np.inf, room)

@@ -1,0 +1,309 @@
+"""Pooled extras: the brokers an extra of a topic gains nothing on, one column per rack in the balance
+program.
+
+On a wide cluster of small topics (10 partitions, 30 replicas over 200 brokers in 10 racks) each
+topic's extras may go to any of 200 brokers, but only the few that hold more of its replicas than
+their base quota differ in the program: a kept replica rides on their extra. A broker holding no
+more than its base keeps all it holds whatever its extra (its kept replicas fit under the base,
+so no row of the program needs the extra there), and one holding nothing keeps nothing; for the
+topic these *idle* brokers of one rack are alike: no gain, no size term, the same topic, rack and
+rack-room rows. So the topic gets one integer column
+``y[t, rack]`` (up to the rack's idle brokers) for them instead of one ``x[t, b]`` per broker, and
+each broker's band row takes from its rack's pool through ``z[rack, b]``; a pool row says that what
+the rack's topics pooled is what its brokers take. At 100,000 topics on 200 brokers that is about
+40 columns a topic instead of 200. Where a start breaks the rack rule, a broker often holds no
+more of a topic than its base (one of its replicas must go): pooled too, "large: unequal 20/20/17 +
+0/0/2" of `benchmarks/plan_quality.py` plans in about three quarters of the time (docs/benchmarks.md).
+Topics with single-replica partitions are not pooled: their leader rows count each broker's extras.
+
+Every solution of the full program gives one of the pooled program with the same objective, so the
+pooled optimum keeps at least as many replicas; and any split of each ``y[t, rack]`` over distinct
+idle brokers of the topic that gives each broker its ``z[rack, b]`` meets every row of the full
+program. :func:`split` finds one by a flow per rack (topics to their idle brokers, one each). Where
+none exists because pools filled every idle broker of a rack and some broker could not take one of
+each, rows rule that out and the program is solved again at once
+(:mod:`ferry.plan.balance.program.full_pools`). Otherwise the pools that could not be placed get a column per
+broker in the next program (:func:`tight`, :class:`Refinements`); the balance pass solves a few such rounds
+(:func:`ferry.plan.balance.assign_extras._solve_pooled`), then the full program.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Container, Sequence
+from dataclasses import dataclass, field
+from itertools import compress
+
+import numpy as np
+
+from ferry.plan.balance.program.columns import Columns, TopicColumns, extend_from
+from ferry.plan.balance.solvers.transport import POOL
+from ferry.plan.consecutive import spans
+from ferry.plan.prepare.demand import TopicDemand
+from ferry.plan.racks import RackLayout
+
+
+@dataclass
+class Pools:
+    """Where the pooled columns of a program are, and the split of its solution.
+
+    Each pool is ``count`` (1 or 2) consecutive columns from ``first``, of one
+    topic and rack; in typed arrays: a million pools at 100,000 topics."""
+
+    topic: array[int] = field(default_factory=lambda: array("q"))
+    rack: array[int] = field(default_factory=lambda: array("q"))
+    first: array[int] = field(default_factory=lambda: array("q"))
+    count: array[int] = field(default_factory=lambda: array("q"))
+    into: dict[int, dict[int, int]] = field(default_factory=dict)
+    """Per rack with a pool, broker position -> its ``z`` column."""
+    split: list[list[int]] = field(default_factory=list)
+    """Per topic, the idle broker positions its pooled extras went to (once solved)."""
+
+    @classmethod
+    def empty(cls, topics: int) -> Pools:
+        return cls(split=[[] for _ in range(topics)])
+
+    def add(self, t: int, k: int, cols: Sequence[int]) -> None:
+        """Topic ``t``'s pool in rack ``k``: ``cols``, consecutive."""
+        self.topic.append(t)
+        self.rack.append(k)
+        self.first.append(cols[0])
+        self.count.append(len(cols))
+
+    def extend(self, topic: np.ndarray, rack: np.ndarray, first: np.ndarray, count: np.ndarray) -> None:
+        """Pools in bulk, each given by its topic, rack, first column and count."""
+        for target, values in (
+            (self.topic, topic),
+            (self.rack, rack),
+            (self.first, first),
+            (self.count, count),
+        ):
+            extend_from(target, values)
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every pooled column and its rack, pool by pool."""
+        count = np.frombuffer(self.count, dtype=np.int64)
+        cols = spans(np.frombuffer(self.first, dtype=np.int64), count)
+        return cols, np.repeat(np.frombuffer(self.rack, dtype=np.int64), count)
+
+    def units(self, solution: np.ndarray) -> np.ndarray:
+        """Per pool, the extras it took in ``solution``."""
+        first, count = np.frombuffer(self.first, dtype=np.int64), np.frombuffer(self.count, dtype=np.int64)
+        second = np.where(count == 2, first + 1, first)
+        units: np.ndarray = np.rint(solution[first] + (count == 2) * solution[second]).astype(np.int64)
+        return units
+
+    def taken(self, solution: np.ndarray) -> dict[int, list[tuple[int, int]]]:
+        """Per rack, (topic, extras) of the pools that took any in ``solution``, in the order built."""
+        out: dict[int, list[tuple[int, int]]] = {k: [] for k in self.into}
+        if not self.topic:
+            return out
+        units = self.units(solution)
+        took = np.flatnonzero(units > 0)
+        topic, rack = (
+            np.frombuffer(self.topic, dtype=np.int64)[took],
+            np.frombuffer(self.rack, dtype=np.int64)[took],
+        )
+        for t, k, u in zip(topic.tolist(), rack.tolist(), units[took].tolist(), strict=True):
+            out[k].append((t, u))
+        return out
+
+
+@dataclass
+class Refinements:
+    """What optima of earlier pooled programs broke, for the next program to pose differently."""
+
+    unpool: set[tuple[int, int]] = field(default_factory=set)
+    """(topic, rack) pools whose idle brokers get a column each: the rack could not be split
+    (:func:`tight`)."""
+    capped: set[tuple[int, int]] = field(default_factory=set)
+    """(topic, rack) rows of most extras posed, although an optimum mostly keeps them unasked
+    (:attr:`ferry.plan.balance.program.integer_program.Program.loose`): one broke them."""
+    every_cap: bool = False
+    """Every such row posed: optima broke them twice (on small clusters, where a rack's brokers
+    are few, they do bind, and posing the broken ones only moves the excess to the next)."""
+    saturate: set[int] = field(default_factory=set)
+    """Racks whose full pools get rows (:mod:`ferry.plan.balance.program.full_pools`): an optimum filled more
+    pools than a broker idle for them could take."""
+
+    def __bool__(self) -> bool:
+        return bool(self.unpool or self.capped or self.saturate)
+
+    def add(self, other: Refinements) -> None:
+        self.unpool |= other.unpool
+        self.saturate |= other.saturate
+        self.every_cap |= bool(self.capped and other.capped)
+        self.capped |= other.capped
+
+
+class LooseRows:
+    """Rows of most extras a pooled program leaves out and checks after solving
+    (:attr:`ferry.plan.balance.program.integer_program.Program.loose`); in typed arrays: a million of them at
+    100,000 topics."""
+
+    def __init__(self) -> None:
+        self.topic, self.rack, self.most = array("q"), array("q"), array("q")
+        self.owner, self.cols = array("q"), array("q")
+
+    def add(self, t: int, k: int, cols: Sequence[int], most: int) -> None:
+        """Topic ``t`` gives at most ``most`` extras to rack ``k``, where ``cols`` are its columns."""
+        self.owner.extend([len(self.topic)] * len(cols))
+        self.cols.extend(cols)
+        self.topic.append(t)
+        self.rack.append(k)
+        self.most.append(most)
+
+    def extend(
+        self, topic: np.ndarray, rack: np.ndarray, most: np.ndarray, owner: np.ndarray, cols: np.ndarray
+    ) -> None:
+        """Rows in bulk: per row its topic, rack and most extras; per column the row (numbered
+        from 0 here) it belongs to."""
+        extend_from(self.owner, owner + len(self.topic))
+        extend_from(self.cols, cols)
+        extend_from(self.topic, topic)
+        extend_from(self.rack, rack)
+        extend_from(self.most, most)
+
+    def broken(self, solution: np.ndarray) -> set[tuple[int, int]]:
+        """The (topic, rack) rows that ``solution`` breaks."""
+        if not self.topic:
+            return set()
+        cols = np.frombuffer(self.cols, dtype=np.int64)
+        sums = np.bincount(
+            np.frombuffer(self.owner, dtype=np.int64), weights=solution[cols], minlength=len(self.topic)
+        )
+        over = np.flatnonzero(sums > np.frombuffer(self.most, dtype=np.int64) + 0.5)
+        return {(self.topic[r], self.rack[r]) for r in over.tolist()}
+
+
+def holders(
+    layout: RackLayout, d: TopicDemand, unpooled: Container[int] = ()
+) -> tuple[list[int], dict[int, int]]:
+    """The positions open to the topic's extras
+    (:meth:`~ferry.plan.prepare.quotas.TopicQuota.extra_positions`) that hold more of it than their base quota
+    or sit in an ``unpooled`` rack, and per other open rack how many of its brokers are idle for it (module
+    docstring)."""
+    sizes = layout.sizes
+    idle = {k: sizes[k] for k, (_, hi) in enumerate(d.quota.rack_extras) if hi > 0 and k not in unpooled}
+    base = d.quota.base
+    positions = compress(range(len(layout.brokers)), d.held)
+    held = [i for i in positions if layout.rack_at[i] in idle and d.held[i] > base[i]]
+    for i in held:
+        idle[layout.rack_at[i]] -= 1
+    if unpooled:
+        own = {k for k, (_, hi) in enumerate(d.quota.rack_extras) if hi > 0 and k in unpooled}
+        held = sorted([*held, *(layout.position[b] for k in own for b in layout.members[k])])
+    return held, {k: m for k, m in idle.items() if m > 0}
+
+
+def pool_rows(program: Columns, layout: RackLayout, pools: Pools, by_broker: dict[int, list[int]]) -> None:
+    """Per rack with pooled extras, ``z[rack, b]`` into each of its brokers' band rows (``by_broker``:
+    per broker position, the columns of its row), and the pool row: what the rack's topics pooled is
+    what its brokers take."""
+    if not pools.topic:
+        return
+    cols, rack = pools.columns()
+    order = np.argsort(rack, kind="stable")
+    cols, rack = cols[order], rack[order]
+    racks = np.unique(rack)
+    bounds = [*np.searchsorted(rack, racks).tolist(), len(rack)]
+    most = np.add.reduceat(np.frombuffer(program.upper, dtype=np.float64)[cols], bounds[:-1]).tolist()
+    for j, k in enumerate(racks.tolist()):
+        into = pools.into[k] = {}
+        for b in layout.members[k]:
+            i = layout.position[b]
+            into[i] = program.column(most[j])
+            by_broker.setdefault(i, []).append(into[i])
+        program.ones(cols[bounds[j] : bounds[j + 1]], 0, 0, POOL, minus=list(into.values()))
+
+
+def split(
+    layout: RackLayout,
+    extras: TopicColumns,
+    pools: Pools,
+    solution: np.ndarray,
+) -> tuple[list[list[int]], list[int], dict[int, list[tuple[int, int]]]]:
+    """Per topic, the idle brokers that take its pooled extras (module docstring), the racks whose
+    pools could not be split, and per rack the pools that took extras (:meth:`Pools.taken`)."""
+    out: list[list[int]] = [[] for _ in pools.split]
+    taken = pools.taken(solution)
+    holding = holders_of(extras, len(layout.brokers))
+    failed = [
+        k
+        for k, into in pools.into.items()
+        if not _split_rack(layout, k, holding, taken[k], into, solution, out)
+    ]
+    return out, failed, taken
+
+
+def holders_of(extras: TopicColumns, brokers: int) -> np.ndarray:
+    """``topic * brokers + position`` of every extra with a column of its own, sorted: the
+    (topic, broker) pairs whose broker is not idle for the topic. Kept by ``extras`` until it
+    grows: a split that fails, its check for full pools, their rows and the split again all read it."""
+    return extras.pairs(brokers)
+
+
+def are_idle(holding: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Per ``topic * brokers + position`` of ``pairs``, whether it is not in ``holding``
+    (:func:`holders_of`)."""
+    if not len(holding):
+        return np.ones(len(pairs), dtype=bool)
+    at = np.minimum(np.searchsorted(holding, pairs), len(holding) - 1)
+    out: np.ndarray = holding[at] != pairs
+    return out
+
+
+def tight(
+    taken: dict[int, list[tuple[int, int]]], racks: Sequence[int], again: Container[int]
+) -> set[tuple[int, int]]:
+    """The (topic, rack) pools to give their own columns where ``racks`` could not be split.
+
+    A pool of one extra goes to any idle broker; those of several must find as many distinct ones
+    among the brokers the rack's other pools leave them, and where no split exists some of them
+    could not (a broker idle for many topics that pooled all their idle brokers, say). So those are
+    unpooled; in a rack that failed before (``again``), or whose pools all hold one extra, every
+    pool that took an extra."""
+    out: set[tuple[int, int]] = set()
+    for k in racks:
+        several = {(t, k) for t, y in taken[k] if y > 1}
+        if k in again or not several:
+            several = {(t, k) for t, _ in taken[k]}
+        out |= several
+    return out
+
+
+def _split_rack(
+    layout: RackLayout,
+    k: int,
+    holding: np.ndarray,
+    taken: list[tuple[int, int]],
+    into: dict[int, int],
+    solution: np.ndarray,
+    out: list[list[int]],
+) -> bool:
+    """Split rack ``k``'s pools that ``taken`` extras (topic, extras): topics to their idle brokers
+    of the rack by a flow; into ``out``. ``holding``: :func:`holders_of` the program's extras."""
+    from ortools.graph.python import min_cost_flow
+
+    if not taken:
+        return True
+    members = np.array(sorted(into), dtype=np.int64)
+    wants = np.rint(solution[[into[i] for i in members.tolist()]]).astype(np.int64)
+    topics = np.array([t for t, _ in taken], dtype=np.int64)
+    n, m = len(topics), len(members)
+    tails, heads = np.repeat(np.arange(n), m), np.tile(np.arange(m), n)
+    brokers = len(layout.brokers)
+    idle = are_idle(holding, topics[tails] * brokers + members[heads])
+    tails, heads = tails[idle], heads[idle]
+    flow = min_cost_flow.SimpleMinCostFlow()
+    arcs = flow.add_arcs_with_capacity_and_unit_cost(
+        tails, heads + n, np.ones(len(tails), dtype=np.int64), np.zeros(len(tails), dtype=np.int64)
+    )
+    supply = np.concatenate([np.array([y for _, y in taken], dtype=np.int64), -wants])
+    flow.set_nodes_supplies(np.arange(n + m), supply)
+    if supply.sum() != 0 or flow.solve() != flow.OPTIMAL:
+        return False
+    used = flow.flows(arcs) > 0
+    for a, b in zip(tails[used].tolist(), heads[used].tolist(), strict=True):
+        out[int(topics[a])].append(int(members[b]))
+    return True

@@ -1,0 +1,118 @@
+"""The balance program's state: its columns and rows as built so far (:class:`Columns`), the topic
+data they are built from, and what the solve found. The row builders of this package add to it, and
+:class:`~ferry.plan.balance.program.integer_program.Program` builds, solves and reads it; none of them
+is imported here.
+
+The columns and rows themselves are described in :mod:`ferry.plan.balance.program.integer_program`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ferry.plan.balance.program.columns import Columns, TopicColumns
+from ferry.plan.balance.program.pools import LooseRows, Pools, Refinements
+from ferry.plan.balance.setting import Outside, size_scale
+from ferry.plan.prepare.demand import Pinned, TopicDemand
+from ferry.plan.prepare.shrink_groups import Group
+from ferry.plan.racks import RackLayout
+
+
+@dataclass(frozen=True)
+class PlainRun:
+    """A run of plain topics as built, for checking their rack-room rows after solving
+    (:mod:`ferry.plan.balance.program.plain_rack_room`): per holder entry its topic (index into ``topics``),
+    broker position, free and base counts, extra's column (-1: none), and whether all its free replicas
+    stay whatever the extra."""
+
+    topics: np.ndarray
+    topic: np.ndarray
+    pos: np.ndarray
+    free: np.ndarray
+    base: np.ndarray
+    x_col: np.ndarray
+    fixed: np.ndarray
+
+
+class ProgramState(Columns):
+    """The program's columns and rows, and per topic the columns that count what it keeps."""
+
+    def __init__(
+        self,
+        layout: RackLayout,
+        demands: Sequence[TopicDemand],
+        *,
+        voluntary: bool = False,
+        room_rows: set[tuple[int, int]] | None = None,
+        outside: Outside | None = None,
+        scale: float | None = None,
+        pool: bool = False,
+        refined: Refinements | None = None,
+    ) -> None:
+        super().__init__()
+        self.voluntary = voluntary
+        self.pool = pool
+        """Pool the brokers idle for a topic (:mod:`ferry.plan.balance.program.pools`); see :attr:`broke`."""
+        self.refined = refined or Refinements()
+        """How to pose pools and rows where earlier pooled optima broke them (:attr:`broke`)."""
+        self.unpool: dict[int, set[int]] = {}
+        for t, k in self.refined.unpool:
+            self.unpool.setdefault(t, set()).add(k)
+        self.pools = Pools.empty(len(demands))
+        self.broke = Refinements()
+        """The pools of the optimum that could not be split over brokers, and the rows left out
+        (:attr:`loose`) that it broke: :meth:`Program.solve` then answered ``None``, and the program is to
+        be solved again with these refined (:attr:`refined`)."""
+        self.loose = LooseRows()
+        """Rack rows of pooled topics left out: an upper bound alone, of 10 partitions' one replica
+        per rack where 20 brokers could take extras, which the optimum mostly keeps without being
+        told (checked after solving)."""
+        self.bulk = True
+        """Build runs of plain topics in bulk (:attr:`plain`); ``False``: each on its own."""
+        self._room_topics: set[int] | None = None
+        self.plain: list[PlainRun] = []
+        self.outside = outside or Outside.none(len(layout.brokers))
+        self.room_rows = room_rows
+        """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""
+        self.solution: np.ndarray = np.zeros(0)
+        self.extras = TopicColumns()
+        """Every topic's extras: (broker position, column)."""
+        self.free_at: list[list[tuple[int, int]]] = [[] for _ in demands]
+        """Per topic, (broker position, column) of its ``f`` columns."""
+        self.implied_at: list[list[int]] = [[] for _ in demands]
+        """Per topic, broker positions whose kept free replicas follow from ``x`` (:meth:`_imply_kept`)."""
+        self.shrink_col: dict[tuple[int, int, int], int] = {}
+        self.pinned_cols: list[list[tuple[Pinned, dict[int, int]]]] = [[] for _ in demands]
+        self.layout = layout
+        self.demands = demands
+        self.kept = TopicColumns()
+        """Every topic's columns counting kept replicas (position -1)."""
+        self.constant = [0] * len(demands)
+        self.scale = scale if scale is not None else size_scale(layout, demands)
+
+    @property
+    def unpooled(self) -> bool:
+        """The pooled optimum could not be split: see :attr:`broke`."""
+        return bool(self.broke)
+
+    def room_topics(self, t: int) -> bool:
+        """Whether topic ``t`` gets any rack-room row."""
+        if self._room_topics is None:
+            self._room_topics = {u for u, _ in self.room_rows or ()}
+        return self.room_rows is None or t in self._room_topics
+
+    def capped(self, t: int, k: int) -> bool:
+        """Whether topic ``t``'s row of most extras in rack ``k`` is posed although loose."""
+        return self.refined.every_cap or (t, k) in self.refined.capped
+
+    def group_counts(self, t: int, g: int, group: Group) -> dict[int, int]:
+        """Per replica of a shrink group, how many of its partitions keep it in the solution."""
+        x = self.solution
+        return {b: int(x[self.shrink_col[t, g, b]]) for b in group.replicas}
+
+    def wants_room(self, t: int, k: int) -> bool:
+        """Whether topic ``t`` gets a rack-room row for rack ``k``."""
+        return self.room_rows is None or (t, k) in self.room_rows

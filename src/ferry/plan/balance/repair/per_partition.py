@@ -1,0 +1,105 @@
+"""Make the balance program's choice hold partition by partition where its rack-room rows were loose.
+
+The program's rack-room rows (:mod:`ferry.plan.balance.program.rack_room`) count the open slots each rack can
+fill, summed over a topic's partitions; which partition takes which slot they leave open. On a wide
+cluster of small topics (10 partitions, 30 replicas over 200 brokers in 10 racks) a topic's quotas
+can then keep fewer replicas than the program counted, and its placement moves more than the bound.
+
+For the topics :attr:`~ferry.plan.prepare.demand.TopicDemand.layouts` describes (strict racks, every
+partition free) this pass
+
+1. finds each topic's most kept replicas under its quotas, exactly, by min-cost flow
+   (:mod:`ferry.plan.balance.repair.kept_flow`);
+2. solves the topics that fall short of the program's count again, a chunk at a time, with every
+   partition's kept replicas and additions per rack as columns and each broker's total over the
+   chunk held as solved, so no row of the program changes (:mod:`ferry.plan.balance.repair.chunk_program`);
+3. takes the new quotas, with every partition's kept replicas, where they keep more.
+
+The program's optimum stays the lower bound on moves: this pass only finds plans that reach it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ferry.plan.balance.outcome import Balance
+from ferry.plan.balance.repair.chunk_program import CHUNK, rejoin
+from ferry.plan.balance.repair.kept_flow import kept_per_topic
+from ferry.plan.prepare.demand import TopicDemand
+from ferry.plan.racks import RackLayout
+
+ROUNDS = 3
+"""Passes over the topics still short: a chunk's trades can leave a partner short, and the next
+round gives it other partners (those above their count first)."""
+
+
+def realise(layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance) -> Balance:
+    """``solved`` with the quotas and keeps of its short topics solved again (module docstring)."""
+    topics = [t for t, d in enumerate(demands) if exact_posed(d, solved.quotas[t])]
+    if not topics:
+        return solved
+    exact = _kept(layout, demands, solved, topics)
+    quotas, keeps = list(solved.quotas), [dict(k) for k in solved.keeps]
+    for _ in range(ROUNDS):
+        short = [t for t in topics if exact[t] < solved.kept[t]]
+        # Topics at their count that can give an extra away, those above it first: a short topic
+        # alone, every broker's total held, has nothing to trade with.
+        partners = sorted(
+            (t for t in topics if exact[t] >= solved.kept[t] and demands[t].quota.extras > 0),
+            key=lambda t: solved.kept[t] - exact[t],
+        )
+        if not short or not _round(layout, demands, short, partners, quotas, keeps, exact):
+            break
+    return Balance(quotas, list(solved.kept), keeps)
+
+
+def _round(
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    short: Sequence[int],
+    partners: Sequence[int],
+    quotas: list[tuple[int, ...]],
+    keeps: list[dict[int, frozenset[int]]],
+    exact: dict[int, int],
+) -> bool:
+    """Solve ``short`` again a chunk at a time, each with as many ``partners``; update ``quotas``,
+    ``keeps`` and ``exact`` where a chunk keeps more. Whether any did."""
+    improved = False
+    for n, start in enumerate(range(0, len(short), CHUNK)):
+        chunk = [*short[start : start + CHUNK], *_cycled(partners, n * CHUNK, CHUNK)]
+        found = rejoin(layout, [demands[t] for t in chunk], [quotas[t] for t in chunk])
+        if found is None or sum(found.kept) <= sum(exact[t] for t in chunk):
+            continue
+        improved = True
+        for j, t in enumerate(chunk):
+            quotas[t], keeps[t], exact[t] = found.quotas[j], dict(found.keeps[j]), found.kept[j]
+    return improved
+
+
+def _kept(
+    layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance, topics: list[int]
+) -> dict[int, int]:
+    """What each of ``topics`` keeps at best, or its program count once a lower bound reaches it."""
+    lower = kept_per_topic(
+        layout, [demands[t] for t in topics], [solved.quotas[t] for t in topics], fix_settled=True
+    )
+    exact = dict(zip(topics, lower, strict=True))
+    below = [t for t in topics if exact[t] < solved.kept[t]]
+    found = kept_per_topic(
+        layout, [demands[t] for t in below], [solved.quotas[t] for t in below], fix_settled=False
+    )
+    exact.update(zip(below, found, strict=True))
+    return exact
+
+
+def _cycled(items: Sequence[int], start: int, count: int) -> list[int]:
+    """``count`` of ``items`` from ``start`` on, wrapping around, each at most once."""
+    if not items:
+        return []
+    return [items[(start + i) % len(items)] for i in range(min(count, len(items)))]
+
+
+def exact_posed(d: TopicDemand, quota: Sequence[int]) -> bool:
+    """Whether the topic is one this pass handles: all partitions described, more than one
+    replica each (single-replica partitions also count in the leader rows), quotas adding up."""
+    return d.exact and sum(quota) == sum(d.layouts.rf)

@@ -1,0 +1,64 @@
+"""The planner's report (:class:`~ferry.model.PlanReport`): moves, bytes, bounds and balance
+before and after."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from ferry.model.cluster import ClusterSnapshot, PartitionState
+from ferry.model.goal import Goal, RackMode
+from ferry.model.plan import Move
+from ferry.model.report import PlanReport
+from ferry.plan.balance.least_spread import forced_spread
+from ferry.plan.measure.stats import balance
+from ferry.plan.racks import RackLayout
+
+
+def build_report(
+    snapshot: ClusterSnapshot,
+    goal: Goal,
+    targets: Sequence[int],
+    planned: Sequence[tuple[PartitionState, Sequence[int]]],
+    moves: Sequence[Move],
+    bound: int,
+) -> PlanReport:
+    """Figures of a plan; ``planned`` holds every in-scope partition with its planned replicas."""
+    changed = {m.tp: m.target for m in moves}
+    before = [(s.tp, s.replicas) for s, _ in planned]
+    after = [(s.tp, changed.get(s.tp, s.replicas)) for s, _ in planned]
+    everyone = RackLayout.of(snapshot.racks, {*snapshot.broker_ids, *targets})
+    added = [len(m.adding) for m in moves]
+    replica_moves = sum(added)
+    return PlanReport(
+        partitions=len(planned),
+        partitions_changed=len(moves),
+        replica_moves=replica_moves,
+        lower_bound=bound,
+        bytes_moved=sum(n * m.size_bytes for n, m in zip(added, moves, strict=True)),
+        leader_changes=sum(1 for m in moves if m.leader_changes),
+        target_brokers=tuple(targets),
+        rack_mode=goal.rack_mode.value,
+        balance_by=goal.balance.value,
+        forced_replica_spread=least_spread(snapshot, goal, targets, planned),
+        balance={
+            "before": balance(before, targets, everyone),
+            # After the plan every replica is on a target: the rule is the targets' racks' (a rack
+            # left without targets no longer counts, so RF 3 over two racks may put two in one).
+            "after": balance(after, targets, RackLayout.of(snapshot.racks, targets)),
+        },
+    )
+
+
+def least_spread(
+    snapshot: ClusterSnapshot,
+    goal: Goal,
+    targets: Sequence[int],
+    planned: Sequence[tuple[PartitionState, Sequence[int]]],
+) -> int:
+    """The smallest replica spread over ``targets`` that any plan of these partitions can have: what
+    the rack rule forces on racks of unequal size (strict mode), else 0 or 1 as the total divides."""
+    factors = Counter(len(reps) for _, reps in planned)
+    if goal.rack_mode is RackMode.EVEN or not targets:
+        return 0 if sum(rf * n for rf, n in factors.items()) % max(1, len(targets)) == 0 else 1
+    return forced_spread(RackLayout.of(snapshot.racks, targets), factors).spread
