@@ -64,8 +64,9 @@ class ProgramState(Columns):
         self.pools = Pools.empty(len(demands))
         self.broke = Refinements()
         """The pools of the optimum that could not be split over brokers, and the rows left out
-        (:attr:`loose`) that it broke: :meth:`Program.solve` then answered ``None``, and the program is to
-        be solved again with these refined (:attr:`refined`)."""
+        (:attr:`loose`) that it broke: :func:`~ferry.plan.balance.program.integer_program.solve`
+        then answered ``None``, and the program is to be solved again with these refined
+        (:attr:`refined`)."""
         self.loose = LooseRows()
         """Rack rows of pooled topics left out: an upper bound alone, of 10 partitions' one replica
         per rack where 20 brokers could take extras, which the optimum mostly keeps without being
@@ -83,7 +84,8 @@ class ProgramState(Columns):
         self.free_at: list[list[tuple[int, int]]] = [[] for _ in demands]
         """Per topic, (broker position, column) of its ``f`` columns."""
         self.implied_at: list[list[int]] = [[] for _ in demands]
-        """Per topic, broker positions whose kept free replicas follow from ``x`` (:meth:`_imply_kept`)."""
+        """Per topic, broker positions whose kept free replicas follow from ``x``
+        (:func:`~ferry.plan.balance.program.topic_rows._imply_kept`)."""
         self.shrink_col: dict[tuple[int, int, int], int] = {}
         self.pinned_cols: list[list[tuple[Pinned, dict[int, int]]]] = [[] for _ in demands]
         self.layout = layout
