@@ -27,9 +27,10 @@ class PlanReport:
         balance_by: ``replicas`` or ``bytes``.
         forced_replica_spread: the smallest broker spread the rack rule allows for these racks.
         balance: ``before`` and ``after``, each the balance figures of
-        :func:`ferry.plan.measure.stats.balance`. disk: with ``balance_by`` bytes, the byte balance's figures
-        (:mod:`ferry.plan.disk.byte_balance`). placement_fallbacks: replicas placed above a quota (0 when the
-        plan meets its bound;
+            :func:`ferry.plan.measure.stats.balance`.
+        disk: with ``balance_by`` bytes, the byte balance's figures
+            (:mod:`ferry.plan.disk.byte_balance`).
+        placement_fallbacks: replicas placed above a quota (0 when the plan meets its bound;
             ``None`` for a replace, which places nothing by quota).
     """
 
