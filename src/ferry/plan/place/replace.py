@@ -63,10 +63,24 @@ def _destination(
 ) -> int:
     others = [b for j, b in enumerate(replicas) if j != index and b in layout.rack_of]
 
-    def fits(broker: int) -> bool:
-        return broker not in replicas and may_take(layout, mode, others, len(replicas), broker)
+    rf = len(replicas)
 
-    if fits(new):
-        return new
-    candidates = [b for b in layout.brokers if fits(b)] or [b for b in layout.brokers if b not in replicas]
-    return min(candidates, key=lambda b: (load[b], b))
+    def fits(broker: int) -> bool:
+        return broker not in replicas and may_take(layout, mode, others, rf, broker)
+
+    def no_worse(broker: int) -> bool:
+        # A partition already outside its rack bounds has no broker the rule allows: it may still
+        # take one that leaves it no further outside them.
+        if broker in replicas:
+            return False
+        return mode is RackMode.EVEN or layout.violations([*others, broker], rf) <= layout.violations(
+            others, rf
+        )
+
+    for allowed in (fits, no_worse):
+        if allowed(new):
+            return new
+        candidates = [b for b in layout.brokers if allowed(b)]
+        if candidates:
+            return min(candidates, key=lambda b: (load[b], b))
+    return min((b for b in layout.brokers if b not in replicas), key=lambda b: (load[b], b))
