@@ -8,7 +8,8 @@ smallest integer with ``sum(min(n_k, c)) >= r``. Rack ``k`` then holds at most `
 least ``min(n_k, c - 1)`` replicas of the partition
 (and at least what the other racks cannot hold). With at least ``r`` racks this is "at most one
 replica per rack"; with fewer racks it spreads the replicas over the racks as evenly as the rack sizes
-allow. The lower bounds always sum to less than ``r`` because ``c`` is minimal.
+allow. The lower bounds sum to at most ``r``, and to ``r`` only where every rack's count is fixed
+(as many racks as replicas: one each).
 
 Every pass that gives a partition a replica asks :func:`may_take` (or, for a whole rack at once,
 :func:`racks_open`): placement, replace, the byte balance. Under ``RackMode.EVEN`` only "never two
