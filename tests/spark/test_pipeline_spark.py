@@ -128,3 +128,16 @@ def test_byte_balance_gives_the_same_files_on_both_engines(tmp_path: Path, form:
     # Every broker within 5 % of its share of the rack's bytes (rack totals are forced by RF 3 over
     # three racks, whatever the disks).
     assert report["disk"]["after"]["off_target_max"] <= 0.05
+
+
+@pytest.mark.usefixtures("spark")
+@pytest.mark.parametrize("budget", [["--max-moves", "7"], ["--max-bytes", "20GB", "--balance", "bytes"]])
+def test_a_budgeted_step_gives_the_same_files_on_both_engines(tmp_path: Path, budget: list[str]) -> None:
+    snapshot = generated(brokers=12, racks=3, topics=5, partitions=20, rf=3, seed=9, skew=1.5)
+    write_any(snapshot, tmp_path / "s.json")
+    for engine in ("spark", "local"):
+        args = ["plan", "--snapshot", str(tmp_path / "s.json"), "--output-dir", str(tmp_path / engine)]
+        assert main([*args, "--engine", engine, *budget]) == 0
+    assert _plan_files(tmp_path / "spark") == _plan_files(tmp_path / "local")
+    report = json.loads((tmp_path / "local" / "report.json").read_text())
+    assert 0 < report["budget"]["moves"] < report["budget"]["full_plan_moves"]

@@ -6,6 +6,7 @@ Everything here runs before anything is read or written, so bad usage exits 2 wi
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from ferry.cli.options import add_connection_options, check_force
@@ -119,6 +120,53 @@ def add_balance_options(parser: argparse.ArgumentParser) -> None:
         help="with --capacity: the fullest any broker's disk may end, as a fraction of its capacity "
         "(default: 0.85)",
     )
+
+
+def add_budget_options(parser: argparse.ArgumentParser) -> None:
+    """A budget: the step of the full plan that fits it, not the whole change."""
+    budget = parser.add_argument_group(
+        "budget",
+        "plan only the first step of the full plan: the moves that remove the most imbalance per move "
+        "(or per byte) first, every replica going where the full plan puts it; after executing it, "
+        "plan again for the next step (report.json's 'budget' says how many are left)",
+    )
+    budget.add_argument(
+        "--max-moves",
+        metavar="N",
+        type=_positive,
+        help="at most N replica moves (replicas added, each copying its partition)",
+    )
+    budget.add_argument(
+        "--max-bytes",
+        metavar="SIZE",
+        type=parse_size,
+        help="moves copying at most SIZE bytes, e.g. 500GB or 2TiB (GB = 10^9 bytes, GiB = 2^30)",
+    )
+
+
+_UNITS = {"": 1, "B": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
+
+
+def parse_size(text: str) -> int:
+    """``"500GB"`` -> 500 * 10**9, ``"2TiB"`` -> 2 * 2**40, ``"1024"`` -> 1024 bytes."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?)B?\s*", text, flags=re.IGNORECASE)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected a size such as 500GB or 2TiB, got {text!r}")
+    number, prefix, binary = match.groups()
+    prefix = prefix.upper()
+    if binary and not prefix:
+        raise argparse.ArgumentTypeError(f"expected a size such as 500GB or 2TiB, got {text!r}")
+    scale = 1024 ** ("KMGTP".index(prefix) + 1) if binary else _UNITS[prefix]
+    size = int(float(number) * scale)
+    if size < 1:
+        raise argparse.ArgumentTypeError(f"expected a size of at least 1 byte, got {text!r}")
+    return size
+
+
+def _positive(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
 
 
 def _fraction(text: str) -> float:

@@ -89,6 +89,7 @@ def plan_summary(report: Mapping[str, Any], *, snapshot: str, files: Sequence[Pa
         ("partitions in scope", _get(report, "partitions")),
         ("partitions changed", _get(report, "partitions_changed")),
         *moves,
+        *_budget_rows(report.get("budget")),
         ("leader changes", _get(report, "leader_changes")),
         ("replica spread", _before_after(report, "replica_spread")),
         ("topic replica spread", _before_after(report, "topic_replica_spread_max")),
@@ -101,6 +102,33 @@ def plan_summary(report: Mapping[str, Any], *, snapshot: str, files: Sequence[Pa
     lines.append("  (spread: most minus fewest replicas or leaders per target broker)")
     lines += _files_lines(report, files)
     return "\n".join(lines)
+
+
+def _budget_rows(budget: object) -> list[tuple[str, object]]:
+    """A budgeted step: the budget and what it used, the imbalance it leaves, the full plan."""
+    if not isinstance(budget, Mapping):
+        return []
+    limits = []
+    if isinstance(budget.get("max_moves"), int):
+        limits.append(f"{budget['max_moves']} moves")
+    if isinstance(budget.get("max_bytes"), int):
+        limits.append(human_bytes(budget["max_bytes"]))
+    used = f"{_get(budget, 'moves')} moves, {_human(budget.get('bytes'))}"
+    unit = budget.get("imbalance_unit")
+    shown = _human if unit == "bytes" else str
+    before, after = shown(budget.get("imbalance_before")), shown(budget.get("imbalance_after"))
+    imbalance = f"{before} -> {after} (0 after the full plan)"
+    steps = budget.get("steps_left")
+    full = f"{_get(budget, 'full_plan_moves')} moves, {_human(budget.get('full_plan_bytes'))}"
+    return [
+        ("budget", f"{' and '.join(limits)} (used {used})"),
+        (f"{unit} out of place", imbalance),
+        ("full plan", f"{full}; {steps} more step{'s' if steps != 1 else ''} at this budget"),
+    ]
+
+
+def _human(value: object) -> str:
+    return human_bytes(value) if isinstance(value, int) else _MISSING
 
 
 def _disk_spread(disk: Mapping[str, Any]) -> str:

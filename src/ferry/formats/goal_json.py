@@ -12,7 +12,7 @@ from ferry.model import BalanceMode, Goal
 
 def goal_json(goal: Goal) -> dict[str, Any]:
     """The goal as JSON-ready data for report.json (sets sorted, so reports diff cleanly); the
-    byte balance's settings only when it is chosen."""
+    byte balance's settings and the budget only when they are chosen."""
     out: dict[str, Any] = {
         "brokers": None if goal.brokers is None else sorted(goal.brokers),
         "replace": [{"old": old, "new": new} for old, new in goal.replace],
@@ -26,4 +26,8 @@ def goal_json(goal: Goal) -> dict[str, Any]:
         if goal.capacity is not None:
             out["capacity"] = {str(b): n for b, n in sorted(goal.capacity.items())}
             out["max_disk_fraction"] = goal.max_disk_fraction
+    if goal.max_moves is not None:
+        out["max_moves"] = goal.max_moves
+    if goal.max_bytes is not None:
+        out["max_bytes"] = goal.max_bytes
     return out

@@ -1,7 +1,7 @@
 """report.json: a plan's :class:`~ferry.model.PlanReport` as JSON, and what the command adds.
 
 Keys keep the report's field order (operators and scripts diff report files), with
-``moves_over_bound`` after ``lower_bound``; ``disk`` and ``placement_fallbacks`` only where the
+``moves_over_bound`` after ``lower_bound``; ``disk``, ``placement_fallbacks`` and ``budget`` only where the
 plan has them; then the command's own keys (``snapshot``, ``goal``, ``forced``) in the order given.
 """
 
@@ -32,5 +32,7 @@ def report_json(report: PlanReport, **extra: Any) -> dict[str, Any]:
         out["disk"] = dict(report.disk)
     if report.placement_fallbacks is not None:
         out["placement_fallbacks"] = report.placement_fallbacks
+    if report.budget is not None:
+        out["budget"] = dict(report.budget)
     out.update(extra)
     return out

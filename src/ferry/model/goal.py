@@ -51,6 +51,8 @@ class Goal:
         balance: see :class:`BalanceMode`.
         capacity: disk bytes per broker (``BYTES`` only): balance by the fraction in use.
         max_disk_fraction: with ``capacity``, no plan may fill a broker beyond this fraction.
+        max_moves: a budget: plan at most this many replica moves, the first step of the full plan.
+        max_bytes: a budget: plan moves copying at most this many bytes, likewise.
     """
 
     brokers: frozenset[int] | None = None
@@ -62,9 +64,15 @@ class Goal:
     balance: BalanceMode = BalanceMode.REPLICAS
     capacity: Mapping[int, int] | None = None
     max_disk_fraction: float = DEFAULT_MAX_DISK_FRACTION
+    max_moves: int | None = None
+    max_bytes: int | None = None
 
     def __post_init__(self) -> None:
         self._check_disk()
+        for name in ("max_moves", "max_bytes"):
+            limit = getattr(self, name)
+            if limit is not None and limit < 1:
+                raise ValueError(f"{name.replace('_', ' ')} must be at least 1, got {limit}")
         object.__setattr__(self, "replication_factors", MappingProxyType(dict(self.replication_factors)))
         for topic, rf in self.replication_factors.items():
             if rf < 1:
@@ -88,6 +96,11 @@ class Goal:
             object.__setattr__(self, "capacity", MappingProxyType(dict(self.capacity)))
         if not 0 < self.max_disk_fraction <= 1:
             raise ValueError(f"the largest disk fraction must be in (0, 1], got {self.max_disk_fraction}")
+
+    @property
+    def budgeted(self) -> bool:
+        """Whether the plan is one step within a budget rather than the whole change."""
+        return self.max_moves is not None or self.max_bytes is not None
 
     def in_scope(self, topic: str) -> bool:
         """Whether the planner may touch ``topic``."""

@@ -32,6 +32,10 @@ class PlanReport:
             (:mod:`ferry.plan.disk.byte_balance`).
         placement_fallbacks: replicas placed above a quota (0 when the plan meets its bound;
             ``None`` for a replace, which places nothing by quota).
+        budget: with ``--max-moves`` or ``--max-bytes``, the step's figures: the budget, what it
+            used, the imbalance before and after the step and after the full plan, the full plan's
+            moves, bytes and balance, and the steps left at this budget
+            (:mod:`ferry.plan.budget.step`).
     """
 
     partitions: int
@@ -47,6 +51,7 @@ class PlanReport:
     balance: Mapping[str, Mapping[str, int]]
     disk: Mapping[str, Any] | None = None
     placement_fallbacks: int | None = None
+    budget: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "target_brokers", tuple(self.target_brokers))

@@ -53,9 +53,11 @@ from dataclasses import replace
 from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import BalanceMode, Goal, RackMode
 from ferry.model.plan import Move, Plan
+from ferry.model.report import PlanReport
 from ferry.plan.balance.assign_extras import assign_extras, final_quota
 from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.repair.whole_plan import LIMIT, solve_exactly
+from ferry.plan.budget.step import take_step
 from ferry.plan.disk.byte_balance import plan_disk
 from ferry.plan.gc_pause import pausing
 from ferry.plan.leaders.swaps import leaders_with_swaps
@@ -76,9 +78,8 @@ def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     """Plan the reassignment that reaches ``goal`` with the fewest replica moves."""
     if goal.replace:
         done = plan_replace(snapshot, goal)
-        return Plan.of(
-            done.moves, build_report(snapshot, goal, done.targets, done.planned, done.moves, done.bound)
-        )
+        leaders = [reps[0] for _, reps in done.planned]
+        return Plan.of(*_finished(snapshot, goal, done.targets, done.planned, leaders, done.bound))
     if goal.balance is BalanceMode.BYTES:
         return plan_bytes(snapshot, goal)
     targets = target_brokers(snapshot, goal)
@@ -189,8 +190,7 @@ def assemble(
         if exact is not None:
             planned = list(zip(states, exact.replicas, strict=True))
             leaders, bound, fallbacks = exact.leaders, exact.moves, 0
-    moves = _moves(planned, leaders)
-    report = build_report(snapshot, goal, targets, planned, moves, bound)
+    moves, report = _finished(snapshot, goal, targets, planned, leaders, bound)
     return Plan.of(moves, replace(report, placement_fallbacks=fallbacks))
 
 
@@ -209,18 +209,47 @@ def plan_bytes(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     targets = target_brokers(snapshot, goal)
     scope = [state for parts in in_scope(snapshot, goal) for state in parts]
     result = plan_disk(snapshot, goal, targets, scope)
-    moves = _moves(result.planned, result.leaders)
-    report = build_report(snapshot, goal, targets, result.planned, moves, 0)
+    moves, report = _finished(snapshot, goal, targets, result.planned, result.leaders, 0)
     disk = result.figures
     bound = int(str(disk["bytes_lower_bound"]))
-    disk["bytes_moved_over_bound"] = round(report.bytes_moved / bound, 4) if bound else None
+    moved = report.bytes_moved
+    if report.budget is not None:
+        # A step's bytes per broker are its own; the bound and the ratio to it are the full plan's.
+        moves_to = {m.tp: m.target for m in moves}
+        disk = result.figures_of([(s, moves_to.get(s.tp, s.replicas)) for s, _ in result.planned])
+        moved = int(str(report.budget["full_plan_bytes"]))
+    disk["bytes_moved_over_bound"] = round(moved / bound, 4) if bound else None
     return Plan.of(moves, replace(report, disk=disk, placement_fallbacks=0))
 
 
-def _moves(planned: Sequence[Planned], leaders: Sequence[int]) -> list[Move]:
-    moves = []
-    for (state, replicas), leader in zip(planned, leaders, strict=True):
-        target = (leader, *(b for b in replicas if b != leader))
-        if target != state.replicas:
-            moves.append(Move(state.tp, state.replicas, target, state.size))
-    return moves
+def _finished(
+    snapshot: ClusterSnapshot,
+    goal: Goal,
+    targets: Sequence[int],
+    planned: Sequence[Planned],
+    leaders: Sequence[int],
+    bound: int,
+) -> tuple[list[Move], PlanReport]:
+    """The moves and report of the full plan, or of the step of it that the goal's budget allows
+    (:mod:`ferry.plan.budget`; the report's bound stays the full plan's)."""
+    full = [
+        (state, (leader, *(b for b in replicas if b != leader)))
+        for (state, replicas), leader in zip(planned, leaders, strict=True)
+    ]
+    moves = _moves(full)
+    report = build_report(snapshot, goal, targets, full, moves, bound)
+    if not goal.budgeted:
+        return moves, report
+    step = take_step(RackLayout.of(snapshot.racks, targets), goal, full)
+    moves = _moves(step.planned)
+    figures = {**step.figures, "full_plan_after": dict(report.after)}
+    return moves, replace(build_report(snapshot, goal, targets, step.planned, moves, bound), budget=figures)
+
+
+def _moves(planned: Sequence[Planned]) -> list[Move]:
+    """A move for every partition whose planned replicas (preferred leader first) differ."""
+    return [
+        Move(state.tp, state.replicas, target, state.size)
+        for state, target in planned
+        if target != state.replicas
+    ]

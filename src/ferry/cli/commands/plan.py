@@ -34,6 +34,7 @@ from ferry.cli.options import (
 from ferry.cli.plan_args import (
     add_balance_options,
     add_broker_options,
+    add_budget_options,
     add_input_options,
     add_topic_options,
     check_usage,
@@ -131,6 +132,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     add_broker_options(parser)
     add_topic_options(parser)
     add_balance_options(parser)
+    add_budget_options(parser)
     add_engine_options(parser)
     add_safety_options(parser, originals=False, force_help=_FORCE_HELP)
     parser.add_argument(
@@ -254,6 +256,8 @@ def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str
         balance=BalanceMode(args.balance),
         capacity=load_capacity(args.capacity) if args.capacity is not None else None,
         max_disk_fraction=args.max_disk_fraction or DEFAULT_MAX_DISK_FRACTION,
+        max_moves=args.max_moves,
+        max_bytes=args.max_bytes,
     )
     if goal.balance is BalanceMode.BYTES and not any(p.size or p.replica_bytes for p in snapshot.partitions):
         problems.append(f"--balance bytes: no partition of {source} has a size (size_bytes or replica_sizes)")

@@ -56,6 +56,26 @@ class DiskPlan:
     planned: list[tuple[PartitionState, tuple[int, ...]]]
     leaders: list[int]
     figures: dict[str, object]
+    layout: RackLayout
+    aims: DiskTargets
+    before: list[float]
+    """Every target broker's bytes before the plan."""
+
+    def figures_of(self, planned: Sequence[tuple[PartitionState, Sequence[int]]]) -> dict[str, object]:
+        """The disk section for another placement of the same partitions (a budgeted step of
+        this plan): its bytes per broker after, against the same targets and bound."""
+        after = list(self.before)
+        position = self.layout.position
+        for state, replicas in planned:
+            for sign, brokers in (
+                (-1, set(state.replicas) - set(replicas)),
+                (1, set(replicas) - set(state.replicas)),
+            ):
+                for b in brokers:
+                    if b in position:
+                        after[position[b]] += sign * state.bytes_on(b)
+        bound = int(str(self.figures["bytes_lower_bound"]))
+        return _figures(self.layout, self.aims, self.before, after, bound)
 
 
 def plan_disk(
@@ -84,7 +104,7 @@ def plan_disk(
     shrinks = any(rf < p.replication_factor for rf, p in zip(factors, scope, strict=True))
     bound = max(copies, _balance_bound(aims, before, disk.bytes, shrinks=shrinks))
     planned = [(state, tuple(reps)) for state, reps in zip(scope, disk.replicas, strict=True)]
-    return DiskPlan(planned, leaders, _figures(layout, aims, before, disk.bytes, bound))
+    return DiskPlan(planned, leaders, _figures(layout, aims, before, disk.bytes, bound), layout, aims, before)
 
 
 def _even_leaders(disk: Disk, factors: Sequence[int]) -> list[int]:

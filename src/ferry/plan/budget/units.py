@@ -1,0 +1,141 @@
+"""A partition's change cut into the units a budgeted step may take.
+
+A change of more than one replica is cut into single-replica actions (one replica leaves and one
+joins; where the replication factor changes, one joins or leaves alone) in an order where every
+intermediate replica set keeps the rack rule, or for a partition already outside it gets no
+further outside; a step may stop after any of them, and the next plan goes on from there. A change
+with no such order is one unit: all of it or nothing. A change of preferred leader alone copies
+nothing and is no unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ferry.model.cluster import PartitionState
+from ferry.model.goal import RackMode
+from ferry.plan.racks import RackLayout
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """Part of one partition's change; a partition's units are taken in ``order``."""
+
+    partition: int
+    """Index of the partition in the plan's list."""
+    order: int
+    leaves: tuple[int, ...]
+    joins: tuple[int, ...]
+    """Brokers that get a replica: each copies the partition's data."""
+    size: int
+    """Bytes one copy moves."""
+    last: bool
+    """Taking it completes the partition's change."""
+
+    @property
+    def moves(self) -> int:
+        return len(self.joins)
+
+    @property
+    def bytes(self) -> int:
+        return len(self.joins) * self.size
+
+
+def units_of(
+    index: int, state: PartitionState, target: Sequence[int], layout: RackLayout, mode: RackMode
+) -> list[Unit]:
+    """The units of partition ``index``'s change from its replicas to ``target``."""
+    joins = [b for b in target if b not in state.replicas]
+    leaves = [b for b in state.replicas if b not in target]
+    if not joins and not leaves:
+        return []
+    if len(joins) + len(leaves) > 2 or len(joins) != len(leaves):
+        actions = _sequence(state.replicas, joins, leaves, layout, mode)
+        if actions is not None:
+            last = len(actions) - 1
+            return [Unit(index, k, r, a, state.size, k == last) for k, (r, a) in enumerate(actions)]
+    return [Unit(index, 0, tuple(leaves), tuple(joins), state.size, True)]
+
+
+Action = tuple[tuple[int, ...], tuple[int, ...]]
+"""(leaving, joining): one replica each, or one alone where the replication factor changes."""
+
+
+def _sequence(
+    replicas: Sequence[int], joins: Sequence[int], leaves: Sequence[int], layout: RackLayout, mode: RackMode
+) -> list[Action] | None:
+    """Single-replica actions in an order after each of which the partition is no further outside
+    its rack bounds than before it (:meth:`RackLayout.outside`; for a partition inside them, what
+    :func:`ferry.plan.racks.may_take` allows); ``None`` if there is no such order. A joining
+    broker in the leaving one's rack goes first: the rack counts then stay."""
+    held, joins, leaves = list(replicas), list(joins), list(leaves)
+    actions: list[Action] = []
+    while joins or leaves:
+        found = next(
+            (a for a in _candidates(joins, leaves, layout) if _no_worse(held, a, layout, mode)), None
+        )
+        if found is None:
+            return None
+        held = _after(held, found)
+        for r in found[0]:
+            leaves.remove(r)
+        for a in found[1]:
+            joins.remove(a)
+        actions.append(found)
+    return actions
+
+
+def _candidates(joins: Sequence[int], leaves: Sequence[int], layout: RackLayout) -> list[Action]:
+    pairs: list[Action] = [
+        ((r,), (a,))
+        for r in leaves
+        for a in sorted(joins, key=lambda a: _rack(layout, a) != _rack(layout, r))
+    ]
+    if len(joins) > len(leaves):
+        return pairs + [((), (a,)) for a in joins]
+    if len(leaves) > len(joins):
+        return pairs + [((r,), ()) for r in leaves]
+    return pairs
+
+
+def _rack(layout: RackLayout, broker: int) -> int | None:
+    return layout.rack_of.get(broker)
+
+
+def _after(held: Sequence[int], action: Action) -> list[int]:
+    """``held`` once ``action`` is done: a joining replica takes the leaving one's place."""
+    out = list(held)
+    leaving, joining = action
+    if leaving and joining:
+        out[out.index(leaving[0])] = joining[0]
+    elif joining:
+        out.append(joining[0])
+    else:
+        out.remove(leaving[0])
+    return out
+
+
+def _no_worse(held: Sequence[int], action: Action, layout: RackLayout, mode: RackMode) -> bool:
+    if mode is RackMode.EVEN:
+        return True
+
+    # Replicas on brokers being removed count for no rack: the rule is the target brokers' racks'.
+    def on_targets(replicas: Sequence[int]) -> list[int]:
+        return [b for b in replicas if b in layout.rack_of]
+
+    return layout.outside(on_targets(_after(held, action))) <= layout.outside(on_targets(held))
+
+
+def step_replicas(state: PartitionState, target: Sequence[int], taken: Sequence[Unit]) -> tuple[int, ...]:
+    """The partition's replicas after ``taken`` (a prefix of its units): the full ``target`` (its
+    order, preferred leader first) when the last unit is taken, else its current order with each
+    leaving replica's place given to the one joining."""
+    if not taken:
+        return state.replicas
+    if taken[-1].last:
+        return tuple(target)
+    held: list[int] = list(state.replicas)
+    for unit in taken:
+        held = _after(held, (unit.leaves, unit.joins))
+    return tuple(held)
