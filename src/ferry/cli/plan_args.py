@@ -114,6 +114,14 @@ def add_balance_options(parser: argparse.ArgumentParser) -> None:
         "and a plan that would fill one beyond --max-disk-fraction is refused (exit 4)",
     )
     parser.add_argument(
+        "--drain-above",
+        metavar="F",
+        type=_fraction,
+        help="with --capacity: only the brokers whose disks are fuller than F of their capacity send "
+        "replicas (e.g. 0.8), to the brokers with the most room, until each is under F; nothing "
+        "else moves; refused (exit 4) where no plan gets every broker under F",
+    )
+    parser.add_argument(
         "--max-disk-fraction",
         metavar="F",
         type=_fraction,
@@ -260,8 +268,32 @@ def check_usage(args: argparse.Namespace) -> None:
         raise usage_error(f"--output-dir {args.output_dir}: exists and is not a directory")
 
 
+def _check_drain(args: argparse.Namespace) -> None:
+    if args.drain_above is None:
+        return
+    others = (
+        ("--balance bytes", args.balance == BalanceMode.BYTES.value),
+        ("--replace", bool(args.replace)),
+        ("--brokers", args.brokers is not None),
+        ("--remove-brokers", args.remove_brokers is not None),
+        ("--replication-factor", bool(args.replication_factors)),
+    )
+    clash = [flag for flag, given in others if given]
+    if clash:
+        raise usage_error(f"--drain-above moves only off the brokers over it: it cannot go with {clash[0]}")
+    if args.capacity is None:
+        raise usage_error("--drain-above needs --capacity FILE: a fraction of each broker's disk")
+    if args.fleet is not None:
+        raise usage_error("--capacity names one cluster's brokers: it cannot go with --fleet")
+
+
 def _check_balance(args: argparse.Namespace) -> None:
+    _check_drain(args)
     if args.balance != BalanceMode.BYTES.value:
+        if args.drain_above is not None:
+            if args.max_disk_fraction is not None:
+                raise usage_error("--max-disk-fraction needs --balance bytes")
+            return
         given = [
             flag
             for flag, value in (

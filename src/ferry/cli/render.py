@@ -80,6 +80,11 @@ def plan_summary(report: Mapping[str, Any], *, snapshot: str, files: Sequence[Pa
             ),
             ("disk spread", _disk_spread(disk)),
         ]
+    elif isinstance(report.get("drain"), Mapping):
+        # A drain is bounded by the bytes that must leave the brokers over it, not by replicas.
+        ratio = report["drain"].get("bytes_moved_over_bound")
+        over = f" ({ratio:g} x what must leave)" if isinstance(ratio, float) else ""
+        moves = [("replica moves", _get(report, "replica_moves")), ("data to move", f"{data}{over}")]
     else:
         moves = [
             ("replica moves", f"{_get(report, 'replica_moves')} (lower bound {_get(report, 'lower_bound')})"),
@@ -90,6 +95,7 @@ def plan_summary(report: Mapping[str, Any], *, snapshot: str, files: Sequence[Pa
         ("partitions changed", _get(report, "partitions_changed")),
         *moves,
         *_budget_rows(report.get("budget")),
+        *_drain_rows(report.get("drain")),
         ("leader changes", _get(report, "leader_changes")),
         ("replica spread", _before_after(report, "replica_spread")),
         ("topic replica spread", _before_after(report, "topic_replica_spread_max")),
@@ -124,6 +130,22 @@ def _budget_rows(budget: object) -> list[tuple[str, object]]:
         ("budget", f"{' and '.join(limits)} (used {used})"),
         (f"{unit} out of place", imbalance),
         ("full plan", f"{full}; {steps} more step{'s' if steps != 1 else ''} at this budget"),
+    ]
+
+
+def _drain_rows(drain: object) -> list[tuple[str, object]]:
+    """A drain: the threshold, who sent, and the fullest broker before and after."""
+    if not isinstance(drain, Mapping):
+        return []
+    senders = drain.get("senders") or []
+    fullest = [max(side.values(), default=0.0) for side in (drain.get("before", {}), drain.get("after", {}))]
+    return [
+        (
+            "drain above",
+            f"{drain.get('threshold', 0):.0%} of capacity; senders: {', '.join(map(str, senders)) or 'none'}",
+        ),
+        ("must leave them", _human(drain.get("bytes_to_leave"))),
+        ("fullest broker", f"{fullest[0]:.1%} -> {fullest[1]:.1%} of its capacity"),
     ]
 
 

@@ -26,6 +26,10 @@ def goal_json(goal: Goal) -> dict[str, Any]:
         if goal.capacity is not None:
             out["capacity"] = {str(b): n for b, n in sorted(goal.capacity.items())}
             out["max_disk_fraction"] = goal.max_disk_fraction
+    if goal.drain_above is not None:
+        out["drain_above"] = goal.drain_above
+        if goal.capacity is not None:
+            out["capacity"] = {str(b): n for b, n in sorted(goal.capacity.items())}
     if goal.max_moves is not None:
         out["max_moves"] = goal.max_moves
     if goal.max_bytes is not None:

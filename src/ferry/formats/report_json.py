@@ -1,8 +1,8 @@
 """report.json: a plan's :class:`~ferry.model.PlanReport` as JSON, and what the command adds.
 
 Keys keep the report's field order (operators and scripts diff report files), with
-``moves_over_bound`` after ``lower_bound``; ``disk``, ``placement_fallbacks`` and ``budget`` only where the
-plan has them; then the command's own keys (``snapshot``, ``goal``, ``forced``) in the order given.
+``moves_over_bound`` after ``lower_bound``; ``disk``, ``placement_fallbacks``, ``budget`` and ``drain`` only
+where the plan has them; then the command's own keys (``snapshot``, ``goal``, ``forced``) in the order given.
 """
 
 from __future__ import annotations
@@ -34,5 +34,7 @@ def report_json(report: PlanReport, **extra: Any) -> dict[str, Any]:
         out["placement_fallbacks"] = report.placement_fallbacks
     if report.budget is not None:
         out["budget"] = dict(report.budget)
+    if report.drain is not None:
+        out["drain"] = dict(report.drain)
     out.update(extra)
     return out

@@ -53,6 +53,8 @@ class Goal:
         max_disk_fraction: with ``capacity``, no plan may fill a broker beyond this fraction.
         max_moves: a budget: plan at most this many replica moves, the first step of the full plan.
         max_bytes: a budget: plan moves copying at most this many bytes, likewise.
+        drain_above: only brokers fuller than this fraction of ``capacity`` send replicas, until
+            each is under it; nothing else moves.
     """
 
     brokers: frozenset[int] | None = None
@@ -66,6 +68,7 @@ class Goal:
     max_disk_fraction: float = DEFAULT_MAX_DISK_FRACTION
     max_moves: int | None = None
     max_bytes: int | None = None
+    drain_above: float | None = None
 
     def __post_init__(self) -> None:
         self._check_disk()
@@ -87,9 +90,18 @@ class Goal:
                 raise ValueError(f"cannot replace broker {old} with itself")
 
     def _check_disk(self) -> None:
+        if self.drain_above is not None:
+            if not 0 < self.drain_above <= 1:
+                raise ValueError(f"the drain threshold must be in (0, 1], got {self.drain_above}")
+            if self.capacity is None:
+                raise ValueError("a drain above a fraction of capacity needs the brokers' capacities")
+            if self.balance is BalanceMode.BYTES or self.replace:
+                raise ValueError(
+                    "a drain moves only off the brokers over the threshold: no balance, no replace"
+                )
         if self.capacity is not None:
-            if self.balance is not BalanceMode.BYTES:
-                raise ValueError("a disk capacity balances bytes: it needs the bytes balance")
+            if self.balance is not BalanceMode.BYTES and self.drain_above is None:
+                raise ValueError("a disk capacity balances bytes or drains: it needs one of them")
             for broker, size in self.capacity.items():
                 if size <= 0:
                     raise ValueError(f"capacity of broker {broker} must be > 0 bytes, got {size}")

@@ -36,6 +36,9 @@ class PlanReport:
             used, the imbalance before and after the step and after the full plan, the full plan's
             moves, bytes and balance, and the steps left at this budget
             (:mod:`ferry.plan.budget.step`).
+        drain: with ``--drain-above``, the threshold, each broker's capacity and fraction in use
+            before and after, the senders, and the bytes that must leave them
+            (:mod:`ferry.plan.disk.drain`).
     """
 
     partitions: int
@@ -52,6 +55,7 @@ class PlanReport:
     disk: Mapping[str, Any] | None = None
     placement_fallbacks: int | None = None
     budget: Mapping[str, Any] | None = None
+    drain: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "target_brokers", tuple(self.target_brokers))

@@ -59,6 +59,7 @@ from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.repair.whole_plan import LIMIT, solve_exactly
 from ferry.plan.budget.step import take_step
 from ferry.plan.disk.byte_balance import plan_disk
+from ferry.plan.disk.drain import plan_drain
 from ferry.plan.gc_pause import pausing
 from ferry.plan.leaders.swaps import leaders_with_swaps
 from ferry.plan.measure.report import build_report
@@ -82,6 +83,8 @@ def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
         return Plan.of(*_finished(snapshot, goal, done.targets, done.planned, leaders, done.bound))
     if goal.balance is BalanceMode.BYTES:
         return plan_bytes(snapshot, goal)
+    if goal.drain_above is not None:
+        return plan_drained(snapshot, goal)
     targets = target_brokers(snapshot, goal)
     layout = RackLayout.of(snapshot.racks, targets)
     prepared = [prepare_topic(parts, goal, layout) for parts in in_scope(snapshot, goal)]
@@ -220,6 +223,19 @@ def plan_bytes(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
         moved = int(str(report.budget["full_plan_bytes"]))
     disk["bytes_moved_over_bound"] = round(moved / bound, 4) if bound else None
     return Plan.of(moves, replace(report, disk=disk, placement_fallbacks=0))
+
+
+def plan_drained(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
+    """The drain above a threshold (:mod:`ferry.plan.disk.drain`) and its report."""
+    targets = target_brokers(snapshot, goal)
+    scope = [state for parts in in_scope(snapshot, goal) for state in parts]
+    result = plan_drain(snapshot, goal, targets, scope)
+    leaders = [replicas[0] for _, replicas in result.planned]
+    moves, report = _finished(snapshot, goal, targets, result.planned, leaders, 0)
+    drain = result.figures
+    leave = int(str(drain["bytes_to_leave"]))
+    drain["bytes_moved_over_bound"] = round(report.bytes_moved / leave, 4) if leave else None
+    return Plan.of(moves, replace(report, drain=drain, placement_fallbacks=0))
 
 
 def _finished(

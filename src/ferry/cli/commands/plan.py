@@ -257,6 +257,7 @@ def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str
         capacity=load_capacity(args.capacity) if args.capacity is not None else None,
         max_disk_fraction=args.max_disk_fraction or DEFAULT_MAX_DISK_FRACTION,
         max_moves=args.max_moves,
+        drain_above=args.drain_above,
         max_bytes=args.max_bytes,
     )
     if goal.balance is BalanceMode.BYTES and not any(p.size or p.replica_bytes for p in snapshot.partitions):

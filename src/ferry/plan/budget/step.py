@@ -3,7 +3,7 @@
 Imbalance is measured against the full plan: with ``--balance replicas`` the replicas each broker
 holds of each topic beyond what the full plan leaves it, summed over topics and brokers (the
 replicas still out of place; where the replication factor goes up, the replicas still missing if
-they are more), with ``--balance bytes`` the same in bytes per broker. The full plan has none, and
+they are more), with ``--balance bytes`` or a drain the same in bytes per broker. The full plan has none, and
 one replica move removes at most one replica of it (or its own bytes): no plan of ``N`` moves
 leaves less than the imbalance before minus ``N``.
 
@@ -46,7 +46,8 @@ class Step:
 def take_step(layout: RackLayout, goal: Goal, full: Sequence[Planned]) -> Step:
     """The step of ``full`` (every in-scope partition with its full plan's replicas, preferred
     leader first) that ``goal``'s budget allows."""
-    weigh = _by_topic if goal.balance is BalanceMode.REPLICAS else _by_broker
+    by_topic = goal.balance is BalanceMode.REPLICAS and goal.drain_above is None
+    weigh = _by_topic if by_topic else _by_broker
     units = [
         u
         for i, (state, target) in enumerate(full)
