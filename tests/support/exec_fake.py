@@ -59,6 +59,9 @@ class ExecFakeAdmin:
             if topics is None or tp.topic in topics
         }
 
+    def describe_capacities(self) -> Mapping[int, int]:
+        return {b.id: 10**12 for b in self.describe_brokers()}
+
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         if self.unreachable_polls > 0:
             self.unreachable_polls -= 1

@@ -37,6 +37,8 @@ UNKNOWN_PARTITION = (
     "UnknownTopicOrPartitionError: "
     "This request is for a topic or partition that does not exist on this broker."
 )
+DISK_BYTES = 500 * 10**9
+"""Each fake broker's disk, unless its Broker says otherwise."""
 INVALID_ASSIGNMENT = "InvalidReplicationAssignmentError: Replication assignment is invalid."
 NO_REASSIGNMENT = "NoReassignmentInProgressError: No partition reassignment is in progress."
 NOT_AVAILABLE = "PreferredLeaderNotAvailableError: The preferred leader was not available."
@@ -149,6 +151,10 @@ class FakeAdmin:
             tp: {b: self._replica_size(p, b) for b in p.replicas if self.brokers[b].alive}
             for tp, p in self._selected(topics).items()
         }
+
+    def describe_capacities(self) -> Mapping[int, int]:
+        # A broker without a capacity of its own has the fake's one disk size; down ones say nothing.
+        return {b.id: b.capacity_bytes or DISK_BYTES for b in self.brokers.values() if b.alive}
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         self._advance()

@@ -117,9 +117,10 @@ def add_balance_options(parser: argparse.ArgumentParser) -> None:
         "--drain-above",
         metavar="F",
         type=_fraction,
-        help="with --capacity: only the brokers whose disks are fuller than F of their capacity send "
-        "replicas (e.g. 0.8), to the brokers with the most room, until each is under F; nothing "
-        "else moves; refused (exit 4) where no plan gets every broker under F",
+        help="only the brokers whose disks are fuller than F of their capacity send replicas (e.g. "
+        "0.8), to the brokers with the most room, until each is under F; nothing else moves; "
+        "capacities from --capacity FILE, else from the snapshot (a live one records each disk's "
+        "size); refused (exit 4) where no plan gets every broker under F",
     )
     parser.add_argument(
         "--max-disk-fraction",
@@ -281,10 +282,8 @@ def _check_drain(args: argparse.Namespace) -> None:
     clash = [flag for flag, given in others if given]
     if clash:
         raise usage_error(f"--drain-above moves only off the brokers over it: it cannot go with {clash[0]}")
-    if args.capacity is None:
-        raise usage_error("--drain-above needs --capacity FILE: a fraction of each broker's disk")
     if args.fleet is not None:
-        raise usage_error("--capacity names one cluster's brokers: it cannot go with --fleet")
+        raise usage_error("--drain-above plans one cluster's disks: it cannot go with --fleet")
 
 
 def _check_balance(args: argparse.Namespace) -> None:

@@ -2,7 +2,7 @@
 
 Layout (one row per broker, one row per partition; the same fields as snapshot JSON v1)::
 
-    NAME/brokers.parquet     id int32, rack string (null: no rack)
+    NAME/brokers.parquet     id int32, rack string (null: no rack), capacity_bytes int64? (disk size)
     NAME/partitions.parquet  topic string, partition int32, replicas list<int32>,
                              leader int32?, isr list<int32>?, size_bytes int64?,
                              replica_sizes list<int64>?
@@ -31,7 +31,13 @@ BROKERS_FILE = "brokers.parquet"
 PARTITIONS_FILE = "partitions.parquet"
 _MAX_PROBLEMS = 20
 
-BROKERS_SCHEMA = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("rack", pa.string())])
+BROKERS_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.int32(), nullable=False),
+        pa.field("rack", pa.string()),
+        pa.field("capacity_bytes", pa.int64()),
+    ]
+)
 PARTITIONS_SCHEMA = pa.schema(
     [
         pa.field("topic", pa.string(), nullable=False),
@@ -53,7 +59,11 @@ def is_parquet_snapshot(path: Path) -> bool:
 def snapshot_tables(snapshot: ClusterSnapshot) -> tuple[pa.Table, pa.Table]:
     """The snapshot as (brokers, partitions) Arrow tables in the Parquet snapshot schema."""
     brokers = pa.table(
-        {"id": [b.id for b in snapshot.brokers], "rack": [b.rack for b in snapshot.brokers]},
+        {
+            "id": [b.id for b in snapshot.brokers],
+            "rack": [b.rack for b in snapshot.brokers],
+            "capacity_bytes": [b.capacity_bytes for b in snapshot.brokers],
+        },
         schema=BROKERS_SCHEMA,
     )
     parts = snapshot.partitions
@@ -166,6 +176,7 @@ def _read(path: Path, schema: pa.Schema) -> pa.Table:
 def _brokers(table: pa.Table, source: str) -> list[Broker]:
     ids = table.column("id").to_pylist()
     racks = table.column("rack").to_pylist()
+    capacities = table.column("capacity_bytes").to_pylist()
     problems: list[str] = []
     seen: set[int] = set()
     for row, broker_id in enumerate(ids):
@@ -176,8 +187,13 @@ def _brokers(table: pa.Table, source: str) -> list[Broker]:
         seen.add(broker_id)
     if any(r is None for r in racks) and not all(r is None for r in racks):
         problems.append(f"{source}: rack: give every broker a rack or none")
+    problems += [
+        f"{source}: row {row}: capacity_bytes: expected a size > 0, got {size}"
+        for row, size in enumerate(capacities)
+        if size is not None and size <= 0
+    ]
     _raise_if(problems)
-    return [Broker(i, r) for i, r in zip(ids, racks, strict=True)]
+    return [Broker(i, r, capacity_bytes=c) for i, r, c in zip(ids, racks, capacities, strict=True)]
 
 
 def _partitions(table: pa.Table, known: frozenset[int], source: str) -> list[PartitionState]:

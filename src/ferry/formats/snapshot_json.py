@@ -13,7 +13,8 @@ with the file and the JSON path of the offending value, e.g.
 ``snapshot.json: partitions[12].replicas: broker 9 is not in brokers``.
 
 A snapshot read from a live cluster (``ferry snapshot``) also fills the optional fields that only a
-live cluster knows: ``alive`` per broker (absent means true), ``replica_sizes`` (bytes per broker
+live cluster knows: ``alive`` and ``capacity_bytes`` per broker (absent: true, unknown),
+``replica_sizes`` (bytes per broker
 holding a replica), ``adding_replicas`` / ``removing_replicas`` of a partition in motion and the
 top-level ``min_insync_replicas`` per topic. They are validated like the rest, and they live here
 rather than in a second format so that every snapshot file, hand-written or live, reads the same way.
@@ -173,6 +174,8 @@ def _dump_broker(b: Broker) -> dict[str, Any]:
         out["rack"] = b.rack
     if not b.alive:
         out["alive"] = False
+    if b.capacity_bytes is not None:
+        out["capacity_bytes"] = b.capacity_bytes
     return out
 
 
@@ -227,14 +230,29 @@ def _parse_brokers(value: object, problems: Problems) -> tuple[list[Broker], fro
 def _parse_broker(value: object, path: str, problems: Problems) -> tuple[int | None, Broker | None]:
     """The entry's id if readable, and the broker if the whole entry is valid."""
     obj = as_object(value, path, problems)
-    if obj is None or not check_fields(obj, path, problems, required=("id",), optional=("rack", "alive")):
+    optional = ("rack", "alive", "capacity_bytes")
+    if obj is None or not check_fields(obj, path, problems, required=("id",), optional=optional):
         return None, None
     broker_id = as_int(obj["id"], f"{path}.id", problems)
     rack = obj.get("rack")
     alive = True if obj.get("alive") is None else as_bool(obj["alive"], f"{path}.alive", problems)
-    if (rack is not None and as_str(rack, f"{path}.rack", problems) is None) or alive is None:
+    capacity = _capacity(obj.get("capacity_bytes"), f"{path}.capacity_bytes", problems)
+    if (
+        (rack is not None and as_str(rack, f"{path}.rack", problems) is None)
+        or alive is None
+        or capacity is False
+    ):
         return broker_id, None
-    return broker_id, None if broker_id is None else Broker(broker_id, rack, alive)
+    return broker_id, None if broker_id is None else Broker(broker_id, rack, alive, capacity or None)
+
+
+def _capacity(value: object, path: str, problems: Problems) -> int | bool | None:
+    """A broker's disk capacity in bytes, ``None`` if absent, ``False`` if invalid (a problem is
+    recorded)."""
+    if value is None:
+        return None
+    size = as_int(value, path, problems, minimum=1, maximum=INT64_MAX)
+    return False if size is None else size
 
 
 def _check_racks(brokers: Sequence[Broker], problems: Problems) -> None:

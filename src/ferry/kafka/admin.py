@@ -57,6 +57,11 @@ class ClusterAdmin(Protocol):
         """Replica sizes from DescribeLogDirs, summed over each broker's log directories."""
         ...
 
+    def describe_capacities(self) -> Mapping[int, int]:
+        """Disk bytes per live broker: DescribeLogDirs' ``TotalBytes`` summed over its online log
+        dirs (a broker whose dirs report none, before Kafka 3.3, is left out)."""
+        ...
+
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         """Ongoing reassignments (ListPartitionReassignments), restricted to ``topics`` if given."""
         ...

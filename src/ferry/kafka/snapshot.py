@@ -43,7 +43,8 @@ class LiveSnapshot:
 
 
 def collect(admin: ClusterAdmin, topics: Collection[str] | None = None) -> LiveSnapshot:
-    """Read brokers, partitions, sizes, reassignments and min.insync.replicas from the cluster.
+    """Read brokers (with their disks' capacity), partitions, sizes, reassignments and
+    min.insync.replicas from the cluster.
 
     Args:
         admin: the cluster to read.
@@ -54,7 +55,11 @@ def collect(admin: ClusterAdmin, topics: Collection[str] | None = None) -> LiveS
         PreconditionError: a requested topic does not exist.
     """
     partitions = admin.describe_partitions(topics)
-    brokers = _brokers_of(admin.describe_brokers(include_fenced=True), partitions)
+    capacities = admin.describe_capacities()
+    registered = [
+        replace(b, capacity_bytes=capacities.get(b.id)) for b in admin.describe_brokers(include_fenced=True)
+    ]
+    brokers = _brokers_of(registered, partitions)
     names = sorted({p.tp.topic for p in partitions})
     # Passing the explicit list keeps the log-dir and config requests as narrow as the metadata.
     sizes = admin.describe_replica_sizes(names) if names else {}

@@ -27,16 +27,20 @@ class Broker:
 
     ``alive`` is False for a broker that still holds replicas but was down (fenced or unregistered)
     when the snapshot was taken: it must stay in the snapshot, or its replicas would name an unknown
-    broker, but nothing may be moved onto it.
+    broker, but nothing may be moved onto it. ``capacity_bytes`` is its disk's size where known (a
+    live snapshot sums DescribeLogDirs' ``TotalBytes`` over its online log dirs).
     """
 
     id: int
     rack: str | None = None
     alive: bool = True
+    capacity_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if self.id < 0:
             raise ValueError(f"broker id must be >= 0, got {self.id}")
+        if self.capacity_bytes is not None and self.capacity_bytes <= 0:
+            raise ValueError(f"capacity of broker {self.id} must be > 0 bytes, got {self.capacity_bytes}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from support.builders import partition, snapshot
 
 from ferry.cli.main import main
+from ferry.formats import dumps_json
+from ferry.formats.snapshot_json import dump_snapshot
+from ferry.model import Broker
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -28,7 +32,6 @@ def disks(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--drain-above", "0.8"], "--drain-above needs --capacity FILE"),
         (["--drain-above", "1.5"], "argument --drain-above: expected a fraction in (0, 1], got '1.5'"),
         (["--drain-above", "0.8", "--remove-brokers", "1"], "it cannot go with --remove-brokers"),
         (["--drain-above", "0.8", "--balance", "bytes"], "it cannot go with --balance bytes"),
@@ -42,6 +45,41 @@ def test_what_a_drain_cannot_go_with_is_a_usage_error(
     assert code == 2
     assert expected in err.splitlines()[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_drain_without_capacities_is_an_input_error_naming_the_brokers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run(capsys, "--drain-above", "0.8", "--output-dir", str(tmp_path / "out"))
+    assert code == 3
+    assert "six_brokers_add_two.json gives no capacity for broker 1 (and 7 more)" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_drain_reads_the_capacities_a_snapshot_records(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    disks = {1: 100, 2: 100, 3: 200, 4: 200}
+    racks = {1: "a", 2: "b", 3: "a", 4: "b"}
+    cluster = snapshot(
+        [Broker(b, racks[b], capacity_bytes=n) for b, n in disks.items()],
+        [partition("t", 0, [1, 2], size=60), partition("t", 1, [3, 4], size=10)],
+    )
+    (tmp_path / "s.json").write_text(dumps_json(dump_snapshot(cluster)))
+    args = [
+        "--snapshot",
+        str(tmp_path / "s.json"),
+        "--drain-above",
+        "0.5",
+        "--output-dir",
+        str(tmp_path / "out"),
+    ]
+    assert main(["plan", "--engine", "local", *args]) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["drain"]["senders"] == [1, 2]
+    assert report["goal"]["capacity"] == {str(b): n for b, n in disks.items()}
+    moves = json.loads((tmp_path / "out" / "reassignment.json").read_text())["partitions"]
+    assert moves == [{"topic": "t", "partition": 0, "replicas": [3, 4]}]
 
 
 def test_a_drain_writes_only_the_senders_moves_and_its_figures(

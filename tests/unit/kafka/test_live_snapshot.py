@@ -52,6 +52,9 @@ class StubAdmin:
         self.calls.append(("sizes", topics))
         return {A0: {1: 100, 2: 120}, A1: {2: 50, 3: 70}, B0: {3: 9, 1: 9}}
 
+    def describe_capacities(self) -> Mapping[int, int]:
+        return {1: 10**12, 2: 2 * 10**12}  # broker 3's dirs did not say
+
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         # Moving a-0 from [1] to [2]: while it lasts, replicas are target + original (KIP-455).
         return (OngoingReassignment(A0, (1, 2), (2,), (1,)),)
@@ -92,7 +95,12 @@ def test_leader_size_unknown_without_sizes() -> None:
 def test_json_extends_snapshot_v1() -> None:
     doc = to_json(collect(StubAdmin()))
     assert doc["version"] == 1
-    assert doc["brokers"][0] == {"id": 1, "rack": "r0"}
+    # Each disk's size as the cluster gives it; a broker whose dirs do not say has none.
+    assert doc["brokers"] == [
+        {"id": 1, "rack": "r0", "capacity_bytes": 10**12},
+        {"id": 2, "rack": "r1", "capacity_bytes": 2 * 10**12},
+        {"id": 3, "rack": "r0"},
+    ]
     a0, a1, _ = doc["partitions"]
     assert a0 == {
         "topic": "a",
@@ -152,7 +160,11 @@ class UnregisteredStub(StubAdmin):
 
 def test_an_unregistered_replica_holder_is_listed_dead_without_rack() -> None:
     live = collect(UnregisteredStub())
-    assert live.snapshot.brokers == (Broker(1, "r0"), Broker(2, "r1"), Broker(3, None, alive=False))
+    assert live.snapshot.brokers == (
+        Broker(1, "r0", capacity_bytes=10**12),
+        Broker(2, "r1", capacity_bytes=2 * 10**12),
+        Broker(3, None, alive=False),
+    )
     doc = to_json(live)
     assert doc["brokers"][2] == {"id": 3, "alive": False}
     # Still a valid snapshot although the other brokers have racks: a dead broker is never a target.

@@ -41,7 +41,7 @@ from ferry.cli.plan_args import (
     usage_error,
 )
 from ferry.cli.plan_view import plan_view
-from ferry.errors import InputError, PreconditionError
+from ferry.errors import InputError, PreconditionError, and_more
 from ferry.execute import safety
 from ferry.formats import (
     parse_snapshot,
@@ -254,7 +254,7 @@ def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str
         exclude_topics=args.exclude_topics or frozenset(),
         rack_mode=RackMode(args.rack_mode),
         balance=BalanceMode(args.balance),
-        capacity=load_capacity(args.capacity) if args.capacity is not None else None,
+        capacity=_capacity(args, snapshot, source),
         max_disk_fraction=args.max_disk_fraction or DEFAULT_MAX_DISK_FRACTION,
         max_moves=args.max_moves,
         drain_above=args.drain_above,
@@ -271,6 +271,25 @@ def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str
     if problems:
         raise InputError.of(problems)
     return goal
+
+
+def _capacity(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str) -> dict[int, int] | None:
+    """Each broker's disk: from --capacity FILE, else for a drain from the snapshot.
+
+    Raises:
+        InputError: a drain, no --capacity, and a broker of the snapshot without a capacity.
+    """
+    if args.capacity is not None:
+        return dict(load_capacity(args.capacity))
+    if args.drain_above is None:
+        return None
+    missing = [b.id for b in snapshot.brokers if b.alive and b.capacity_bytes is None]
+    if missing:
+        raise InputError(
+            f"--drain-above: {source} gives no capacity for broker {and_more(missing)}",
+            hint="give each broker's disk size with --capacity FILE, or take a live snapshot",
+        )
+    return {b.id: b.capacity_bytes for b in snapshot.brokers if b.capacity_bytes is not None}
 
 
 def _check_targets_alive(snapshot: ClusterSnapshot, goal: Goal, source: str) -> None:

@@ -148,6 +148,22 @@ class KafkaPythonAdmin:
                 per_broker[reply["broker"]] = per_broker.get(reply["broker"], 0) + size
         return sizes
 
+    def describe_capacities(self) -> Mapping[int, int]:
+        """Disk bytes per live broker (one DescribeLogDirs request per broker, for no partition)."""
+        live = sorted(b.id for b in self.describe_brokers())
+        replies = self._call(
+            "describing log dirs",
+            # An empty mapping asks for no partition: the dirs alone, with their sizes.
+            lambda: self._client.describe_log_dirs(topic_partitions={}, brokers=live),
+        )
+        capacities: dict[int, int] = {}
+        for reply in replies:
+            online = [d.get("total_bytes", -1) for d in reply["log_dirs"] if d["error_code"] == 0]
+            # -1: a broker before DescribeLogDirs v4 (Kafka 3.3) does not say.
+            if online and all(n > 0 for n in online):
+                capacities[reply["broker"]] = sum(online)
+        return capacities
+
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         """Ongoing reassignments (one ListPartitionReassignments request to the controller)."""
         listed = self._call(
