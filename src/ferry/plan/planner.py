@@ -62,7 +62,7 @@ from ferry.plan.disk.byte_balance import plan_disk
 from ferry.plan.disk.drain import plan_drain
 from ferry.plan.gc_pause import pausing
 from ferry.plan.leaders.swaps import leaders_with_swaps
-from ferry.plan.measure.report import build_report
+from ferry.plan.measure.report import balance_after, build_report
 from ferry.plan.place.drops import apply_keeps, over_quota_drops
 from ferry.plan.place.placement import place
 from ferry.plan.place.replace import plan_replace
@@ -252,13 +252,13 @@ def _finished(
         (state, (leader, *(b for b in replicas if b != leader)))
         for (state, replicas), leader in zip(planned, leaders, strict=True)
     ]
-    moves = _moves(full)
-    report = build_report(snapshot, goal, targets, full, moves, bound)
     if not goal.budgeted:
-        return moves, report
+        moves = _moves(full)
+        return moves, build_report(snapshot, goal, targets, full, moves, bound)
     step = take_step(RackLayout.of(snapshot.racks, targets), goal, full)
     moves = _moves(step.planned)
-    figures = {**step.figures, "full_plan_after": dict(report.after)}
+    full_after = balance_after(snapshot, targets, [(state.tp, replicas) for state, replicas in full])
+    figures = {**step.figures, "full_plan_after": full_after}
     return moves, replace(build_report(snapshot, goal, targets, step.planned, moves, bound), budget=figures)
 
 

@@ -107,9 +107,18 @@ class RackLayout:
     def outside(self, replicas: Sequence[int]) -> int:
         """How far a replica set of target brokers is outside its per-rack (lower, upper) bounds:
         replicas above each rack's upper bound plus those missing below its lower bound."""
-        counts = self.counts(replicas)
-        bounds = self.bounds(len(replicas))
-        return sum(max(0, n - hi) + max(0, lo - n) for n, (lo, hi) in zip(counts, bounds, strict=True))
+        return self.outside_counts(self.counts(replicas))
+
+    def outside_counts(self, counts: Sequence[int]) -> int:
+        """:meth:`outside` of a replica set holding ``counts`` replicas per rack (once per shape)."""
+        key = ("outside", tuple(counts))
+        found: int | None = self.memo.get(key)
+        if found is None:
+            bounds = self.bounds(sum(counts))
+            found = self.memo[key] = sum(
+                max(0, n - hi) + max(0, lo - n) for n, (lo, hi) in zip(counts, bounds, strict=True)
+            )
+        return found
 
 
 def may_take(

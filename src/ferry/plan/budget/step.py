@@ -48,12 +48,11 @@ def take_step(layout: RackLayout, goal: Goal, full: Sequence[Planned]) -> Step:
     leader first) that ``goal``'s budget allows."""
     by_topic = goal.balance is BalanceMode.REPLICAS and goal.drain_above is None
     weigh = _by_topic if by_topic else _by_broker
-    units = [
-        u
-        for i, (state, target) in enumerate(full)
-        for u in units_of(i, state, target, layout, goal.rack_mode)
-    ]
-    tally = _Tally([(s, s.replicas) for s, _ in full], full, weigh)
+    # A partition whose replicas stay (its leader may change) copies nothing, and weighs the same now
+    # and after the full plan: it adds nothing to either side of the imbalance.
+    moving = [i for i, (state, target) in enumerate(full) if set(target) != set(state.replicas)]
+    units = [u for i in moving for u in units_of(i, *full[i], layout, goal.rack_mode)]
+    tally = _Tally([(full[i][0], full[i][0].replicas) for i in moving], [full[i] for i in moving], weigh)
     before = tally.imbalance
     taken = _choose(units, full, tally, _Budget(goal.max_moves, goal.max_bytes))
     if units and not taken:
@@ -62,10 +61,13 @@ def take_step(layout: RackLayout, goal: Goal, full: Sequence[Planned]) -> Step:
     by_partition: dict[int, list[Unit]] = {}
     for unit in sorted(taken, key=lambda u: (u.partition, u.order)):
         by_partition.setdefault(unit.partition, []).append(unit)
-    planned = [
-        (state, tuple(target) if every else step_replicas(state, target, by_partition.get(i, [])))
-        for i, (state, target) in enumerate(full)
-    ]
+    if every:
+        planned = [(state, tuple(target)) for state, target in full]
+    else:
+        planned = [(state, state.replicas) for state, _ in full]
+        for i, taken_here in by_partition.items():
+            state, target = full[i]
+            planned[i] = (state, step_replicas(state, target, taken_here))
     figures = _figures(goal, units, taken, before, tally.imbalance, weigh)
     return Step(planned, figures)
 

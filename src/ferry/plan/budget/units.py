@@ -87,20 +87,16 @@ def _sequence(
 
 
 def _candidates(joins: Sequence[int], leaves: Sequence[int], layout: RackLayout) -> list[Action]:
-    pairs: list[Action] = [
-        ((r,), (a,))
-        for r in leaves
-        for a in sorted(joins, key=lambda a: _rack(layout, a) != _rack(layout, r))
-    ]
+    rack = layout.rack_of.get
+    pairs: list[Action] = []
+    for r in leaves:
+        same = [a for a in joins if rack(a) == rack(r)]
+        pairs += [((r,), (a,)) for a in same] + [((r,), (a,)) for a in joins if a not in same]
     if len(joins) > len(leaves):
         return pairs + [((), (a,)) for a in joins]
     if len(leaves) > len(joins):
         return pairs + [((r,), ()) for r in leaves]
     return pairs
-
-
-def _rack(layout: RackLayout, broker: int) -> int | None:
-    return layout.rack_of.get(broker)
 
 
 def _after(held: Sequence[int], action: Action) -> list[int]:
@@ -119,12 +115,20 @@ def _after(held: Sequence[int], action: Action) -> list[int]:
 def _no_worse(held: Sequence[int], action: Action, layout: RackLayout, mode: RackMode) -> bool:
     if mode is RackMode.EVEN:
         return True
-
+    leaving, joining = action
+    rack_of = layout.rack_of
     # Replicas on brokers being removed count for no rack: the rule is the target brokers' racks'.
-    def on_targets(replicas: Sequence[int]) -> list[int]:
-        return [b for b in replicas if b in layout.rack_of]
-
-    return layout.outside(on_targets(_after(held, action))) <= layout.outside(on_targets(held))
+    gone = [rack_of[b] for b in leaving if b in rack_of]
+    new = [rack_of[b] for b in joining]
+    if gone == new:
+        return True  # one for one inside a rack: the rack counts stay as they are
+    counts = layout.counts(b for b in held if b in rack_of)
+    before = layout.outside_counts(counts)
+    for k in gone:
+        counts[k] -= 1
+    for k in new:
+        counts[k] += 1
+    return layout.outside_counts(counts) <= before
 
 
 def step_replicas(state: PartitionState, target: Sequence[int], taken: Sequence[Unit]) -> tuple[int, ...]:

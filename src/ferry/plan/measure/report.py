@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from ferry.model.cluster import ClusterSnapshot, PartitionState
+from ferry.model.cluster import ClusterSnapshot, PartitionState, TopicPartition
 from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move
 from ferry.model.report import PlanReport
@@ -43,11 +43,18 @@ def build_report(
         forced_replica_spread=least_spread(snapshot, goal, targets, planned),
         balance={
             "before": balance(before, targets, everyone),
-            # After the plan every replica is on a target: the rule is the targets' racks' (a rack
-            # left without targets no longer counts, so RF 3 over two racks may put two in one).
-            "after": balance(after, targets, RackLayout.of(snapshot.racks, targets)),
+            "after": balance_after(snapshot, targets, after),
         },
     )
+
+
+def balance_after(
+    snapshot: ClusterSnapshot, targets: Sequence[int], after: Sequence[tuple[TopicPartition, Sequence[int]]]
+) -> dict[str, int]:
+    """The balance figures of a placement once a plan is done (the report's ``after``)."""
+    # After the plan every replica is on a target: the rule is the targets' racks' (a rack left
+    # without targets no longer counts, so RF 3 over two racks may put two in one).
+    return balance(after, targets, RackLayout.of(snapshot.racks, targets))
 
 
 def least_spread(
