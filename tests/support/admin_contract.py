@@ -95,11 +95,14 @@ class ClusterAdminContract:
         assert all(b.alive for b in brokers)
         assert cluster.admin.describe_brokers(include_fenced=True) == brokers
 
-    def test_every_live_broker_gives_its_disks_capacity(self, cluster: ContractCluster) -> None:
-        capacities = cluster.admin.describe_capacities()
-        assert set(capacities) == set(cluster.racks)
+    def test_every_live_broker_gives_its_disks_capacity_and_none_is_cordoned(
+        self, cluster: ContractCluster
+    ) -> None:
+        disks = cluster.admin.describe_disks()
+        assert set(disks) == set(cluster.racks)
         # A disk holds at least the contract's topics (megabytes) and at most an exabyte.
-        assert all(10**6 < n < 10**18 for n in capacities.values())
+        assert all(d.capacity_bytes is not None and 10**6 < d.capacity_bytes < 10**18 for d in disks.values())
+        assert not any(d.cordoned for d in disks.values())
 
     def test_new_topic_has_its_replicas_first_replica_leading_full_isr(
         self, cluster: ContractCluster
@@ -160,7 +163,7 @@ class ClusterAdminContract:
             sizes = cluster.admin.describe_replica_sizes([topic])
             assert set(sizes[TopicPartition(topic, 0)]) == {1}
             assert set(sizes[TopicPartition(topic, 2)]) == {1, 2}
-            assert 4 not in cluster.admin.describe_capacities()  # its disk says nothing while down
+            assert 4 not in cluster.admin.describe_disks()  # its disks say nothing while down
         finally:
             cluster.start_broker(4)
         states = cluster.admin.describe_partitions([topic])

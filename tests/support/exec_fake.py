@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
 from ferry.errors import KafkaError
-from ferry.kafka.admin import OngoingReassignment, ReplicaSizes
+from ferry.kafka.admin import Disks, OngoingReassignment, ReplicaSizes
 from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey
 from ferry.model import Broker, PartitionState, TopicPartition
@@ -39,6 +39,7 @@ class ExecFakeAdmin:
         self.unreachable_submits = 0
         self.unreachable_config_writes = 0
         self.late: dict[TopicPartition, tuple[int, ...]] = {}  # submissions not arrived yet
+        self.cordoned: set[int] = set()
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -59,8 +60,8 @@ class ExecFakeAdmin:
             if topics is None or tp.topic in topics
         }
 
-    def describe_capacities(self) -> Mapping[int, int]:
-        return {b.id: 10**12 for b in self.describe_brokers()}
+    def describe_disks(self) -> Mapping[int, Disks]:
+        return {b.id: Disks(10**12, b.id in self.cordoned) for b in self.describe_brokers()}
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         if self.unreachable_polls > 0:

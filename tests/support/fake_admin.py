@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ferry.errors import KafkaError, PreconditionError
-from ferry.kafka.admin import OngoingReassignment, ReplicaSizes
+from ferry.kafka.admin import Disks, OngoingReassignment, ReplicaSizes
 from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import Broker, PartitionState, TopicPartition
@@ -152,9 +152,15 @@ class FakeAdmin:
             for tp, p in self._selected(topics).items()
         }
 
-    def describe_capacities(self) -> Mapping[int, int]:
+    def describe_disks(self) -> Mapping[int, Disks]:
         # A broker without a capacity of its own has the fake's one disk size; down ones say nothing.
-        return {b.id: b.capacity_bytes or DISK_BYTES for b in self.brokers.values() if b.alive}
+        return {
+            b.id: Disks(b.capacity_bytes or DISK_BYTES, b.cordoned) for b in self.brokers.values() if b.alive
+        }
+
+    def cordon(self, broker_id: int, cordoned: bool = True) -> None:
+        """Cordon (or uncordon) every log dir of ``broker_id``."""
+        self.brokers[broker_id] = replace(self.brokers[broker_id], cordoned=cordoned)
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         self._advance()

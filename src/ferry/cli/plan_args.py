@@ -54,8 +54,10 @@ def add_broker_options(parser: argparse.ArgumentParser) -> None:
     brokers.add_argument(
         "--remove-brokers",
         metavar="IDS",
-        type=_broker_ids,
-        help="comma-separated brokers to empty; the rest of the snapshot's brokers are the targets, e.g. 5,6",
+        type=_removal,
+        help="comma-separated brokers to empty; the rest of the snapshot's brokers are the targets, e.g. "
+        "5,6; 'cordoned': every broker whose log dirs are all cordoned (Kafka 4.3; a live snapshot "
+        "records it)",
     )
     parser.add_argument(
         "--replace",
@@ -198,6 +200,15 @@ def _broker_ids(text: str) -> frozenset[int]:
             raise argparse.ArgumentTypeError(f"{shown} in {text!r} is not a broker id (expected e.g. 1,2,3)")
         ids.add(int(item))
     return frozenset(ids)
+
+
+CORDONED = "cordoned"
+"""``--remove-brokers cordoned``: the snapshot's cordoned brokers, known once it is read."""
+
+
+def _removal(text: str) -> frozenset[int] | str:
+    """``"5,6"`` -> {5, 6}; ``"cordoned"`` as it is."""
+    return CORDONED if text.strip() == CORDONED else _broker_ids(text)
 
 
 def _replace_pair(text: str) -> tuple[int, int]:

@@ -9,8 +9,12 @@ Three ways a correct-looking move hurts a cluster:
   ``acks=all`` producer fail from then on.
 * **onto a broker that is not alive**: an adding replica on a fenced or stopped broker can never
   catch up, so the reassignment never ends and holds its throttle and a move slot forever.
+* **onto a cordoned broker**: an operator cordoned every log dir of it (Kafka 4.3, KIP-1066) so that
+  it takes no new partitions, most often to empty it; Kafka 4.3.1 itself still accepts the move.
 * **stale plan**: the partition's replicas changed since the plan was made (someone else moved it,
   or a broker was replaced), so the plan's target was computed from a layout that no longer exists.
+  The same replicas in another order are not stale (:func:`reordered`): a cancelled KIP-455
+  reassignment puts the partition's replicas back in the order KRaft keeps, not the one it had.
 
 Each check yields one :class:`Refusal` per partition; the caller refuses the whole submission
 (nothing is sent) unless the operator forces it with a reason, which the journal keeps.
@@ -55,21 +59,39 @@ def check(
         originals: the replicas the plan was made from, when known (stale-plan check).
     """
     alive = {b.id for b in snapshot.brokers if b.alive}
+    cordoned = {b.id for b in snapshot.brokers if b.cordoned}
     refusals: list[Refusal] = []
     for move in sorted(moves, key=lambda m: m.tp):
-        refusals.extend(_refusals(move, alive, min_insync.get(move.tp.topic, 1), originals))
+        refusals.extend(_refusals(move, alive, cordoned, min_insync.get(move.tp.topic, 1), originals))
     return tuple(refusals)
+
+
+def reordered(
+    moves: Iterable[MoveLike], originals: Mapping[TopicPartition, Sequence[int]]
+) -> tuple[TopicPartition, ...]:
+    """The partitions whose replicas are those the plan was made from in another order."""
+    return tuple(
+        m.tp
+        for m in sorted(moves, key=lambda m: m.tp)
+        if m.tp in originals
+        and tuple(originals[m.tp]) != tuple(m.original)
+        and sorted(originals[m.tp]) == sorted(m.original)
+    )
 
 
 def _refusals(
     move: MoveLike,
     alive: set[int],
+    cordoned: set[int],
     min_isr: int,
     originals: Mapping[TopicPartition, Sequence[int]] | None,
 ) -> Iterator[Refusal]:
     dead = [b for b in move.adding if b not in alive]
     if dead:
         yield Refusal(move.tp, f"target broker(s) {_ids(dead)} not alive: the move could never finish")
+    closed = [b for b in move.adding if b in cordoned]
+    if closed:
+        yield Refusal(move.tp, f"target broker(s) {_ids(closed)} cordoned: they take no new partitions")
     if len(move.target) < min_isr:
         yield Refusal(
             move.tp,
@@ -77,7 +99,7 @@ def _refusals(
         )
     if originals is not None and move.tp in originals:
         planned_from = tuple(originals[move.tp])
-        if planned_from != tuple(move.original):
+        if sorted(planned_from) != sorted(move.original):
             yield Refusal(
                 move.tp,
                 f"stale plan: replicas are {list(move.original)} now, the plan was made from "

@@ -13,7 +13,8 @@ with the file and the JSON path of the offending value, e.g.
 ``snapshot.json: partitions[12].replicas: broker 9 is not in brokers``.
 
 A snapshot read from a live cluster (``ferry snapshot``) also fills the optional fields that only a
-live cluster knows: ``alive`` and ``capacity_bytes`` per broker (absent: true, unknown),
+live cluster knows: ``alive``, ``capacity_bytes`` and ``cordoned`` per broker (absent: true,
+unknown, false),
 ``replica_sizes`` (bytes per broker
 holding a replica), ``adding_replicas`` / ``removing_replicas`` of a partition in motion and the
 top-level ``min_insync_replicas`` per topic. They are validated like the rest, and they live here
@@ -176,6 +177,8 @@ def _dump_broker(b: Broker) -> dict[str, Any]:
         out["alive"] = False
     if b.capacity_bytes is not None:
         out["capacity_bytes"] = b.capacity_bytes
+    if b.cordoned:
+        out["cordoned"] = True
     return out
 
 
@@ -230,20 +233,20 @@ def _parse_brokers(value: object, problems: Problems) -> tuple[list[Broker], fro
 def _parse_broker(value: object, path: str, problems: Problems) -> tuple[int | None, Broker | None]:
     """The entry's id if readable, and the broker if the whole entry is valid."""
     obj = as_object(value, path, problems)
-    optional = ("rack", "alive", "capacity_bytes")
+    optional = ("rack", "alive", "capacity_bytes", "cordoned")
     if obj is None or not check_fields(obj, path, problems, required=("id",), optional=optional):
         return None, None
     broker_id = as_int(obj["id"], f"{path}.id", problems)
     rack = obj.get("rack")
     alive = True if obj.get("alive") is None else as_bool(obj["alive"], f"{path}.alive", problems)
     capacity = _capacity(obj.get("capacity_bytes"), f"{path}.capacity_bytes", problems)
-    if (
-        (rack is not None and as_str(rack, f"{path}.rack", problems) is None)
-        or alive is None
-        or capacity is False
-    ):
+    cordoned = (
+        False if obj.get("cordoned") is None else as_bool(obj["cordoned"], f"{path}.cordoned", problems)
+    )
+    bad_rack = rack is not None and as_str(rack, f"{path}.rack", problems) is None
+    if bad_rack or alive is None or capacity is False or cordoned is None or broker_id is None:
         return broker_id, None
-    return broker_id, None if broker_id is None else Broker(broker_id, rack, alive, capacity or None)
+    return broker_id, Broker(broker_id, rack, alive, capacity or None, cordoned)
 
 
 def _capacity(value: object, path: str, problems: Problems) -> int | bool | None:

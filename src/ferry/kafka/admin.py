@@ -31,6 +31,16 @@ class OngoingReassignment:
         return tuple(b for b in self.replicas if b not in self.removing_replicas)
 
 
+@dataclass(frozen=True, slots=True)
+class Disks:
+    """A broker's log dirs taken together."""
+
+    capacity_bytes: int | None
+    """Their size, ``None`` where a dir does not say (before Kafka 3.3)."""
+    cordoned: bool
+    """Every online dir is cordoned: the broker takes no new partitions."""
+
+
 ReplicaSizes = Mapping[TopicPartition, Mapping[int, int]]
 """Bytes on disk per partition, per broker holding a replica."""
 
@@ -57,9 +67,9 @@ class ClusterAdmin(Protocol):
         """Replica sizes from DescribeLogDirs, summed over each broker's log directories."""
         ...
 
-    def describe_capacities(self) -> Mapping[int, int]:
-        """Disk bytes per live broker: DescribeLogDirs' ``TotalBytes`` summed over its online log
-        dirs (a broker whose dirs report none, before Kafka 3.3, is left out)."""
+    def describe_disks(self) -> Mapping[int, Disks]:
+        """Each live broker's disks from DescribeLogDirs: ``TotalBytes`` summed over its online log
+        dirs, and whether every one of them is cordoned (Kafka 4.3, KIP-1066)."""
         ...
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:

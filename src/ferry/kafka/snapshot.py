@@ -21,7 +21,7 @@ from typing import Any
 
 from ferry.errors import InputError
 from ferry.formats import SnapshotDetails, dump_snapshot, render_snapshot, write_text_atomic
-from ferry.kafka.admin import ClusterAdmin, OngoingReassignment, ReplicaSizes
+from ferry.kafka.admin import ClusterAdmin, Disks, OngoingReassignment, ReplicaSizes
 from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
 
 
@@ -43,7 +43,7 @@ class LiveSnapshot:
 
 
 def collect(admin: ClusterAdmin, topics: Collection[str] | None = None) -> LiveSnapshot:
-    """Read brokers (with their disks' capacity), partitions, sizes, reassignments and
+    """Read brokers (with their disks' capacity and cordons), partitions, sizes, reassignments and
     min.insync.replicas from the cluster.
 
     Args:
@@ -55,10 +55,8 @@ def collect(admin: ClusterAdmin, topics: Collection[str] | None = None) -> LiveS
         PreconditionError: a requested topic does not exist.
     """
     partitions = admin.describe_partitions(topics)
-    capacities = admin.describe_capacities()
-    registered = [
-        replace(b, capacity_bytes=capacities.get(b.id)) for b in admin.describe_brokers(include_fenced=True)
-    ]
+    disks = admin.describe_disks()
+    registered = [_with_disks(b, disks.get(b.id)) for b in admin.describe_brokers(include_fenced=True)]
     brokers = _brokers_of(registered, partitions)
     names = sorted({p.tp.topic for p in partitions})
     # Passing the explicit list keeps the log-dir and config requests as narrow as the metadata.
@@ -91,6 +89,12 @@ def with_current_brokers(admin: ClusterAdmin, snapshot: ClusterSnapshot) -> Clus
     """
     brokers = _brokers_of(admin.describe_brokers(include_fenced=True), snapshot.partitions)
     return replace(snapshot, brokers=brokers)
+
+
+def _with_disks(broker: Broker, disks: Disks | None) -> Broker:
+    if disks is None:  # down: its dirs say nothing
+        return broker
+    return replace(broker, capacity_bytes=disks.capacity_bytes, cordoned=disks.cordoned)
 
 
 def _brokers_of(registered: Sequence[Broker], partitions: Sequence[PartitionState]) -> tuple[Broker, ...]:

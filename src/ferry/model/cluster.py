@@ -28,13 +28,15 @@ class Broker:
     ``alive`` is False for a broker that still holds replicas but was down (fenced or unregistered)
     when the snapshot was taken: it must stay in the snapshot, or its replicas would name an unknown
     broker, but nothing may be moved onto it. ``capacity_bytes`` is its disk's size where known (a
-    live snapshot sums DescribeLogDirs' ``TotalBytes`` over its online log dirs).
+    live snapshot sums DescribeLogDirs' ``TotalBytes`` over its online log dirs). ``cordoned``: every
+    log dir of it is cordoned (Kafka 4.3, KIP-1066), so it takes no new partitions.
     """
 
     id: int
     rack: str | None = None
     alive: bool = True
     capacity_bytes: int | None = None
+    cordoned: bool = False
 
     def __post_init__(self) -> None:
         if self.id < 0:

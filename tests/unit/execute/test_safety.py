@@ -55,6 +55,25 @@ def test_a_partition_that_changed_since_the_plan_is_stale() -> None:
     assert "stale plan" in refusals[0].reason
 
 
+def test_the_same_replicas_in_another_order_are_not_stale_but_named() -> None:
+    # A cancelled KIP-455 reassignment: KRaft puts [2, 1, 3] back as [1, 2, 3].
+    moves = [Move(T0, (1, 2, 3), (1, 2, 5)), Move(T1, (2, 3, 4), (2, 3, 5))]
+    planned_from = {T0: (2, 1, 3), T1: (2, 3, 4)}
+    assert safety.check(moves, _cluster(), {}, originals=planned_from) == ()
+    assert safety.reordered(moves, planned_from) == (T0,)
+    changed = {T0: (2, 1, 4), T1: (2, 3, 4)}  # a replica set that changed is still stale
+    assert [r.tp for r in safety.check(moves, _cluster(), {}, originals=changed)] == [T0]
+    assert safety.reordered(moves, changed) == ()
+
+
+def test_a_move_onto_a_cordoned_broker_is_refused() -> None:
+    brokers = [Broker(b, cordoned=b == 5) for b in range(1, 6)]
+    cluster = ClusterSnapshot.of(brokers, [PartitionState(T0, (1, 2, 3)), PartitionState(T1, (2, 3, 5))])
+    refusals = safety.check([Move(T0, (1, 2, 3), (1, 2, 5)), Move(T1, (2, 3, 5), (2, 4, 5))], cluster, {})
+    # Keeping a replica on a cordoned broker is no new partition for it: only t-0 is refused.
+    assert [str(r) for r in refusals] == ["t-0: target broker(s) 5 cordoned: they take no new partitions"]
+
+
 def test_enforce_raises_one_line_naming_the_first_refusal_and_the_count() -> None:
     refusals = safety.check([Move(T0, (1, 2, 3), (1,)), Move(T1, (2, 3, 4), (2,))], _cluster(), {"t": 2})
     with pytest.raises(PreconditionError) as caught:

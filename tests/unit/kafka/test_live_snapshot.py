@@ -12,7 +12,7 @@ from support.fake_admin import FakeAdmin
 
 from ferry.errors import InputError
 from ferry.formats import parse_snapshot_details
-from ferry.kafka.admin import ClusterAdmin, OngoingReassignment, ReplicaSizes
+from ferry.kafka.admin import ClusterAdmin, Disks, OngoingReassignment, ReplicaSizes
 from ferry.kafka.snapshot import (
     collect,
     leader_size,
@@ -52,8 +52,9 @@ class StubAdmin:
         self.calls.append(("sizes", topics))
         return {A0: {1: 100, 2: 120}, A1: {2: 50, 3: 70}, B0: {3: 9, 1: 9}}
 
-    def describe_capacities(self) -> Mapping[int, int]:
-        return {1: 10**12, 2: 2 * 10**12}  # broker 3's dirs did not say
+    def describe_disks(self) -> Mapping[int, Disks]:
+        # Broker 3's dirs do not say how big they are, and are all cordoned.
+        return {1: Disks(10**12, False), 2: Disks(2 * 10**12, False), 3: Disks(None, True)}
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         # Moving a-0 from [1] to [2]: while it lasts, replicas are target + original (KIP-455).
@@ -99,7 +100,7 @@ def test_json_extends_snapshot_v1() -> None:
     assert doc["brokers"] == [
         {"id": 1, "rack": "r0", "capacity_bytes": 10**12},
         {"id": 2, "rack": "r1", "capacity_bytes": 2 * 10**12},
-        {"id": 3, "rack": "r0"},
+        {"id": 3, "rack": "r0", "cordoned": True},
     ]
     a0, a1, _ = doc["partitions"]
     assert a0 == {

@@ -22,6 +22,7 @@ from ferry.cli.interrupts import Interrupts
 from ferry.cli.metrics import RequestMetrics, served
 from ferry.cli.options import add_request_options, admin_options, run_options
 from ferry.cli.running import progress_listener, run_request, with_metrics
+from ferry.errors import and_more
 from ferry.execute import safety
 from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal, default_journal_path
@@ -80,8 +81,16 @@ def _run(args: argparse.Namespace) -> int:
                 "ferry execute: every partition of the plan has its target replicas already", file=sys.stderr
             )
             return 0
-        refusals = safety.check(plan.moves, live.snapshot, live.min_insync, _originals(args))
+        originals = _originals(args)
+        refusals = safety.check(plan.moves, live.snapshot, live.min_insync, originals)
         safety.enforce(refusals, options.force)
+        shuffled = safety.reordered(plan.moves, originals or {})
+        if shuffled:
+            print(
+                f"ferry execute: warning: {and_more(shuffled)}: same replicas as the plan was made from, "
+                "in another order (a cancelled reassignment puts them back in KRaft's order); moving them",
+                file=sys.stderr,
+            )
         request_id = Executor(admin, journal).prepare(plan, bootstrap=args.bootstrap_server, options=options)
         run_request(
             admin, journal, request_id, len(plan.moves), wait=args.wait, command="execute", metrics=metrics

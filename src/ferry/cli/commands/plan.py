@@ -17,6 +17,7 @@ A snapshot file holds no live state to check against, so offline plans are not c
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -189,6 +190,7 @@ def _run(args: argparse.Namespace) -> int:
     cluster = PlanJob(source, source, snapshot, goal, parquet)
     [planned], _ = plan_clusters([cluster], engine=args.engine, master=args.spark_master, debug=args.debug)
     result = planned.plan
+    _check_cordons(snapshot, result, source)
     forced = _check_safety(args, loaded, result)
     saved = args.output_dir / SNAPSHOT_NAME if loaded.text is not None else None
     report = report_json(result.figures, snapshot=str(saved) if saved else source, goal=goal_json(goal))
@@ -238,12 +240,11 @@ def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str
     """
     brokers: frozenset[int] | None = args.brokers
     problems: list[str] = []
-    if args.remove_brokers is not None:
+    removed = _removed(args.remove_brokers, snapshot, source)
+    if removed is not None:
         known = frozenset(snapshot.broker_ids)
-        problems = [
-            f"--remove-brokers: broker {b} is not in {source}" for b in sorted(args.remove_brokers - known)
-        ]
-        brokers = known - args.remove_brokers
+        problems = [f"--remove-brokers: broker {b} is not in {source}" for b in sorted(removed - known)]
+        brokers = known - removed
         if not brokers:
             raise InputError(f"--remove-brokers: would remove every broker of {source}")
     goal = Goal(
@@ -271,6 +272,40 @@ def _build_goal(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str
     if problems:
         raise InputError.of(problems)
     return goal
+
+
+def _removed(
+    given: frozenset[int] | str | None, snapshot: ClusterSnapshot, source: str
+) -> frozenset[int] | None:
+    """The brokers ``--remove-brokers`` names; ``cordoned``: those the snapshot says are.
+
+    Raises:
+        InputError: ``cordoned``, and no broker of the snapshot is.
+    """
+    if not isinstance(given, str):
+        return given
+    cordoned = frozenset(b.id for b in snapshot.brokers if b.cordoned)
+    if not cordoned:
+        raise InputError(
+            f"--remove-brokers cordoned: no broker of {source} is cordoned",
+            hint="a live snapshot records cordons (Kafka 4.3, cordoned.log.dirs); "
+            "'ferry sandbox cordon N' sets one on the sandbox",
+        )
+    return cordoned
+
+
+def _check_cordons(snapshot: ClusterSnapshot, result: Plan, source: str) -> None:
+    """Refuse a plan that places new replicas on a cordoned broker: it takes no new partitions
+    (Kafka 4.3.1 would still accept the move)."""
+    cordoned = {b.id for b in snapshot.brokers if b.cordoned}
+    receiving = Counter(b for m in result.moves for b in m.adding if b in cordoned)
+    if receiving:
+        named = [f"broker {b} ({receiving[b]} new replicas)" for b in sorted(receiving)]
+        raise PreconditionError(
+            f"the plan places replicas on cordoned brokers of {source}, which take no new partitions: "
+            f"{and_more(named)}",
+            hint="drain them with --remove-brokers cordoned, leave them out with --brokers, or uncordon them",
+        )
 
 
 def _capacity(args: argparse.Namespace, snapshot: ClusterSnapshot, source: str) -> dict[int, int] | None:

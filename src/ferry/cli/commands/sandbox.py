@@ -12,9 +12,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ferry.errors import UsageError
-from ferry.kafka.client import ready_brokers
+from ferry.errors import KafkaError, UsageError
+from ferry.kafka.client import KafkaPythonAdmin, ready_brokers
+from ferry.kafka.config import ClientSettings
+from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.sandbox import SCRAM_USERS, ClusterSpec, Sandbox, default_sandbox_dir, ensure_jars
+
+CORDONED_DIRS = "cordoned.log.dirs"
+"""The broker config that cordons log dirs (a list, or ``*`` for all of them; KIP-1066)."""
+CORDON_WAIT_S = 30.0
 
 
 def register(subparsers: Any) -> None:
@@ -41,6 +47,13 @@ def register(subparsers: Any) -> None:
     restart.set_defaults(func=_restart)
     down = verbs.add_parser("down", parents=[common], help="stop everything and delete its data")
     down.set_defaults(func=_down)
+    for verb, value, text in (
+        ("cordon", "*", "cordon every log dir of a broker: it takes no new partitions (Kafka 4.3)"),
+        ("uncordon", None, "lift a broker's cordon"),
+    ):
+        cordon = verbs.add_parser(verb, parents=[common], help=text)
+        cordon.add_argument("broker", type=int, metavar="BROKER", help="broker id")
+        cordon.set_defaults(func=_cordon, cordoned=value is not None)
 
 
 def _add_up(verbs: Any, common: argparse.ArgumentParser) -> None:
@@ -127,6 +140,23 @@ def _restart(args: argparse.Namespace) -> int:
 def _down(args: argparse.Namespace) -> int:
     sandbox = _sandbox(args)
     _note("stopped and deleted" if sandbox.down() else f"no sandbox in {sandbox.directory}")
+    return 0
+
+
+def _cordon(args: argparse.Namespace) -> int:
+    """Set (or delete) the broker's ``cordoned.log.dirs`` and wait until its log dirs say so."""
+    state = _sandbox(args).state()
+    key = ConfigKey(ResourceType.BROKER, str(args.broker), CORDONED_DIRS)
+    with KafkaPythonAdmin(state.bootstrap, ClientSettings({}), timeout_s=CORDON_WAIT_S) as admin:
+        if args.broker not in {b.id for b in admin.describe_brokers()}:
+            raise UsageError(f"broker {args.broker} is not a running broker of the sandbox")
+        admin.alter_configs({key: "*" if args.cordoned else None})
+        deadline = time.monotonic() + CORDON_WAIT_S
+        while admin.describe_disks()[args.broker].cordoned != args.cordoned:
+            if time.monotonic() > deadline:
+                raise KafkaError(f"broker {args.broker}'s log dirs did not change within {CORDON_WAIT_S:g} s")
+            time.sleep(0.2)
+    _note(f"broker {args.broker} {'cordoned' if args.cordoned else 'uncordoned'}")
     return 0
 
 

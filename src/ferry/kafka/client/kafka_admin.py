@@ -20,7 +20,7 @@ from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.errors import InputError, KafkaError
-from ferry.kafka.admin import OngoingReassignment, ReplicaSizes
+from ferry.kafka.admin import Disks, OngoingReassignment, ReplicaSizes
 from ferry.kafka.client.configs import RESOURCE_TYPES, own_value, per_request, side_by_side
 from ferry.kafka.client.connect import new_admin_client
 from ferry.kafka.client.errors import RETRIED, bounded, error_text, needed_for, raise_for, translated
@@ -148,21 +148,23 @@ class KafkaPythonAdmin:
                 per_broker[reply["broker"]] = per_broker.get(reply["broker"], 0) + size
         return sizes
 
-    def describe_capacities(self) -> Mapping[int, int]:
-        """Disk bytes per live broker (one DescribeLogDirs request per broker, for no partition)."""
+    def describe_disks(self) -> Mapping[int, Disks]:
+        """Each live broker's log dirs (one DescribeLogDirs request per broker, for no partition)."""
         live = sorted(b.id for b in self.describe_brokers())
         replies = self._call(
             "describing log dirs",
             # An empty mapping asks for no partition: the dirs alone, with their sizes.
             lambda: self._client.describe_log_dirs(topic_partitions={}, brokers=live),
         )
-        capacities: dict[int, int] = {}
+        disks: dict[int, Disks] = {}
         for reply in replies:
-            online = [d.get("total_bytes", -1) for d in reply["log_dirs"] if d["error_code"] == 0]
+            online = [d for d in reply["log_dirs"] if d["error_code"] == 0]
+            sizes = [d.get("total_bytes", -1) for d in online]
             # -1: a broker before DescribeLogDirs v4 (Kafka 3.3) does not say.
-            if online and all(n > 0 for n in online):
-                capacities[reply["broker"]] = sum(online)
-        return capacities
+            capacity = sum(sizes) if online and all(n > 0 for n in sizes) else None
+            cordoned = bool(online) and all(d.get("is_cordoned", False) for d in online)
+            disks[reply["broker"]] = Disks(capacity, cordoned)
+        return disks
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         """Ongoing reassignments (one ListPartitionReassignments request to the controller)."""
