@@ -141,3 +141,22 @@ def test_a_budgeted_step_gives_the_same_files_on_both_engines(tmp_path: Path, bu
     assert _plan_files(tmp_path / "spark") == _plan_files(tmp_path / "local")
     report = json.loads((tmp_path / "local" / "report.json").read_text())
     assert 0 < report["budget"]["moves"] < report["budget"]["full_plan_moves"]
+
+
+@pytest.mark.usefixtures("spark")
+def test_a_drain_gives_the_same_files_on_both_engines(tmp_path: Path) -> None:
+    snapshot = generated(brokers=9, racks=3, topics=6, partitions=20, rf=3, seed=4, skew=1.5)
+    write_any(snapshot, tmp_path / "s.json")
+    used = dict.fromkeys(snapshot.broker_ids, 0)
+    for p in snapshot.partitions:
+        for b in p.replicas:
+            used[b] += p.size
+    disk = int(max(used.values()) / 0.95)
+    (tmp_path / "disks.json").write_text(json.dumps({str(b): disk for b in snapshot.broker_ids}))
+    for engine in ("spark", "local"):
+        args = ["plan", "--snapshot", str(tmp_path / "s.json"), "--output-dir", str(tmp_path / engine)]
+        args += ["--capacity", str(tmp_path / "disks.json"), "--drain-above", "0.75"]
+        assert main([*args, "--engine", engine]) == 0
+    assert _plan_files(tmp_path / "spark") == _plan_files(tmp_path / "local")
+    report = json.loads((tmp_path / "local" / "report.json").read_text())
+    assert report["drain"]["senders"] and max(report["drain"]["after"].values()) <= 0.75

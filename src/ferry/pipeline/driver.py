@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from ferry.model import BalanceMode, Plan, PlanJob, TopicPartition
+from ferry.model import BalanceMode, Goal, Plan, PlanJob, TopicPartition
 from ferry.pipeline.kernel import Balanced, ClusterContext, solve
 from ferry.plan.planner import TopicDemand, assemble, in_scope, plan, target_brokers
 
@@ -30,6 +30,11 @@ def topics_of(job: PlanJob) -> list[str]:
     return [parts[0].tp.topic for parts in in_scope(job.snapshot, job.goal)]
 
 
+def per_topic(goal: Goal) -> bool:
+    """Whether the goal's plan runs through the per-topic passes (the replica balance)."""
+    return goal.balance is not BalanceMode.BYTES and goal.drain_above is None
+
+
 def whole_clusters(jobs: Sequence[PlanJob], slots: int) -> list[PlanJob]:
     """The clusters of a fleet to plan whole, one task each, biggest first.
 
@@ -43,7 +48,7 @@ def whole_clusters(jobs: Sequence[PlanJob], slots: int) -> list[PlanJob]:
     """
     sizes = {job.name: len(job.snapshot.partitions) for job in jobs}
     cap = sum(sizes.values()) / (2 * max(slots, 1)) if len(jobs) > 1 else -1
-    chosen = [job for job in jobs if sizes[job.name] <= cap or job.goal.balance is BalanceMode.BYTES]
+    chosen = [job for job in jobs if sizes[job.name] <= cap or not per_topic(job.goal)]
     return sorted(chosen, key=lambda job: (-sizes[job.name], job.name))
 
 
