@@ -16,12 +16,19 @@ this process, wall and CPU seconds. Usage:
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
-from ferry.model import BalanceMode, ClusterSnapshot, Plan
+from ferry.model import BalanceMode, Plan
 from ferry.model.report import PlanReport
 from ferry.plan.planner import plan
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from support.invariants import applied
+
 from plan_quality import LARGE, SMALL, UNEQUAL, Case, generate
 
 CONVERGE = [
@@ -34,18 +41,6 @@ CONVERGE = [
 ]
 SHARES = (0.05, 0.2, 0.5)
 FIGURES = ("replica_spread", "topic_replica_spread_max", "leader_spread", "rack_violations")
-
-
-def applied(snapshot: ClusterSnapshot, done: Plan) -> ClusterSnapshot:
-    """The cluster once ``done`` ran: every moved partition in sync on its new replicas."""
-    targets = {m.tp: m.target for m in done.moves}
-    parts = [
-        replace(p, replicas=targets[p.tp], leader=targets[p.tp][0], isr=targets[p.tp])
-        if p.tp in targets
-        else p
-        for p in snapshot.partitions
-    ]
-    return ClusterSnapshot.of(snapshot.brokers, parts)
 
 
 def _report(done: Plan) -> PlanReport:

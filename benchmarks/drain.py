@@ -13,12 +13,19 @@ fullest broker's fraction and the cluster's mean. Usage:
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 from ferry.errors import PreconditionError
 from ferry.model import ClusterSnapshot, Goal
 from ferry.plan.planner import plan
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from support.invariants import bytes_per_broker
+
 from plan_quality import LARGE, SMALL, UNEQUAL, Case, generate
 
 CASES = [
@@ -29,17 +36,9 @@ CASES = [
 LARGE_CASES = [replace(LARGE[2], sizes="lognormal")]
 
 
-def used(snapshot: ClusterSnapshot, placement: dict[object, tuple[int, ...]] | None = None) -> dict[int, int]:
-    out = dict.fromkeys(snapshot.broker_ids, 0)
-    for p in snapshot.partitions:
-        for b in (placement or {}).get(p.tp, p.replicas):
-            out[b] += p.bytes_on(b) if b in p.replicas else p.size
-    return out
-
-
 def disks(snapshot: ClusterSnapshot, mixed: bool) -> dict[int, int]:
     """Disks the fullest broker fills to 95 %: one size, or every second broker of a rack twice it."""
-    before = used(snapshot)
+    before = bytes_per_broker(snapshot)
     order = {
         b: i for i, b in enumerate(sorted(snapshot.broker_ids, key=lambda b: (snapshot.racks[b] or "", b)))
     }
@@ -51,7 +50,7 @@ def disks(snapshot: ClusterSnapshot, mixed: bool) -> dict[int, int]:
 def row(case: Case, mixed: bool, share: float) -> str:
     snapshot, _ = generate(case)
     capacity = disks(snapshot, mixed)
-    before = used(snapshot)
+    before = bytes_per_broker(snapshot)
     fractions = {b: before[b] / capacity[b] for b in before}
     mean = sum(before.values()) / sum(capacity.values())
     threshold = round(mean + share * (max(fractions.values()) - mean), 3)
@@ -62,7 +61,7 @@ def row(case: Case, mixed: bool, share: float) -> str:
         return f"| {case.name} | {'mixed' if mixed else 'equal'} | {threshold} | refused: {refused} |||||"
     seconds = time.perf_counter() - started
     assert done.report is not None and done.report.drain is not None
-    after = used(snapshot, {m.tp: m.target for m in done.moves})
+    after = bytes_per_broker(snapshot, {m.tp: m.target for m in done.moves})
     senders = {b for b in before if before[b] > threshold * capacity[b]}
     quiet = all(set(m.removing) <= senders for m in done.moves)
     top = max(after[b] / capacity[b] for b in after)

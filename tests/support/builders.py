@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
+from ferry.plan.racks import RackLayout
 
 
 def broker(id: int, rack: str | None = None) -> Broker:
@@ -37,3 +38,12 @@ def partition(
 def snapshot(brokers: Iterable[Broker | int], partitions: Iterable[PartitionState]) -> ClusterSnapshot:
     """A snapshot; a plain int in ``brokers`` stands for a broker without a rack."""
     return ClusterSnapshot.of((b if isinstance(b, Broker) else Broker(b) for b in brokers), partitions)
+
+
+def layout_of(sizes: Sequence[int]) -> RackLayout:
+    """Racks r0, r1, ... of the given sizes over brokers 0, 1, ... (rack by rack)."""
+    racks: dict[int, str] = {}
+    for k, n in enumerate(sizes):
+        for _ in range(n):
+            racks[len(racks)] = f"r{k}"
+    return RackLayout.of(racks, racks)

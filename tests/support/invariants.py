@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from ferry.model import ClusterSnapshot, Goal, Plan, RackMode, TopicPartition
 
@@ -107,3 +109,28 @@ def racks_bind(snapshot: ClusterSnapshot, goal: Goal) -> bool:
             if n * hi_level > highs or n * lo_level < lows:
                 return True
     return False
+
+
+def applied(snapshot: ClusterSnapshot, plan: Plan) -> ClusterSnapshot:
+    """The cluster once ``plan`` ran: every moved partition in sync on its new replicas."""
+    placement = final_placement(snapshot, plan)
+    moved = {m.tp for m in plan.moves}
+    parts = [
+        replace(p, replicas=placement[p.tp], leader=placement[p.tp][0], isr=placement[p.tp])
+        if p.tp in moved
+        else p
+        for p in snapshot.partitions
+    ]
+    return ClusterSnapshot.of(snapshot.brokers, parts)
+
+
+def bytes_per_broker(
+    snapshot: ClusterSnapshot, placement: Mapping[TopicPartition, Sequence[int]] | None = None
+) -> dict[int, int]:
+    """Bytes on each broker (of ``placement`` where given): a replica that stays weighs what it
+    measured there, a new one its partition's size."""
+    out = dict.fromkeys(snapshot.broker_ids, 0)
+    for p in snapshot.partitions:
+        for b in (placement or {}).get(p.tp, p.replicas):
+            out[b] += p.bytes_on(b) if b in p.replicas else p.size
+    return out

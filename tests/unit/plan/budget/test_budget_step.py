@@ -8,24 +8,11 @@ from dataclasses import replace
 
 import pytest
 from support.clusters import balanced, generated, unequal_racks, with_new_brokers
-from support.invariants import final_placement
+from support.invariants import applied
 
-from ferry.model import BalanceMode, Broker, ClusterSnapshot, Goal, PartitionState, Plan, TopicPartition
+from ferry.model import BalanceMode, Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
 from ferry.plan.planner import plan
 from ferry.plan.racks import RackLayout
-
-
-def applied(snapshot: ClusterSnapshot, done: Plan) -> ClusterSnapshot:
-    """The cluster once ``done`` ran: every moved partition in sync on its new replicas."""
-    placement = final_placement(snapshot, done)
-    moved = {m.tp for m in done.moves}
-    parts = [
-        replace(p, replicas=placement[p.tp], leader=placement[p.tp][0], isr=placement[p.tp])
-        if p.tp in moved
-        else p
-        for p in snapshot.partitions
-    ]
-    return ClusterSnapshot.of(snapshot.brokers, parts)
 
 
 def rack_clean_skewed(brokers: int, racks: int, topics: int, partitions: int, seed: int) -> ClusterSnapshot:

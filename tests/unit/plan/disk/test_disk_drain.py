@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.builders import broker, partition, snapshot
 from support.clusters import generated
+from support.invariants import bytes_per_broker
 
 from ferry.errors import PreconditionError
 from ferry.model import ClusterSnapshot, Goal
@@ -15,18 +16,9 @@ from ferry.plan.planner import plan
 from ferry.plan.racks import RackLayout
 
 
-def used(cluster: ClusterSnapshot, placement: dict[object, tuple[int, ...]] | None = None) -> dict[int, int]:
-    """Bytes on each broker: a replica that stays weighs what it measured there, a new one its size."""
-    out = dict.fromkeys(cluster.broker_ids, 0)
-    for p in cluster.partitions:
-        for b in (placement or {}).get(p.tp, p.replicas):
-            out[b] += p.bytes_on(b) if b in p.replicas else p.size
-    return out
-
-
 def capacities(cluster: ClusterSnapshot, fullest: float) -> dict[int, int]:
     """One capacity for every broker, the fullest broker at ``fullest`` of it."""
-    top = max(used(cluster).values())
+    top = max(bytes_per_broker(cluster).values())
     return dict.fromkeys(cluster.broker_ids, int(top / fullest))
 
 
@@ -49,9 +41,9 @@ def test_only_brokers_over_the_threshold_send_and_each_ends_under_it(
     except PreconditionError as refused:
         assert f"--drain-above {threshold:g}" in str(refused)
         return
-    before = used(cluster)
+    before = bytes_per_broker(cluster)
     placement = {m.tp: m.target for m in done.moves}
-    after = used(cluster, placement)
+    after = bytes_per_broker(cluster, placement)
     senders = {b for b in cluster.broker_ids if before[b] > threshold * capacity[b]}
     for move in done.moves:
         assert set(move.removing) <= senders  # nobody else sends

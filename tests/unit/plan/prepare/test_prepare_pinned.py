@@ -8,23 +8,13 @@ from itertools import product
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.builders import partition
+from support.builders import layout_of, partition
 
 from ferry.model.goal import RackMode
 from ferry.plan.prepare.pinned import is_pinned, is_plain_shrink
-from ferry.plan.racks import RackLayout
 from ferry.plan.topic_work import Slot
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True)
-
-
-def layout_of(sizes: tuple[int, ...] | list[int]) -> RackLayout:
-    """Racks r0, r1, ... of the given sizes over brokers 0, 1, ... (rack by rack)."""
-    racks: dict[int, str] = {}
-    for k, n in enumerate(sizes):
-        for _ in range(n):
-            racks[len(racks)] = f"r{k}"
-    return RackLayout.of(racks, racks)
 
 
 def slot(replicas: Sequence[int], rf: int, isr: Sequence[int] | None = None) -> Slot:

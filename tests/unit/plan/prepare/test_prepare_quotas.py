@@ -6,21 +6,13 @@ from itertools import combinations_with_replacement, product
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.builders import layout_of
 
 from ferry.model.goal import RackMode
 from ferry.plan.prepare.quotas import TopicQuota, fixed_quota, topic_quota, water_level
 from ferry.plan.racks import RackLayout
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True)
-
-
-def layout_of(sizes: tuple[int, ...] | list[int]) -> RackLayout:
-    """Racks r0, r1, ... of the given sizes over brokers 0, 1, ... (rack by rack)."""
-    racks: dict[int, str] = {}
-    for k, n in enumerate(sizes):
-        for _ in range(n):
-            racks[len(racks)] = f"r{k}"
-    return RackLayout.of(racks, racks)
 
 
 @st.composite

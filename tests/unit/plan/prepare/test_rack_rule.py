@@ -7,20 +7,12 @@ from itertools import product
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.builders import layout_of
 
 from ferry.model.goal import RackMode
 from ferry.plan.racks import RackLayout, may_take, rack_bounds, racks_open
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True)
-
-
-def layout_of(sizes: tuple[int, ...] | list[int]) -> RackLayout:
-    """Racks r0, r1, ... of the given sizes over brokers 0, 1, ... (rack by rack)."""
-    racks: dict[int, str] = {}
-    for k, n in enumerate(sizes):
-        for _ in range(n):
-            racks[len(racks)] = f"r{k}"
-    return RackLayout.of(racks, racks)
 
 
 def legal(bounds: tuple[tuple[int, int], ...], rf: int) -> list[tuple[int, ...]]:
