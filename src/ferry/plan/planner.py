@@ -233,8 +233,14 @@ def plan_drained(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     leaders = [replicas[0] for _, replicas in result.planned]
     moves, report = _finished(snapshot, goal, targets, result.planned, leaders, 0)
     drain = result.figures
+    moved = report.bytes_moved
+    if report.budget is not None:
+        # A step's fractions are its own; the ratio to what must leave is the whole drain's.
+        moves_to = {m.tp: m.target for m in moves}
+        drain = result.figures_of([(s, moves_to.get(s.tp, s.replicas)) for s, _ in result.planned])
+        moved = int(str(report.budget["full_plan_bytes"]))
     leave = int(str(drain["bytes_to_leave"]))
-    drain["bytes_moved_over_bound"] = round(report.bytes_moved / leave, 4) if leave else None
+    drain["bytes_moved_over_bound"] = round(moved / leave, 4) if leave else None
     return Plan.of(moves, replace(report, drain=drain, placement_fallbacks=0))
 
 

@@ -32,6 +32,23 @@ class Drain:
 
     planned: list[tuple[PartitionState, tuple[int, ...]]]
     figures: dict[str, object]
+    before: Mapping[int, int]
+    """Bytes on each target broker before the drain."""
+
+    def figures_of(self, planned: Sequence[tuple[PartitionState, Sequence[int]]]) -> dict[str, object]:
+        """The ``drain`` section for another placement of the same partitions (a budgeted step of
+        this drain): each broker's fraction after it; the rest as the whole drain's."""
+        after = dict(self.before)
+        for state, replicas in planned:
+            for b in set(state.replicas) - set(replicas):
+                if b in after:
+                    after[b] -= state.bytes_on(b)
+            for b in set(replicas) - set(state.replicas):
+                after[b] += state.size
+        capacity = self.figures["capacity"]
+        assert isinstance(capacity, dict)
+        fractions = {str(b): round(n / capacity[str(b)], 4) for b, n in after.items()}
+        return {**self.figures, "after": fractions}
 
 
 def plan_drain(
@@ -59,7 +76,7 @@ def plan_drain(
     if over:
         raise _refusal(goal.drain_above, over)
     planned = [(state, tuple(reps)) for state, reps in zip(scope, replicas, strict=True)]
-    return Drain(planned, _figures(goal, targets, before, used, senders, limit))
+    return Drain(planned, _figures(goal, targets, before, used, senders, limit), before)
 
 
 def _shed(

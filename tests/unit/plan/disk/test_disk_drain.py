@@ -3,6 +3,8 @@ stay close to what must leave them, the rack rule holds, and an impossible drain
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -100,3 +102,22 @@ def test_a_drain_no_broker_can_take_is_refused_naming_who_stays_over_and_by_how_
     assert message.startswith("--drain-above 0.5: no plan gets every broker under 50 % of its capacity: ")
     assert "broker 1 stays 0.0 GB over (and 1 more)" in message
     assert refused.value.exit_code == 4
+
+
+def test_a_budgeted_drain_is_a_step_of_the_drain_with_its_own_fractions() -> None:
+    cluster = generated(brokers=12, racks=3, topics=20, partitions=30, rf=3, seed=5, skew=1.5)
+    goal = Goal(capacity=capacities(cluster, 0.95), drain_above=0.7)
+    whole = plan(cluster, goal)
+    assert whole.report is not None and whole.report.drain is not None
+    step = plan(cluster, replace(goal, max_moves=5))
+    assert step.report is not None and step.report.drain is not None and step.report.budget is not None
+    assert step.report.replica_moves == 5
+    senders = set(whole.report.drain["senders"])
+    assert all(set(m.removing) <= senders for m in step.moves)  # a step of the drain: only senders send
+    placement = {m.tp: m.target for m in step.moves}
+    after = bytes_per_broker(cluster, placement)
+    capacity = goal.capacity or {}
+    assert step.report.drain["after"] == {
+        str(b): round(after[b] / capacity[b], 4) for b in cluster.broker_ids
+    }
+    assert step.report.drain["bytes_moved_over_bound"] == whole.report.drain["bytes_moved_over_bound"]
