@@ -66,6 +66,9 @@ def test_a_cordoned_broker_is_drained_by_remove_brokers_cordoned(
         4: True,
     }
     assert all(b["capacity_bytes"] > 0 for b in snapshot["brokers"])
+    # The sandbox gives each broker one log dir: broker 4's is the one cordoned.
+    assert [b["id"] for b in snapshot["brokers"] if b.get("cordoned_log_dirs")] == [4]
+    assert len(snapshot["brokers"][3]["cordoned_log_dirs"]) == 1
     journal = [
         "--journal",
         str(tmp_path / "journal.sqlite"),

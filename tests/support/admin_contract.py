@@ -102,7 +102,7 @@ class ClusterAdminContract:
         assert set(disks) == set(cluster.racks)
         # A disk holds at least the contract's topics (megabytes) and at most an exabyte.
         assert all(d.capacity_bytes is not None and 10**6 < d.capacity_bytes < 10**18 for d in disks.values())
-        assert not any(d.cordoned for d in disks.values())
+        assert not any(d.cordoned or d.cordoned_dirs for d in disks.values())
 
     def test_new_topic_has_its_replicas_first_replica_leading_full_isr(
         self, cluster: ContractCluster

@@ -155,7 +155,9 @@ class FakeAdmin:
     def describe_disks(self) -> Mapping[int, Disks]:
         # A broker without a capacity of its own has the fake's one disk size; down ones say nothing.
         return {
-            b.id: Disks(b.capacity_bytes or DISK_BYTES, b.cordoned) for b in self.brokers.values() if b.alive
+            b.id: Disks(b.capacity_bytes or DISK_BYTES, b.cordoned, (f"/data/{b.id}",) if b.cordoned else ())
+            for b in self.brokers.values()
+            if b.alive
         }
 
     def cordon(self, broker_id: int, cordoned: bool = True) -> None:

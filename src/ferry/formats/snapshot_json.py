@@ -13,8 +13,8 @@ with the file and the JSON path of the offending value, e.g.
 ``snapshot.json: partitions[12].replicas: broker 9 is not in brokers``.
 
 A snapshot read from a live cluster (``ferry snapshot``) also fills the optional fields that only a
-live cluster knows: ``alive``, ``capacity_bytes`` and ``cordoned`` per broker (absent: true,
-unknown, false),
+live cluster knows: ``alive``, ``capacity_bytes``, ``cordoned`` and ``cordoned_log_dirs`` per
+broker (absent: true, unknown, false, none),
 ``replica_sizes`` (bytes per broker
 holding a replica), ``adding_replicas`` / ``removing_replicas`` of a partition in motion and the
 top-level ``min_insync_replicas`` per topic. They are validated like the rest, and they live here
@@ -179,6 +179,8 @@ def _dump_broker(b: Broker) -> dict[str, Any]:
         out["capacity_bytes"] = b.capacity_bytes
     if b.cordoned:
         out["cordoned"] = True
+    if b.cordoned_log_dirs:
+        out["cordoned_log_dirs"] = list(b.cordoned_log_dirs)
     return out
 
 
@@ -233,7 +235,7 @@ def _parse_brokers(value: object, problems: Problems) -> tuple[list[Broker], fro
 def _parse_broker(value: object, path: str, problems: Problems) -> tuple[int | None, Broker | None]:
     """The entry's id if readable, and the broker if the whole entry is valid."""
     obj = as_object(value, path, problems)
-    optional = ("rack", "alive", "capacity_bytes", "cordoned")
+    optional = ("rack", "alive", "capacity_bytes", "cordoned", "cordoned_log_dirs")
     if obj is None or not check_fields(obj, path, problems, required=("id",), optional=optional):
         return None, None
     broker_id = as_int(obj["id"], f"{path}.id", problems)
@@ -244,9 +246,28 @@ def _parse_broker(value: object, path: str, problems: Problems) -> tuple[int | N
         False if obj.get("cordoned") is None else as_bool(obj["cordoned"], f"{path}.cordoned", problems)
     )
     bad_rack = rack is not None and as_str(rack, f"{path}.rack", problems) is None
-    if bad_rack or alive is None or capacity is False or cordoned is None or broker_id is None:
+    dirs = _paths(obj.get("cordoned_log_dirs"), f"{path}.cordoned_log_dirs", problems)
+    if (
+        bad_rack
+        or alive is None
+        or capacity is False
+        or cordoned is None
+        or dirs is None
+        or broker_id is None
+    ):
         return broker_id, None
-    return broker_id, Broker(broker_id, rack, alive, capacity or None, cordoned)
+    return broker_id, Broker(broker_id, rack, alive, capacity or None, cordoned, dirs)
+
+
+def _paths(value: object, path: str, problems: Problems) -> tuple[str, ...] | None:
+    """Log dir paths (an array of non-empty strings), ``()`` if absent, ``None`` if invalid."""
+    if value is None:
+        return ()
+    items = as_array(value, path, problems)
+    if items is None:
+        return None
+    paths = [as_str(item, f"{path}[{i}]", problems) for i, item in enumerate(items)]
+    return None if any(p is None for p in paths) else tuple(p for p in paths if p is not None)
 
 
 def _capacity(value: object, path: str, problems: Problems) -> int | bool | None:

@@ -39,6 +39,8 @@ class Disks:
     """Their size, ``None`` where a dir does not say (before Kafka 3.3)."""
     cordoned: bool
     """Every online dir is cordoned: the broker takes no new partitions."""
+    cordoned_dirs: tuple[str, ...] = ()
+    """The paths of its cordoned dirs, sorted (all of them when ``cordoned``)."""
 
 
 ReplicaSizes = Mapping[TopicPartition, Mapping[int, int]]

@@ -94,7 +94,12 @@ def with_current_brokers(admin: ClusterAdmin, snapshot: ClusterSnapshot) -> Clus
 def _with_disks(broker: Broker, disks: Disks | None) -> Broker:
     if disks is None:  # down: its dirs say nothing
         return broker
-    return replace(broker, capacity_bytes=disks.capacity_bytes, cordoned=disks.cordoned)
+    return replace(
+        broker,
+        capacity_bytes=disks.capacity_bytes,
+        cordoned=disks.cordoned,
+        cordoned_log_dirs=disks.cordoned_dirs,
+    )
 
 
 def _brokers_of(registered: Sequence[Broker], partitions: Sequence[PartitionState]) -> tuple[Broker, ...]:

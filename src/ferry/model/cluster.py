@@ -29,7 +29,9 @@ class Broker:
     when the snapshot was taken: it must stay in the snapshot, or its replicas would name an unknown
     broker, but nothing may be moved onto it. ``capacity_bytes`` is its disk's size where known (a
     live snapshot sums DescribeLogDirs' ``TotalBytes`` over its online log dirs). ``cordoned``: every
-    log dir of it is cordoned (Kafka 4.3, KIP-1066), so it takes no new partitions.
+    log dir of it is cordoned (Kafka 4.3, KIP-1066), so it takes no new partitions;
+    ``cordoned_log_dirs``: the paths of those of its dirs that are (a broker with only some of them
+    cordoned takes new replicas in its other dirs).
     """
 
     id: int
@@ -37,6 +39,7 @@ class Broker:
     alive: bool = True
     capacity_bytes: int | None = None
     cordoned: bool = False
+    cordoned_log_dirs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.id < 0:

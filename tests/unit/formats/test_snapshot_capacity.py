@@ -68,3 +68,23 @@ def test_parquet_refuses_a_capacity_of_zero(tmp_path: Path) -> None:
     pq.write_table(brokers.set_column(2, "capacity_bytes", column), tmp_path / "s" / "brokers.parquet")
     with pytest.raises(InputError, match="row 0: capacity_bytes: expected a size > 0, got 0"):
         load_parquet_snapshot(tmp_path / "s")
+
+
+def test_json_keeps_a_brokers_cordoned_log_dirs_and_refuses_a_bad_one() -> None:
+    cluster = snapshot(
+        [
+            Broker(1, cordoned=True, cordoned_log_dirs=("/a", "/b")),
+            Broker(2, cordoned_log_dirs=("/b",)),
+            Broker(3),
+        ],
+        [partition("t", 0, [1, 2], size=10)],
+    )
+    doc = dump_snapshot(cluster)
+    assert doc["brokers"][:2] == [
+        {"id": 1, "cordoned": True, "cordoned_log_dirs": ["/a", "/b"]},
+        {"id": 2, "cordoned_log_dirs": ["/b"]},
+    ]
+    assert parse_snapshot(dumps_json(doc), "s.json") == cluster
+    doc["brokers"][1]["cordoned_log_dirs"] = ["/b", ""]
+    with pytest.raises(InputError, match=r"^s.json: brokers\[1\].cordoned_log_dirs\[1\]: must not be empty"):
+        parse_snapshot(json.dumps(doc), "s.json")

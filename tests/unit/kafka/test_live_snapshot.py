@@ -54,7 +54,11 @@ class StubAdmin:
 
     def describe_disks(self) -> Mapping[int, Disks]:
         # Broker 3's dirs do not say how big they are, and are all cordoned.
-        return {1: Disks(10**12, False), 2: Disks(2 * 10**12, False), 3: Disks(None, True)}
+        return {
+            1: Disks(10**12, False, ("/data/b",)),  # one of its two dirs
+            2: Disks(2 * 10**12, False),
+            3: Disks(None, True, ("/data/a", "/data/b")),
+        }
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         # Moving a-0 from [1] to [2]: while it lasts, replicas are target + original (KIP-455).
@@ -98,9 +102,9 @@ def test_json_extends_snapshot_v1() -> None:
     assert doc["version"] == 1
     # Each disk's size as the cluster gives it; a broker whose dirs do not say has none.
     assert doc["brokers"] == [
-        {"id": 1, "rack": "r0", "capacity_bytes": 10**12},
+        {"id": 1, "rack": "r0", "capacity_bytes": 10**12, "cordoned_log_dirs": ["/data/b"]},
         {"id": 2, "rack": "r1", "capacity_bytes": 2 * 10**12},
-        {"id": 3, "rack": "r0", "cordoned": True},
+        {"id": 3, "rack": "r0", "cordoned": True, "cordoned_log_dirs": ["/data/a", "/data/b"]},
     ]
     a0, a1, _ = doc["partitions"]
     assert a0 == {
@@ -162,7 +166,7 @@ class UnregisteredStub(StubAdmin):
 def test_an_unregistered_replica_holder_is_listed_dead_without_rack() -> None:
     live = collect(UnregisteredStub())
     assert live.snapshot.brokers == (
-        Broker(1, "r0", capacity_bytes=10**12),
+        Broker(1, "r0", capacity_bytes=10**12, cordoned_log_dirs=("/data/b",)),
         Broker(2, "r1", capacity_bytes=2 * 10**12),
         Broker(3, None, alive=False),
     )

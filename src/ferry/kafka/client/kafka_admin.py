@@ -162,8 +162,8 @@ class KafkaPythonAdmin:
             sizes = [d.get("total_bytes", -1) for d in online]
             # -1: a broker before DescribeLogDirs v4 (Kafka 3.3) does not say.
             capacity = sum(sizes) if online and all(n > 0 for n in sizes) else None
-            cordoned = bool(online) and all(d.get("is_cordoned", False) for d in online)
-            disks[reply["broker"]] = Disks(capacity, cordoned)
+            closed = tuple(sorted(d["log_dir"] for d in online if d.get("is_cordoned", False)))
+            disks[reply["broker"]] = Disks(capacity, bool(online) and len(closed) == len(online), closed)
         return disks
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
