@@ -213,14 +213,10 @@ def plan_bytes(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     scope = [state for parts in in_scope(snapshot, goal) for state in parts]
     result = plan_disk(snapshot, goal, targets, scope)
     moves, report = _finished(snapshot, goal, targets, result.planned, result.leaders, 0)
-    disk = result.figures
+    moved, stepped = _whole_and_step(report, moves, result.planned)
+    # A step's bytes per broker are its own; the bound and the ratio to it are the full plan's.
+    disk = result.figures if stepped is None else result.figures_of(stepped)
     bound = int(str(disk["bytes_lower_bound"]))
-    moved = report.bytes_moved
-    if report.budget is not None:
-        # A step's bytes per broker are its own; the bound and the ratio to it are the full plan's.
-        moves_to = {m.tp: m.target for m in moves}
-        disk = result.figures_of([(s, moves_to.get(s.tp, s.replicas)) for s, _ in result.planned])
-        moved = int(str(report.budget["full_plan_bytes"]))
     disk["bytes_moved_over_bound"] = round(moved / bound, 4) if bound else None
     return Plan.of(moves, replace(report, disk=disk, placement_fallbacks=0))
 
@@ -232,16 +228,24 @@ def plan_drained(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     result = plan_drain(snapshot, goal, targets, scope)
     leaders = [replicas[0] for _, replicas in result.planned]
     moves, report = _finished(snapshot, goal, targets, result.planned, leaders, 0)
-    drain = result.figures
-    moved = report.bytes_moved
-    if report.budget is not None:
-        # A step's fractions are its own; the ratio to what must leave is the whole drain's.
-        moves_to = {m.tp: m.target for m in moves}
-        drain = result.figures_of([(s, moves_to.get(s.tp, s.replicas)) for s, _ in result.planned])
-        moved = int(str(report.budget["full_plan_bytes"]))
+    moved, stepped = _whole_and_step(report, moves, result.planned)
+    # A step's fractions are its own; the ratio to what must leave is the whole drain's.
+    drain = result.figures if stepped is None else result.figures_of(stepped)
     leave = int(str(drain["bytes_to_leave"]))
     drain["bytes_moved_over_bound"] = round(moved / leave, 4) if leave else None
     return Plan.of(moves, replace(report, drain=drain, placement_fallbacks=0))
+
+
+def _whole_and_step(
+    report: PlanReport, moves: Sequence[Move], planned: Sequence[Planned]
+) -> tuple[int, list[Planned] | None]:
+    """The bytes the whole plan moves and, for a budgeted step, the placement the step leaves
+    (``None`` when the plan is whole)."""
+    if report.budget is None:
+        return report.bytes_moved, None
+    moves_to = {m.tp: m.target for m in moves}
+    stepped = [(state, moves_to.get(state.tp, state.replicas)) for state, _ in planned]
+    return int(str(report.budget["full_plan_bytes"])), stepped
 
 
 def _finished(

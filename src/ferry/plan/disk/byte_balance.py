@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from ferry.errors import PreconditionError
 from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import Goal
-from ferry.plan.disk.state import TOLERANCE, Disk, DiskTargets, disk_targets, fixed_bytes
+from ferry.plan.disk.state import TOLERANCE, Disk, DiskTargets, byte_changes, disk_targets, fixed_bytes
 from ferry.plan.leaders.preferred import choose_leaders
 from ferry.plan.racks import RackLayout
 
@@ -66,14 +66,9 @@ class DiskPlan:
         this plan): its bytes per broker after, against the same targets and bound."""
         after = list(self.before)
         position = self.layout.position
-        for state, replicas in planned:
-            for sign, brokers in (
-                (-1, set(state.replicas) - set(replicas)),
-                (1, set(replicas) - set(state.replicas)),
-            ):
-                for b in brokers:
-                    if b in position:
-                        after[position[b]] += sign * state.bytes_on(b)
+        for b, change in byte_changes(planned).items():
+            if b in position:
+                after[position[b]] += change
         bound = int(str(self.figures["bytes_lower_bound"]))
         return _figures(self.layout, self.aims, self.before, after, bound)
 

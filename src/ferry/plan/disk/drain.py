@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ferry.errors import PreconditionError, and_more
 from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import Goal
+from ferry.plan.disk.state import byte_changes
 from ferry.plan.racks import RackLayout, may_take
 
 
@@ -39,12 +40,9 @@ class Drain:
         """The ``drain`` section for another placement of the same partitions (a budgeted step of
         this drain): each broker's fraction after it; the rest as the whole drain's."""
         after = dict(self.before)
-        for state, replicas in planned:
-            for b in set(state.replicas) - set(replicas):
-                if b in after:
-                    after[b] -= state.bytes_on(b)
-            for b in set(replicas) - set(state.replicas):
-                after[b] += state.size
+        for b, change in byte_changes(planned).items():
+            if b in after:
+                after[b] += change
         capacity = self.figures["capacity"]
         assert isinstance(capacity, dict)
         fractions = {str(b): round(n / capacity[str(b)], 4) for b, n in after.items()}

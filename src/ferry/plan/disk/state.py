@@ -5,7 +5,7 @@ bytes as the plan changes them (:class:`Disk`)."""
 from __future__ import annotations
 
 from bisect import bisect_right, insort
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ferry.model.cluster import ClusterSnapshot, PartitionState
@@ -135,3 +135,17 @@ def fixed_bytes(snapshot: ClusterSnapshot, goal: Goal, layout: RackLayout) -> li
                 if b in layout.position:
                     fixed[layout.position[b]] += p.bytes_on(b)
     return fixed
+
+
+def byte_changes(planned: Iterable[tuple[PartitionState, Sequence[int]]]) -> dict[int, int]:
+    """Per broker, the bytes a placement adds to it (negative: takes off it) against the
+    partitions' current replicas: a leaving replica what it measured there, a new one its size."""
+    changes: dict[int, int] = {}
+    for state, replicas in planned:
+        for sign, brokers in (
+            (-1, set(state.replicas) - set(replicas)),
+            (1, set(replicas) - set(state.replicas)),
+        ):
+            for b in brokers:
+                changes[b] = changes.get(b, 0) + sign * state.bytes_on(b)
+    return changes
