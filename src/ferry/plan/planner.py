@@ -63,6 +63,7 @@ from ferry.plan.disk.drain import plan_drain
 from ferry.plan.gc_pause import pausing
 from ferry.plan.leaders.swaps import leaders_with_swaps
 from ferry.plan.measure.report import balance_after, build_report
+from ferry.plan.place.cordons import around_cordons
 from ferry.plan.place.drops import apply_keeps, over_quota_drops
 from ferry.plan.place.placement import place
 from ferry.plan.place.replace import plan_replace
@@ -262,6 +263,9 @@ def _finished(
         (state, (leader, *(b for b in replicas if b != leader)))
         for (state, replicas), leader in zip(planned, leaders, strict=True)
     ]
+    cordoned = [b.id for b in snapshot.brokers if b.cordoned]
+    if cordoned and not goal.replace:  # a replace moves exactly to NEW, or is refused
+        full = around_cordons(full, RackLayout.of(snapshot.racks, targets), goal.rack_mode, cordoned)
     if not goal.budgeted:
         moves = _moves(full)
         return moves, build_report(snapshot, goal, targets, full, moves, bound)

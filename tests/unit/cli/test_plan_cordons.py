@@ -49,16 +49,29 @@ def test_remove_brokers_cordoned_with_none_cordoned_is_an_input_error(
     assert not (tmp_path / "out").exists()
 
 
-def test_a_plan_placing_replicas_on_a_cordoned_broker_is_refused(
+def test_a_rebalance_places_nothing_on_a_cordoned_broker(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # Broker 5 is new and cordoned: the rebalance would fill it.
+    # Broker 5 is new and cordoned: the rebalance fills broker 6 and leaves 5 empty.
     code, err = run(capsys, write(tmp_path, {5}), tmp_path / "out")
+    assert code == 0, err
+    moves = json.loads((tmp_path / "out" / "reassignment.json").read_text())["partitions"]
+    assert moves and all(5 not in m["replicas"] for m in moves)
+    assert any(6 in m["replicas"] for m in moves)
+
+
+def test_a_plan_that_can_only_place_on_a_cordoned_broker_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Broker 2 (rack b) leaves, and rack b's only other broker, 3, is cordoned: RF 2 over two racks
+    # needs a replica in rack b, so no other broker may take it.
+    brokers = [Broker(1, "a"), Broker(2, "b"), Broker(3, "b", cordoned=True)]
+    parts = [partition("t", p, [1, 2], size=100) for p in range(4)]
+    path = tmp_path / "s.json"
+    path.write_text(dumps_json(dump_snapshot(snapshot(brokers, parts))))
+    code, err = run(capsys, path, tmp_path / "out", "--remove-brokers", "2")
     assert code == 4
     first = err.splitlines()[0]
     assert "the plan places replicas on cordoned brokers of" in first
-    assert "which take no new partitions: broker 5 (" in first
+    assert "which take no new partitions: broker 3 (4 new replicas)" in first
     assert not (tmp_path / "out").exists()
-    # Left out of the targets, it only sends (it holds nothing here): the plan goes through.
-    code, err = run(capsys, write(tmp_path, {5}), tmp_path / "out", "--brokers", "1,2,3,4,6")
-    assert code == 0, err

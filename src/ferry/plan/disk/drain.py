@@ -68,8 +68,9 @@ def plan_drain(
     before = dict(used)
     replicas = [list(state.replicas) for state in scope]
     senders = sorted((b for b in targets if used[b] > limit[b]), key=lambda b: (limit[b] - used[b], b))
+    cordoned = {b.id for b in snapshot.brokers if b.cordoned}
     for sender in senders:
-        _shed(sender, scope, replicas, used, limit, layout, goal, set(senders))
+        _shed(sender, scope, replicas, used, limit, layout, goal, set(senders), cordoned)
     over = {b: used[b] - limit[b] for b in senders if used[b] > limit[b]}
     if over:
         raise _refusal(goal.drain_above, over)
@@ -86,8 +87,10 @@ def _shed(
     layout: RackLayout,
     goal: Goal,
     senders: set[int],
+    cordoned: set[int],
 ) -> None:
-    """Move replicas off ``sender`` until it is at or under its limit (or nothing more can go)."""
+    """Move replicas off ``sender`` until it is at or under its limit (or nothing more can go);
+    a cordoned broker takes none."""
     held = [p for p, reps in enumerate(replicas) if sender in reps]
     for p in _cover(held, [scope[p].bytes_on(sender) for p in held], used[sender] - limit[sender]):
         if used[sender] <= limit[sender]:
@@ -100,6 +103,7 @@ def _shed(
             b
             for b in layout.brokers
             if b not in senders
+            and b not in cordoned
             and b not in reps
             and used[b] + size <= limit[b]
             and may_take(layout, goal.rack_mode, on_targets, rf, b, without=sender)
