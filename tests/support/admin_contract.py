@@ -119,6 +119,29 @@ class ClusterAdminContract:
             assert p.isr is not None and sorted(p.isr) == sorted(p.replicas)
             assert p.size_bytes is None  # sizes come from describe_replica_sizes
 
+    def test_health_has_replicas_leader_full_isr_and_no_eligible_leaders(
+        self, cluster: ContractCluster
+    ) -> None:
+        topic = cluster.new_topic({0: [1, 2], 1: [3, 4]})
+        health = cluster.admin.describe_health([topic])
+        assert [(h.tp, h.replicas) for h in health] == [
+            (TopicPartition(topic, 0), (1, 2)),
+            (TopicPartition(topic, 1), (3, 4)),
+        ]
+        assert all(h.leader == h.replicas[0] and sorted(h.isr) == sorted(h.replicas) for h in health)
+        assert all(h.elr == () for h in health)
+        assert TopicPartition(topic, 1) in {h.tp for h in cluster.admin.describe_health()}
+
+    def test_log_end_offsets_move_on_with_what_is_produced(self, cluster: ContractCluster) -> None:
+        topic = cluster.new_topic({0: [1, 2], 1: [2, 3]})
+        tps = [TopicPartition(topic, 0), TopicPartition(topic, 1)]
+        before = cluster.admin.log_offsets(tps)
+        assert set(before) == set(tps)
+        assert all(o.end == 0 and o.local_start == 0 for o in before.values())
+        cluster.produce(topic, 100_000)
+        after = cluster.admin.log_offsets(tps)
+        assert all(after[tp].end > 0 and after[tp].local_start == 0 for tp in tps)
+
     def test_all_topics_include_a_new_one(self, cluster: ContractCluster) -> None:
         topic = cluster.new_topic({0: [3]})
         assert TopicPartition(topic, 0) in {p.tp for p in cluster.admin.describe_partitions()}

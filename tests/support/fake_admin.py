@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ferry.errors import KafkaError, PreconditionError
-from ferry.kafka.admin import Disks, OngoingReassignment, ReplicaSizes
+from ferry.kafka.admin import Disks, LogOffsets, OngoingReassignment, PartitionHealth, ReplicaSizes
 from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import Broker, PartitionState, TopicPartition
@@ -37,6 +37,8 @@ UNKNOWN_PARTITION = (
     "UnknownTopicOrPartitionError: "
     "This request is for a topic or partition that does not exist on this broker."
 )
+MESSAGE_BYTES = 100
+"""The size of each message ``produce`` appends, for offsets."""
 DISK_BYTES = 500 * 10**9
 """Each fake broker's disk, unless its Broker says otherwise."""
 INVALID_ASSIGNMENT = "InvalidReplicationAssignmentError: Replication assignment is invalid."
@@ -55,6 +57,9 @@ class _Partition:
     isr: tuple[int, ...]
     size: int = 0
     moving: OngoingReassignment | None = None
+    end: int = 0
+    """Log end offset: messages of MESSAGE_BYTES each."""
+    elr: tuple[int, ...] = ()
 
 
 @dataclass
@@ -97,6 +102,7 @@ class FakeAdmin:
         parts = [p for tp, p in self.partitions.items() if tp.topic == topic]
         for p in parts:
             p.size += size // len(parts)
+            p.end += size // len(parts) // MESSAGE_BYTES
 
     def stop_broker(self, broker_id: int) -> None:
         """The broker goes down: fenced, out of every ISR, leadership moves to the next ISR member."""
@@ -170,6 +176,20 @@ class FakeAdmin:
 
     def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
         return {t: self.min_insync.get(t, DEFAULT_MIN_INSYNC) for t in self._selected_topics(topics)}
+
+    def describe_health(self, topics: Collection[str] | None = None) -> tuple[PartitionHealth, ...]:
+        self._advance()
+        return tuple(
+            PartitionHealth(tp, p.replicas, p.leader, p.isr, p.elr)
+            for tp, p in sorted(self._selected(topics).items())
+        )
+
+    def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
+        return {
+            tp: LogOffsets(self.partitions[tp].end, 0)
+            for tp in partitions
+            if tp in self.partitions and self.partitions[tp].leader is not None
+        }
 
     def close(self) -> None:
         self.closed = True

@@ -18,7 +18,10 @@ from ferry.errors import UsageError
 from ferry.execute.batching import DEFAULT_MAX_MOVES_PER_BROKER, Limits
 from ferry.execute.journal import default_journal_path
 from ferry.execute.options import ExecuteOptions
+from ferry.execute.pace.schedule import Schedule
+from ferry.execute.pace.settings import DEFAULT_PERIOD_S, DEFAULT_START, PaceSettings
 from ferry.execute.strategies import DEFAULT_ORDER, STRATEGIES, parse_order
+from ferry.formats import sizes
 from ferry.kafka.client import KafkaPythonAdmin, load_command_config
 from ferry.kafka.config import ClientSettings
 from ferry.kafka.snapshot import LiveSnapshot, collect
@@ -137,7 +140,35 @@ def add_journal_option(parser: argparse.ArgumentParser) -> None:
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     """How a request runs: throttle, limits, order, --wait, --additional, --no-elect."""
     parser.add_argument("--poll-interval", type=float, default=1.0, metavar="S", help=argparse.SUPPRESS)
-    parser.add_argument("--throttle", type=int, metavar="BYTES_PER_S", help="replication throttle (none)")
+    parser.add_argument(
+        "--throttle",
+        type=int,
+        metavar="BYTES_PER_S",
+        help="replication throttle per broker (none); with --pace auto the starting rate (10 MB/s)",
+    )
+    parser.add_argument(
+        "--pace",
+        choices=("static", "auto"),
+        default="static",
+        help="static: --throttle for the whole run (default); auto: every 20 s set each broker's "
+        "leader and follower throttle and its moves in flight from what the cluster shows: never "
+        "under 1.2x the produce rate into the moving partitions, halved when a partition not being "
+        "moved loses an ISR member or sits at min ISR, raised while healthy and the throttle binds; "
+        "no new move while the plan holds a partition under min ISR",
+    )
+    parser.add_argument(
+        "--max-throttle",
+        type=_rate,
+        metavar="RATE",
+        help="with --pace auto: the highest rate per broker and role, e.g. 200MB/s (none)",
+    )
+    parser.add_argument(
+        "--schedule",
+        metavar="SPEC",
+        help="with --pace auto: ceilings by local time of day, first match wins, e.g. "
+        "'22:00-06:00=200MB/s,*=40MB/s'",
+    )
+    parser.add_argument("--pace-period", type=float, default=DEFAULT_PERIOD_S, help=argparse.SUPPRESS)
     parser.add_argument(
         "--max-moves-per-broker",
         type=int,
@@ -181,15 +212,33 @@ def run_options(args: argparse.Namespace) -> ExecuteOptions:
     if args.timeout <= 0 or args.poll_interval <= 0:
         raise UsageError("--timeout and --poll-interval must be positive")
     check_force(args)
+    pace = _pace(args)
     return ExecuteOptions(
-        throttle=args.throttle,
+        throttle=args.throttle if pace is None else args.throttle or DEFAULT_START,
         limits=Limits(args.max_moves_per_broker, args.max_moves),
         ordering=parse_order(args.order),
         additional=args.additional,
         elect=not args.no_elect,
         poll_interval_s=args.poll_interval,
         force=args.force,
+        pace=pace,
     )
+
+
+def _pace(args: argparse.Namespace) -> PaceSettings | None:
+    if args.pace != "auto":
+        if args.max_throttle is not None or args.schedule is not None:
+            raise UsageError("--max-throttle and --schedule set the ceiling of --pace auto: add it")
+        return None
+    schedule = Schedule.parse(args.schedule) if args.schedule is not None else None
+    return PaceSettings(args.max_throttle, schedule, args.pace_period)
+
+
+def _rate(text: str) -> int:
+    try:
+        return sizes.parse_rate(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 # -- safety overrides and progress measurement ---------------------------------------------------

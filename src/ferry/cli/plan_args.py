@@ -6,11 +6,11 @@ Everything here runs before anything is read or written, so bad usage exits 2 wi
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 from ferry.cli.options import add_connection_options, check_force
 from ferry.errors import UsageError
+from ferry.formats import sizes
 from ferry.model import BalanceMode
 
 
@@ -155,23 +155,12 @@ def add_budget_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-_UNITS = {"": 1, "B": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
-
-
 def parse_size(text: str) -> int:
-    """``"500GB"`` -> 500 * 10**9, ``"2TiB"`` -> 2 * 2**40, ``"1024"`` -> 1024 bytes."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?)B?\s*", text, flags=re.IGNORECASE)
-    if match is None:
-        raise argparse.ArgumentTypeError(f"expected a size such as 500GB or 2TiB, got {text!r}")
-    number, prefix, binary = match.groups()
-    prefix = prefix.upper()
-    if binary and not prefix:
-        raise argparse.ArgumentTypeError(f"expected a size such as 500GB or 2TiB, got {text!r}")
-    scale = 1024 ** ("KMGTP".index(prefix) + 1) if binary else _UNITS[prefix]
-    size = int(float(number) * scale)
-    if size < 1:
-        raise argparse.ArgumentTypeError(f"expected a size of at least 1 byte, got {text!r}")
-    return size
+    """``"500GB"`` -> 500 * 10**9 (:func:`ferry.formats.sizes.parse_size`), for argparse."""
+    try:
+        return sizes.parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _positive(text: str) -> int:

@@ -20,7 +20,7 @@ always fits (every limit is at least 1), so an execution always makes progress.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -74,7 +74,11 @@ def broker_load(in_flight: Iterable[InFlight]) -> Counter[int]:
 
 
 def next_batch(
-    pending: Sequence[M], in_flight: Sequence[InFlight], limits: Limits, foreign: Sequence[InFlight] = ()
+    pending: Sequence[M],
+    in_flight: Sequence[InFlight],
+    limits: Limits,
+    foreign: Sequence[InFlight] = (),
+    caps: Mapping[int, int] | None = None,
 ) -> list[M]:
     """The pending moves (in execution order) that fit next to those in flight under ``limits``.
 
@@ -83,18 +87,20 @@ def next_batch(
         in_flight: ferry's moves submitted and not finished.
         limits: the concurrency limits.
         foreign: reassignments in flight that ferry did not start (per-broker limit only).
+        caps: per-broker limits below ``limits.max_moves_per_broker`` (``--pace auto``).
 
     Returns:
         A subsequence of ``pending``; adding it to what is in flight keeps every limit.
     """
     load = broker_load([*in_flight, *foreign])
     total = len(in_flight)
+    caps = caps or {}
     chosen: list[M] = []
     for move in pending:
         if limits.max_moves is not None and total >= limits.max_moves:
             break
         brokers = busy_brokers(move)
-        if any(load[b] >= limits.max_moves_per_broker for b in brokers):
+        if any(load[b] >= min(limits.max_moves_per_broker, caps.get(b, load[b] + 1)) for b in brokers):
             continue
         load.update(brokers)
         total += 1

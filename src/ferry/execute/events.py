@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from ferry.execute.pace.controller import Pace, Role
 from ferry.execute.progress import Estimate, Progress, ReplicaProgress
 from ferry.execute.states import TaskState
 from ferry.kafka.freeze import FreezeState
@@ -118,6 +119,25 @@ class ClusterUnreachable:
     gives_up_in_s: float
 
 
+@dataclass(frozen=True, slots=True)
+class PaceDecided:
+    """``--pace auto`` decided for one control period: ``decisions`` per broker and role, of which
+    ``changed`` are those whose rate, concurrency or rule differ from the period before."""
+
+    request_id: int
+    decisions: Mapping[tuple[int, Role], Pace]
+    changed: tuple[tuple[int, Role], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HeldUnderMinIsr:
+    """Moving partitions are under min ISR, by the plan's own doing: no new move is submitted
+    until they recover (none is cancelled). Sent when the list changes; empty: they recovered."""
+
+    request_id: int
+    partitions: tuple[TopicPartition, ...]
+
+
 Event = (
     BatchSubmitted
     | TaskFinished
@@ -128,6 +148,8 @@ Event = (
     | SubmissionPaused
     | SubmissionResumed
     | ClusterUnreachable
+    | PaceDecided
+    | HeldUnderMinIsr
 )
 Listener = Callable[[Event], None]
 

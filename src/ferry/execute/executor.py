@@ -28,13 +28,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from datetime import datetime
+from datetime import time as time_of_day
 
 from ferry.errors import KafkaError, PreconditionError
 from ferry.execute import concurrent, lock, sharing
 from ferry.execute.batching import InFlight, held_by_foreign, in_flight_of, next_batch
 from ferry.execute.events import (
     BatchSubmitted,
+    HeldUnderMinIsr,
     Listener,
+    PaceDecided,
     ProgressUpdate,
     SubmissionPaused,
     SubmissionResumed,
@@ -48,6 +52,9 @@ from ferry.execute.journal import Journal
 from ferry.execute.journal_progress import SAMPLE_EVERY_S
 from ferry.execute.options import ExecuteOptions
 from ferry.execute.outage import RIDE_OUT_S, Outage
+from ferry.execute.pace.controller import Pace, State
+from ferry.execute.pace.pacer import Pacer
+from ferry.execute.pace.settings import DEFAULT_START
 from ferry.execute.prepare import prepare_request
 from ferry.execute.progress import History, by_broker, next_poll_in
 from ferry.execute.progress import total as total_progress
@@ -79,6 +86,7 @@ class Executor:
             meanwhile, so a second interrupt cannot cut the throttle restore short.
         ride_out_s: how long polls may fail in a row, for reasons that may pass, before the run
             ends interrupted.
+        local_time: the local time of day (``--schedule`` windows).
     """
 
     def __init__(
@@ -91,8 +99,10 @@ class Executor:
         sleep: Callable[[float], None] = time.sleep,
         shield: Callable[[], AbstractContextManager[object]] = nullcontext,
         ride_out_s: float = RIDE_OUT_S,
+        local_time: Callable[[], time_of_day] = lambda: datetime.now().time(),
     ) -> None:
         self._admin = admin
+        self._local_time = local_time
         self._ride_out_s = ride_out_s
         self._journal = journal
         self._listener = listener
@@ -112,6 +122,7 @@ class Executor:
             sleep=self._sleep,
             shield=shield or self._shield,
             ride_out_s=self._ride_out_s,
+            local_time=self._local_time,
         )
 
     def options_of(self, request_id: int) -> ExecuteOptions:
@@ -183,8 +194,11 @@ class Executor:
         request = self._journal.request(request_id)
         options = request.options
         throttles = sharing.RequestThrottles.load(self._admin, self._journal, request_id)
-        history, outage = History(throttle=options.throttle), Outage(self._ride_out_s)
-        run = RunState(request_id, options, throttles, history=history, outage=outage)
+        pacer = self._pacer(request_id, options)
+        # Paced rates move during the run: the starting rate caps no broker's rate in the ETA.
+        history = History(throttle=None if pacer else options.throttle)
+        outage = Outage(self._ride_out_s)
+        run = RunState(request_id, options, throttles, history=history, outage=outage, pacer=pacer)
         # Re-sent by the poll, like a new batch: a freeze holds them back the same way.
         run.unsent = {t.id for t in resend}
         self._journal.set_request_state(request_id, RequestState.RUNNING)
@@ -196,6 +210,20 @@ class Executor:
         finally:
             self._clean_up(run, finished)
         finish_request(self._admin, self._journal, request_id, elect=options.elect, listener=self._listener)
+
+    def _pacer(self, request_id: int, options: ExecuteOptions) -> Pacer | None:
+        """The run's pace under ``--pace auto``: a resumed run goes on from the rates it had."""
+        if options.pace is None:
+            return None
+        pacer = Pacer(
+            options.pace,
+            options.throttle or DEFAULT_START,
+            options.limits.max_moves_per_broker,
+            self._local_time,
+        )
+        for key, rate in self._journal.paced_rates(request_id).items():
+            pacer.paces[key] = Pace(rate, options.limits.max_moves_per_broker, State.START, "resumed")
+        return pacer
 
     def _clean_up(self, run: RunState, finished: bool) -> None:
         """Restore the throttles; mark the request interrupted unless it finished and stayed so."""
@@ -250,7 +278,8 @@ class Executor:
         # A concurrent 'ferry cancel' may have ended a task still to be re-sent.
         unsent = [t for t in submitted if t.id in run.unsent]
         moving = [t for t in submitted if t.id not in run.unsent]
-        if (pending or unsent) and self._frozen(run, len(moving)):
+        paused = self._pace(run, moving)
+        if (pending or unsent) and (self._frozen(run, len(moving)) or paused):
             self._sync_throttles(run, moving)
             self._report_progress(run)
             return False
@@ -259,7 +288,8 @@ class Executor:
         foreign = [r for tp, r in ongoing.items() if tp not in ours]
         ordered, own = run.options.ordering.sort(pending), in_flight_of(submitted)
         foreign_load = [InFlight(r.adding_replicas, r.removing_replicas) for r in foreign]
-        batch = next_batch(ordered, own, run.options.limits, foreign_load)
+        caps = run.pacer.caps() if run.pacer else None
+        batch = next_batch(ordered, own, run.options.limits, foreign_load, caps)
         held, brokers = held_by_foreign(ordered, own, run.options.limits, foreign_load, batch)
         self._report_waiting(run, held, brokers, foreign)
         self._sync_throttles(run, [*submitted, *batch])
@@ -269,6 +299,22 @@ class Executor:
             self._submit(run, batch)
         self._report_progress(run)
         return False
+
+    def _pace(self, run: RunState, moving: Sequence[TaskRecord]) -> bool:
+        """Let ``--pace auto`` decide if a control period has passed; True while it holds new
+        moves back (a moving partition under min ISR)."""
+        pacer = run.pacer
+        if pacer is None:
+            return False
+        was_held = pacer.held
+        decided = pacer.step(self._admin, moving, self._clock())
+        if decided is not None:
+            self._journal.record_pace(run.request_id, decided.decisions, decided.signals.readings)
+            run.throttles.paced = sharing.paced_configs(pacer.rates())
+            self._listener(PaceDecided(run.request_id, decided.decisions, decided.changed))
+            if pacer.held != was_held:
+                self._listener(HeldUnderMinIsr(run.request_id, pacer.held))
+        return bool(pacer.held)
 
     def _frozen(self, run: RunState, in_flight: int) -> bool:
         """Whether the cluster's freeze flag holds new moves back; each change is reported once.

@@ -18,6 +18,8 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``)::
     task_log   every task transition (task_id, from_state, to_state, at): the audit trail
     progress   request_id -> requests, at, broker, done_bytes, total_bytes, eta_s: the run's
                timeline, one row per receiving broker every few seconds (schema version 2)
+    pace       request_id -> requests, at, broker, role, rate, concurrency, state, reason, achieved,
+               produce: every decision of ``--pace auto`` (schema version 3)
 
 Room for interruptions: a rollback request names its ``origin_request``; a task re-targeted
 by a later request is cancelled with ``superseded_by`` pointing at the new task, so both requests stay
@@ -38,6 +40,7 @@ from pathlib import Path
 
 from ferry.errors import InputError, PreconditionError
 from ferry.execute.journal_base import locked
+from ferry.execute.journal_pace import PaceTable
 from ferry.execute.journal_progress import ProgressTable
 from ferry.execute.journal_tasks import TaskTable
 from ferry.execute.journal_throttles import ThrottleTable
@@ -76,7 +79,7 @@ def default_journal_path(env: Mapping[str, str] | None = None, home: Path | None
     return state_home / "kafka-ferry" / "journal.sqlite"
 
 
-class Journal(TaskTable, ThrottleTable, ProgressTable):
+class Journal(TaskTable, ThrottleTable, ProgressTable, PaceTable):
     """The journal on one SQLite file; open it with :meth:`open`, close it (or use ``with``).
 
     Every public write is one transaction: after it returns, it is on disk.

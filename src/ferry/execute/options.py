@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ferry.execute.batching import Limits
+from ferry.execute.pace.settings import PaceSettings
 from ferry.execute.strategies import Ordering
 
 
@@ -27,6 +28,9 @@ class ExecuteOptions:
     poll_interval_s: float = 1.0
     force: str | None = None
     """Why the safety checks were overridden (None: they were not)."""
+    pace: PaceSettings | None = None
+    """``--pace auto``: throttles and concurrency per broker chosen as the run goes, starting
+    from ``throttle`` (None: the static ``throttle`` for the whole run)."""
 
     def to_json(self) -> dict[str, Any]:
         """The stored form; its keys and values are the journal's, so keep them stable."""
@@ -39,6 +43,7 @@ class ExecuteOptions:
             "elect": self.elect,
             "poll_interval_s": self.poll_interval_s,
             "force": self.force,
+            "pace": self.pace.to_json() if self.pace else None,
         }
 
     @classmethod
@@ -52,4 +57,5 @@ class ExecuteOptions:
             elect=bool(data.get("elect", True)),
             poll_interval_s=float(data.get("poll_interval_s", 1.0)),
             force=data.get("force"),
+            pace=PaceSettings.from_json(data["pace"]) if data.get("pace") else None,
         )

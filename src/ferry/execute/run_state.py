@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from ferry.execute import sharing
 from ferry.execute.options import ExecuteOptions
 from ferry.execute.outage import RIDE_OUT_S, Outage
+from ferry.execute.pace.pacer import Pacer
 from ferry.execute.progress import History
 from ferry.execute.waiting import Waiting
 from ferry.kafka.freeze import FreezeState
@@ -32,6 +33,7 @@ class RunState:
     eta_s: float | None = None
     sampled_at: float | None = None  # when progress last went to the journal (executor clock)
     outage: Outage = field(default_factory=lambda: Outage(RIDE_OUT_S))
+    pacer: Pacer | None = None  # --pace auto
 
     def submission_failed(self, task_ids: list[int], now: float) -> None:
         """A submission of ``task_ids`` failed on the way: send it again, and watch for it arriving late."""

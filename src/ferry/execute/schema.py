@@ -17,7 +17,7 @@ from ferry.execute.records import RequestKind, RequestRecord, TaskRecord
 from ferry.execute.states import RequestState, TaskState
 from ferry.model import TopicPartition
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 10_000
 
 # Each entry upgrades the schema by one version; index 0 creates version 1.
@@ -82,6 +82,22 @@ MIGRATIONS: tuple[str, ...] = (
         eta_s REAL
     );
     CREATE INDEX progress_by_request ON progress (request_id, at);
+    """,
+    # 3: the pace controller's decisions (--pace auto), per broker and role.
+    """
+    CREATE TABLE pace (
+        request_id INTEGER NOT NULL REFERENCES requests(id),
+        at REAL NOT NULL,
+        broker INTEGER NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('leader', 'follower')),
+        rate INTEGER NOT NULL,
+        concurrency INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        achieved REAL,
+        produce REAL
+    );
+    CREATE INDEX pace_by_request ON pace (request_id, at);
     """,
 )
 

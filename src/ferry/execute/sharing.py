@@ -16,10 +16,11 @@ request's executor is alive (a live one converges to the same values on its next
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ferry.execute import throttles as thr
 from ferry.execute.journal import Journal
+from ferry.execute.pace.controller import Role
 from ferry.execute.records import ConfigKey, TaskRecord
 from ferry.execute.states import TaskState
 from ferry.kafka.admin import ClusterAdmin
@@ -42,8 +43,14 @@ def others_need(journal: Journal, request_id: int) -> thr.Throttles:
     needed = thr.Throttles({}, {})
     for other, tasks in sorted(by_request.items()):
         rate = journal.request(other).options.throttle
-        needed = merge(needed, thr.required(tasks, rate))
+        needed = merge(needed, thr.required(tasks, rate, paced_configs(journal.paced_rates(other))))
     return needed
+
+
+def paced_configs(rates: Mapping[tuple[int, Role], int]) -> dict[tuple[int, str], int]:
+    """Paced rates by broker and role as :func:`throttles.required` takes them: by rate config."""
+    key = {Role.LEADER: thr.LEADER_RATE, Role.FOLLOWER: thr.FOLLOWER_RATE}
+    return {(broker, key[role]): rate for (broker, role), rate in rates.items()}
 
 
 def wanted(
@@ -53,9 +60,11 @@ def wanted(
     rate: int | None,
     previous: Mapping[ConfigKey, str | None],
     keys: Collection[ConfigKey],
+    paced: Mapping[tuple[int, str], int] | None = None,
 ) -> dict[ConfigKey, str]:
-    """The values request ``request_id`` should have on its ``keys``: its needs, the others', theirs."""
-    needed = merge(thr.required(moving, rate), others_need(journal, request_id))
+    """The values request ``request_id`` should have on its ``keys``: its needs (at its paced
+    rates where it has them), the others', theirs."""
+    needed = merge(thr.required(moving, rate, paced), others_need(journal, request_id))
     return {k: v for k, v in thr.desired(needed, previous).items() if k in keys}
 
 
@@ -100,6 +109,8 @@ class RequestThrottles:
     rate: int | None
     previous: dict[ConfigKey, str | None]
     applied: dict[ConfigKey, str]
+    paced: dict[tuple[int, str], int] = field(default_factory=dict)
+    """Rates by broker and rate config that ``--pace auto`` chose, replacing ``rate`` there."""
 
     @classmethod
     def load(cls, admin: ClusterAdmin, journal: Journal, request_id: int) -> RequestThrottles:
@@ -108,7 +119,8 @@ class RequestThrottles:
         rate = journal.request(request_id).options.throttle
         previous = {r.config: r.previous for r in records}
         applied = {r.config: r.applied for r in records if r.applied is not None}
-        return cls(admin, journal, request_id, rate, previous, applied)
+        paced = paced_configs(journal.paced_rates(request_id))
+        return cls(admin, journal, request_id, rate, previous, applied, paced)
 
     def sync(self, moving: Iterable[TaskRecord]) -> tuple[int, int] | None:
         """Make the configs exactly what ``moving`` and the other requests need.
@@ -116,7 +128,9 @@ class RequestThrottles:
         Returns:
             How many configs the request now owns and how many it released; None: no change.
         """
-        target = wanted(self.journal, self.request_id, moving, self.rate, self.previous, self.previous.keys())
+        target = wanted(
+            self.journal, self.request_id, moving, self.rate, self.previous, self.previous.keys(), self.paced
+        )
         return self._write(thr.changes(self.applied, target, self.previous), target)
 
     def restore(self) -> tuple[int, int] | None:

@@ -47,8 +47,11 @@ class Throttles:
         return frozenset(self.replicas) | frozenset(self.rates)
 
 
-def required(moves: Iterable[MoveLike], rate: int | None) -> Throttles:
-    """The throttles ``moves`` need at ``rate`` bytes/s (none at all when ``rate`` is None)."""
+def required(
+    moves: Iterable[MoveLike], rate: int | None, paced: Mapping[tuple[int, str], int] | None = None
+) -> Throttles:
+    """The throttles ``moves`` need at ``rate`` bytes/s (none at all when ``rate`` is None); a
+    broker's rate in ``paced`` (by broker and rate config, set by ``--pace auto``) replaces it."""
     if rate is None:
         return Throttles({}, {})
     replicas: dict[ConfigKey, set[tuple[int, int]]] = {}
@@ -64,8 +67,9 @@ def required(moves: Iterable[MoveLike], rate: int | None) -> Throttles:
         replicas.setdefault(follower, set()).update((p, b) for b in adding)
         brokers.update(move.original)
         brokers.update(adding)
+    paced = paced or {}
     rates = {
-        ConfigKey(ResourceType.BROKER, str(b), key): rate
+        ConfigKey(ResourceType.BROKER, str(b), key): paced.get((b, key), rate)
         for b in sorted(brokers)
         for key in (LEADER_RATE, FOLLOWER_RATE)
     }

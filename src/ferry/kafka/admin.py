@@ -43,6 +43,28 @@ class Disks:
     """The paths of its cordoned dirs, sorted (all of them when ``cordoned``)."""
 
 
+@dataclass(frozen=True, slots=True)
+class PartitionHealth:
+    """One partition's replicas as its leader sees them (DescribeTopicPartitions, KIP-966)."""
+
+    tp: TopicPartition
+    replicas: tuple[int, ...]
+    leader: int | None
+    isr: tuple[int, ...]
+    elr: tuple[int, ...] = ()
+    """Eligible leader replicas: out of the ISR since it went under min ISR, still safe to lead."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogOffsets:
+    """A partition's log on its leader, in offsets (ListOffsets)."""
+
+    end: int
+    """The log end offset: every message ever produced to it moves it on by one."""
+    local_start: int
+    """The first offset still on the leader's disk (tiered topics: where the local log starts)."""
+
+
 ReplicaSizes = Mapping[TopicPartition, Mapping[int, int]]
 """Bytes on disk per partition, per broker holding a replica."""
 
@@ -80,6 +102,15 @@ class ClusterAdmin(Protocol):
 
     def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
         """The effective ``min.insync.replicas`` of each topic (topic, broker or cluster level)."""
+        ...
+
+    def describe_health(self, topics: Collection[str] | None = None) -> tuple[PartitionHealth, ...]:
+        """Replicas, leader, ISR and ELR of every partition of ``topics`` (all topics when None)."""
+        ...
+
+    def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
+        """Log end and local start offsets of ``partitions``, from their leaders (one ListOffsets
+        request per leader and kind of offset); a partition without a leader is left out."""
         ...
 
     def close(self) -> None:

@@ -11,6 +11,7 @@ from ferry.errors import InputError, PreconditionError
 from ferry.execute.batching import Limits
 from ferry.execute.journal import SCHEMA_VERSION, Journal, default_journal_path
 from ferry.execute.options import ExecuteOptions
+from ferry.execute.pace.controller import Health, Pace, Reading, Role, State
 from ferry.execute.progress import Progress
 from ferry.execute.records import ConfigKey, RequestKind, ResourceType, ThrottleRecord
 from ferry.execute.schema import MIGRATIONS, statements
@@ -279,11 +280,20 @@ def test_a_version_1_journal_is_upgraded_and_keeps_its_requests(tmp_path: Path) 
     conn.commit()
     conn.close()
     with _open(tmp_path) as journal:
-        assert journal.schema_version == SCHEMA_VERSION == 2
+        assert journal.schema_version == SCHEMA_VERSION == 3
         assert [r.id for r in journal.requests()] == [1]
         journal.record_progress(1, {3: Progress(5, 10), 4: Progress(10, 10)}, 2.5)
         samples = journal.progress_samples(1)
+        decided = {(2, Role.FOLLOWER): Pace(5_000, 2, State.FLOOR, "produce rate")}
+        journal.record_pace(1, decided, {(2, Role.FOLLOWER): Reading(10.0, 4_000.0, 1, Health())})
+        journal.record_pace(1, {(2, Role.FOLLOWER): Pace(2_500, 1, State.BACK_OFF, "isr")}, {})
+        paced = journal.pace_records(1)
+        assert journal.paced_rates(1) == {(2, Role.FOLLOWER): 2_500}
     assert [(s.broker, s.done, s.total, s.eta_s) for s in samples] == [(3, 5, 10, 2.5), (4, 10, 10, 2.5)]
+    assert [(r.broker, r.role, r.rate, r.state, r.achieved, r.produce) for r in paced] == [
+        (2, Role.FOLLOWER, 5_000, "floor", 10.0, 4_000.0),
+        (2, Role.FOLLOWER, 2_500, "back-off", None, None),
+    ]
 
 
 @pytest.fixture

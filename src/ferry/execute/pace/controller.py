@@ -1,0 +1,187 @@
+"""The pace controller: one broker's throttle in one role, and its move concurrency (pure).
+
+Every control period (15-30 s: Kafka measures a throttle over 11 s, and an ISR shrink shows
+within ``replica.lag.time.max.ms``, 30 s) each broker gets a :class:`Reading` per role -- leader
+(the data its moving partitions send) and follower (the data its new replicas fetch) -- and
+:func:`decide` turns the last :class:`Pace` into the next by the first rule of this table that
+applies:
+
+==========  ===============================================  ======================================
+state       when                                             then
+==========  ===============================================  ======================================
+back-off    ISR loss of a partition not being moved, a       rate x 0.7 (never under the floor),
+            partition at or under min ISR, or ELR not empty  concurrency halved (at least 1)
+            on the broker
+idle        nothing moving in this role                      hold
+floor       rate under the floor: 1.2 x the produce rate     rate = floor (even over the ceiling:
+            into the role's moving partitions                under it a move never catches up)
+ceiling     rate over the ceiling (``--max-throttle``, the   rate = ceiling
+            schedule's window)
+raise       healthy and the throttle binds: achieved >=      rate x 2 until the first back-off
+            85 % of the rate                                 (slow start), then + the larger of
+                                                             the step and 10 % (up to the
+                                                             ceiling); concurrency + 1 (up to
+                                                             the limit)
+hold        healthy, the throttle does not bind: something   hold
+            else limits the copy (disk, network, the leader)
+==========  ===============================================  ======================================
+
+A rate changes only by at least 10 % of its value (a smaller change is noise in the broker's own
+11-second measurement and would only churn configs), except when it lands on the floor or the
+ceiling; so the increase is the step (``--throttle``) while that is 10 % or more of the rate, and
+10 % above that. A
+partition the plan itself pushes under min ISR is not this table's business: submission pauses
+for the whole request (:mod:`ferry.execute.pace.pacer`), and nothing is cancelled.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, replace
+
+FLOOR_FACTOR = 1.2
+"""The floor over the produce rate: the margin a moving replica needs to catch up at all."""
+BINDING = 0.85
+"""Achieved over throttle at or above which the throttle is what limits the copy."""
+MIN_CHANGE = 0.10
+"""The smallest relative change of a rate that is written."""
+BACK_OFF = 0.7
+"""The factor on the rate on trouble: the 0.7 of TCP CUBIC, which keeps the mean of the saw-tooth
+between the back-off and the limit at 85 % of the limit, where halving keeps 75 %."""
+
+
+class Role(enum.StrEnum):
+    """Which of a broker's two throttles (Kafka's leader and follower replication rates)."""
+
+    LEADER = "leader"
+    FOLLOWER = "follower"
+
+
+class State(enum.StrEnum):
+    """The rule that made a decision (the table above)."""
+
+    START = "start"
+    BACK_OFF = "back-off"
+    IDLE = "idle"
+    FLOOR = "floor"
+    CEILING = "ceiling"
+    RAISE = "raise"
+    HOLD = "hold"
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """What the partitions with a replica on one broker show, counted in partitions."""
+
+    isr_loss: int = 0
+    """Partitions not being moved whose ISR lacks this broker's replica, or that it leads."""
+    at_min_isr: int = 0
+    """Partitions not being moved with an ISR short of its replicas and down to min ISR."""
+    under_min_isr: int = 0
+    """Partitions not being moved with an ISR under min ISR."""
+    elr: int = 0
+    """Partitions with eligible leader replicas (the ISR went under min ISR meanwhile)."""
+
+    @property
+    def troubled(self) -> bool:
+        return bool(self.isr_loss or self.at_min_isr or self.under_min_isr or self.elr)
+
+    def describe(self) -> str:
+        """``"2 partitions lost an ISR member, 1 at min ISR"``: the non-zero counts."""
+        parts = [
+            (self.isr_loss, "lost an ISR member"),
+            (self.at_min_isr, "at min ISR"),
+            (self.under_min_isr, "under min ISR"),
+            (self.elr, "with eligible leader replicas"),
+        ]
+        said = [f"{n} partition{'s' if n != 1 else ''} {text}" for n, text in parts if n]
+        return ", ".join(said) or "healthy"
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One broker in one role over the last control period."""
+
+    achieved: float
+    """Bytes/s copied through it in this role (what its new replicas gained, or fed)."""
+    produce: float
+    """Bytes/s produced into the moving partitions it copies in this role (once per new replica)."""
+    moving: int
+    """Replicas copying through it in this role (new replicas not yet in the ISR)."""
+    health: Health
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """What bounds a decision: the ceiling at this time, the step and the concurrency limit."""
+
+    ceiling: int | None
+    """``--max-throttle`` or the schedule's window, whichever is lower (None: no ceiling)."""
+    step: int
+    """Bytes/s added per period while the throttle binds (the starting rate)."""
+    max_concurrency: int
+    """``--max-moves-per-broker``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """A decision: the throttle of one broker in one role, its move concurrency, and why."""
+
+    rate: int
+    concurrency: int
+    state: State
+    reason: str
+    backed_off: bool = False
+    """Some period of the run backed off: the limit was found, increases are additive from then."""
+
+
+def start(rate: int, bounds: Bounds) -> Pace:
+    """The pace before the first reading: ``--throttle`` (under the ceiling), full concurrency."""
+    capped = min(rate, bounds.ceiling) if bounds.ceiling is not None else rate
+    return Pace(capped, bounds.max_concurrency, State.START, f"starting rate {capped} B/s")
+
+
+def decide(last: Pace, reading: Reading, bounds: Bounds) -> Pace:
+    """The next pace after ``last``, given this period's ``reading`` (the table above)."""
+    floor = int(FLOOR_FACTOR * reading.produce) if reading.moving else 0
+    rate, concurrency = last.rate, last.concurrency
+    if reading.health.troubled:
+        wanted = max(floor, int(rate * BACK_OFF))
+        why = reading.health.describe()
+        held = " (held at the floor)" if wanted == floor and floor > rate * BACK_OFF else ""
+        cut = _changed(last, wanted, max(1, concurrency // 2), State.BACK_OFF, f"{why}{held}", floor)
+        return replace(cut, backed_off=True)
+    if not reading.moving:
+        return replace(last, state=State.IDLE, reason="nothing copying")
+    if rate < floor:
+        over = bounds.ceiling is not None and floor > bounds.ceiling
+        why = f"produce rate {reading.produce:.0f} B/s into the moving partitions" + (
+            f", over the ceiling {bounds.ceiling} B/s" if over else ""
+        )
+        return _changed(last, floor, concurrency, State.FLOOR, why, floor)
+    if bounds.ceiling is not None and rate > bounds.ceiling:
+        wanted = max(floor, bounds.ceiling)
+        why = f"ceiling {bounds.ceiling} B/s"
+        return _changed(last, wanted, concurrency, State.CEILING, why, floor, bounds.ceiling)
+    if reading.achieved >= BINDING * rate:
+        # Slow start (doubling) until a back-off has found the limit, additive from then on.
+        wanted = rate + max(bounds.step, math.ceil(MIN_CHANGE * rate)) if last.backed_off else 2 * rate
+        if bounds.ceiling is not None:
+            wanted = max(rate, min(wanted, bounds.ceiling))
+        more = min(bounds.max_concurrency, concurrency + 1)
+        why = f"healthy, achieved {reading.achieved:.0f} of {rate} B/s"
+        return _changed(last, wanted, more, State.RAISE, why, floor, bounds.ceiling)
+    why = f"achieved {reading.achieved:.0f} of {rate} B/s: something else limits the copy"
+    return replace(last, state=State.HOLD, reason=why)
+
+
+def _changed(
+    last: Pace, rate: int, concurrency: int, state: State, reason: str, floor: int, ceiling: int | None = None
+) -> Pace:
+    """``rate`` if it differs enough from ``last``'s or lands on the floor or the ceiling, else
+    ``last``'s."""
+    small = abs(rate - last.rate) < MIN_CHANGE * last.rate
+    if small and not (last.rate < floor <= rate) and rate != ceiling:
+        rate = last.rate
+    return Pace(rate, concurrency, state, reason, last.backed_off)

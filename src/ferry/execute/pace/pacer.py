@@ -1,0 +1,126 @@
+"""The pace controller at work in a run: read the cluster every control period, decide, remember.
+
+The executor asks :meth:`Pacer.step` at every poll; at most once per period it reads, through the
+Admin API only:
+
+* DescribeLogDirs of the moving topics (the bytes of every new replica and of every leader);
+* ListOffsets of the moving partitions on their leaders (log end and local start offsets);
+* DescribeTopicPartitions of every topic (ISR, ELR) and, every ten periods, each topic's min ISR;
+
+turns two consecutive readings into :class:`~ferry.execute.pace.signals.Signals`, and lets
+:func:`~ferry.execute.pace.controller.decide` set each broker's rate per role and its concurrency.
+A broker that a move reaches for the first time starts at the starting rate (``--throttle``).
+While a moving partition is under min ISR (the plan's own doing) :attr:`Pacer.held` names it, and
+the executor submits nothing new until it recovers; nothing is cancelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import time
+
+from ferry.execute.pace import controller as ctl
+from ferry.execute.pace.controller import Bounds, Pace, Role
+from ferry.execute.pace.settings import PaceSettings
+from ferry.execute.pace.signals import Key, Observation, Signals, signals
+from ferry.execute.strategies import MoveLike
+from ferry.kafka.admin import ClusterAdmin, PartitionHealth
+from ferry.model import TopicPartition
+
+_MIN_ISR_EVERY = 10
+"""Periods between reads of every topic's min ISR (a config that rarely changes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PaceRound:
+    """One period's outcome: every decision, the signals behind them, and what changed."""
+
+    decisions: Mapping[Key, Pace]
+    signals: Signals
+    changed: tuple[Key, ...]
+    """Keys whose rate, concurrency or rule changed since the last period."""
+
+
+@dataclass
+class Pacer:
+    """The pace of one run (never shared, never persisted: a resumed run starts again)."""
+
+    settings: PaceSettings
+    start_rate: int
+    max_concurrency: int
+    local_time: Callable[[], time]
+    paces: dict[Key, Pace] = field(default_factory=dict)
+    held: tuple[TopicPartition, ...] = ()
+    _last: Observation | None = None
+    _min_isr: dict[str, int] = field(default_factory=dict)
+    _periods: int = 0
+
+    def bounds(self) -> Bounds:
+        ceiling = self.settings.ceiling_at(self.local_time())
+        return Bounds(ceiling, self.start_rate, self.max_concurrency)
+
+    def due(self, now: float) -> bool:
+        return self._last is None or now - self._last.at >= self.settings.period_s
+
+    def step(self, admin: ClusterAdmin, moves: Sequence[MoveLike], now: float) -> PaceRound | None:
+        """Read and decide if a period has passed since the last reading; None otherwise."""
+        if not self.due(now):
+            return None
+        observation, health = self._read(admin, moves, now)
+        before, self._last = self._last, observation
+        if before is None:
+            return self._starting(moves)
+        found = signals(moves, health, self._min_isr, before, observation)
+        bounds = self.bounds()
+        decisions: dict[Key, Pace] = {}
+        changed: list[Key] = []
+        for key, reading in sorted(found.readings.items()):
+            last = self.paces.get(key) or ctl.start(self.start_rate, bounds)
+            decided = ctl.decide(last, reading, bounds)
+            decisions[key] = decided
+            if _shown(decided) != _shown(last):
+                changed.append(key)
+        self.paces.update(decisions)
+        self.held = found.under_min_isr
+        return PaceRound(decisions, found, tuple(changed))
+
+    def _starting(self, moves: Sequence[MoveLike]) -> PaceRound:
+        bounds = self.bounds()
+        keys = sorted({(b, role) for m in moves for b in (*m.original, *m.adding) for role in Role})
+        decisions = {k: self.paces.setdefault(k, ctl.start(self.start_rate, bounds)) for k in keys}
+        return PaceRound(decisions, Signals({}), tuple(decisions))
+
+    def _read(
+        self, admin: ClusterAdmin, moves: Sequence[MoveLike], now: float
+    ) -> tuple[Observation, Sequence[PartitionHealth]]:
+        topics = {m.tp.topic for m in moves}
+        sizes = admin.describe_replica_sizes(topics) if topics else {}
+        health = admin.describe_health()
+        if self._periods % _MIN_ISR_EVERY == 0:
+            self._min_isr = dict(admin.describe_min_insync({h.tp.topic for h in health}))
+        self._periods += 1
+        leaders = {h.tp: h.leader for h in health}
+        offsets = admin.log_offsets([m.tp for m in moves]) if moves else {}
+        copied = {(m.tp, b): sizes.get(m.tp, {}).get(b, 0) for m in moves for b in m.adding}
+        leader_bytes = {
+            m.tp: sizes.get(m.tp, {}).get(leader, 0)
+            for m in moves
+            if (leader := leaders.get(m.tp)) is not None
+        }
+        return Observation(now, copied, offsets, leader_bytes), health
+
+    def rates(self) -> dict[tuple[int, Role], int]:
+        """The rate per broker and role the pace has set so far."""
+        return {key: pace.rate for key, pace in self.paces.items()}
+
+    def caps(self) -> dict[int, int]:
+        """Moves per broker: the lower of its two roles' concurrency."""
+        caps: dict[int, int] = {}
+        for (broker, _), pace in self.paces.items():
+            caps[broker] = min(caps.get(broker, pace.concurrency), pace.concurrency)
+        return caps
+
+
+def _shown(pace: Pace) -> tuple[int, int, ctl.State]:
+    return pace.rate, pace.concurrency, pace.state
