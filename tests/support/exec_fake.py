@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
 from ferry.errors import KafkaError
-from ferry.kafka.admin import Disks, OngoingReassignment, ReplicaSizes
+from ferry.kafka.admin import Disks, LogOffsets, OngoingReassignment, PartitionHealth, ReplicaSizes
 from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey
 from ferry.model import Broker, PartitionState, TopicPartition
@@ -40,6 +40,9 @@ class ExecFakeAdmin:
         self.unreachable_config_writes = 0
         self.late: dict[TopicPartition, tuple[int, ...]] = {}  # submissions not arrived yet
         self.cordoned: set[int] = set()
+        # What DescribeTopicPartitions shows, where a test says so (else the ISR is all replicas).
+        self.isr: dict[TopicPartition, tuple[int, ...]] = {}
+        self.min_insync: dict[str, int] = {}
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -84,7 +87,19 @@ class ExecFakeAdmin:
         return OngoingReassignment(tp, (*target, *removing), adding, removing)
 
     def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
-        return dict.fromkeys(topics, 1)
+        return {t: self.min_insync.get(t, 1) for t in topics}
+
+    def describe_health(self, topics: Collection[str] | None = None) -> tuple[PartitionHealth, ...]:
+        found = []
+        for tp, original in sorted(self.replicas.items()):
+            if topics is not None and tp.topic not in topics:
+                continue
+            replicas = self._ongoing(tp, self.moving[tp][0]).replicas if tp in self.moving else original
+            found.append(PartitionHealth(tp, replicas, original[0], self.isr.get(tp, original)))
+        return tuple(found)
+
+    def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
+        return {tp: LogOffsets(0, 0) for tp in partitions}
 
     def close(self) -> None:
         pass

@@ -10,13 +10,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from ferry.cli.render import progress_line
+from ferry.cli.render import human_bytes, progress_line
 from ferry.execute.cancel import Outcome
 from ferry.execute.events import (
     BatchSubmitted,
     ClusterUnreachable,
     Event,
+    HeldUnderMinIsr,
     LeadersElected,
+    PaceDecided,
     ProgressUpdate,
     SubmissionPaused,
     SubmissionResumed,
@@ -38,8 +40,8 @@ def _body(event: Event) -> str | None:
         return _outcome_text(event)
     if isinstance(event, ProgressUpdate):
         return progress_text(event)
-    if isinstance(event, SubmissionPaused | SubmissionResumed):
-        return freeze_change_text(event)
+    if isinstance(event, SubmissionPaused | SubmissionResumed | HeldUnderMinIsr | PaceDecided):
+        return _pause_text(event)
     if isinstance(event, WaitingForForeign):
         return waiting_text(event)
     if isinstance(event, ClusterUnreachable):
@@ -48,6 +50,13 @@ def _body(event: Event) -> str | None:
             f" (failing for {event.for_s:.0f} s, giving up in {event.gives_up_in_s:.0f} s)"
         )
     return None  # ThrottlesChanged: the throttles' life is in the journal; not worth a line
+
+
+def _pause_text(event: SubmissionPaused | SubmissionResumed | HeldUnderMinIsr | PaceDecided) -> str | None:
+    """What holds the run back or sets its pace: a freeze, a partition under min ISR, the pace."""
+    if isinstance(event, SubmissionPaused | SubmissionResumed):
+        return freeze_change_text(event)
+    return pace_text(event)
 
 
 def _outcome_text(event: BatchSubmitted | TaskFinished | LeadersElected) -> str:
@@ -75,6 +84,31 @@ def waiting_text(event: WaitingForForeign, shown: int = 5) -> str:
         f" ferry did not start{lasted}:"
         f" {named}{more}; cancel any that is stuck (e.g. adding a replica on a broker that is down)"
     )
+
+
+def pace_text(event: PaceDecided | HeldUnderMinIsr, shown: int = 5) -> str | None:
+    """``pace: broker 3 follower 10.0 MB/s -> 7.0 MB/s, 2 moves (back-off: 1 partition lost an
+    ISR member); ...`` for the decisions that changed something; None when none did."""
+    if isinstance(event, HeldUnderMinIsr):
+        if not event.partitions:
+            return "resumed: the moving partitions are back at min ISR or above"
+        named = ", ".join(str(tp) for tp in event.partitions[:shown])
+        more = f" and {len(event.partitions) - shown} more" if len(event.partitions) > shown else ""
+        return (
+            f"paused: {named}{more} under min ISR while moving; moves in flight go on, "
+            "no new ones until they recover"
+        )
+    lines = []
+    for key in event.changed:
+        (broker, role), pace = key, event.decisions[key]
+        lines.append(
+            f"broker {broker} {role} {human_bytes(pace.rate)}/s, {pace.concurrency} move(s) "
+            f"({pace.state}: {pace.reason})"
+        )
+    if not lines:
+        return None
+    more = f"; {len(lines) - shown} more" if len(lines) > shown else ""
+    return "pace: " + "; ".join(lines[:shown]) + more
 
 
 def freeze_change_text(event: SubmissionPaused | SubmissionResumed) -> str:

@@ -11,7 +11,12 @@ Metrics, every one labelled by ``request``:
 * ``ferry_moves`` — partition moves by ``state``: ``done``, ``in_flight``, ``pending``;
 * ``ferry_eta_seconds`` — seconds left (absent while there is no rate yet);
 * ``ferry_throttle_bytes_per_second`` — the request's replication throttle (0: none);
-* ``ferry_frozen`` — 1 while the cluster is frozen and no new move is submitted.
+* ``ferry_frozen`` — 1 while the cluster is frozen and no new move is submitted;
+* with ``--pace auto``: ``ferry_pace_throttle_bytes_per_second`` per ``broker`` and ``role``
+  (leader, follower), ``ferry_pace_concurrency`` per ``broker``, ``ferry_pace_state`` per
+  ``broker``, ``role`` and ``state`` (1 for the rule that made the last decision, 0 for the
+  others: back-off, floor, ceiling, raise, hold...), and ``ferry_held_under_min_isr``, the moving
+  partitions under min ISR that hold new moves back.
 """
 
 from __future__ import annotations
@@ -24,7 +29,16 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, Gauge, start_http_server, write_to_textfile
 
 from ferry.errors import UsageError
-from ferry.execute.events import Event, Listener, ProgressUpdate, SubmissionPaused, SubmissionResumed
+from ferry.execute.events import (
+    Event,
+    HeldUnderMinIsr,
+    Listener,
+    PaceDecided,
+    ProgressUpdate,
+    SubmissionPaused,
+    SubmissionResumed,
+)
+from ferry.execute.pace.controller import State
 from ferry.execute.progress import Estimate, ReplicaProgress, by_broker, total
 
 _MOVE_STATES = ("done", "in_flight", "pending")
@@ -55,6 +69,16 @@ class RequestMetrics:
         self.eta = gauge("ferry_eta_seconds", "Seconds left at the measured rate")
         self.throttle = gauge("ferry_throttle_bytes_per_second", "Replication throttle (0: none)")
         self.frozen = gauge("ferry_frozen", "1 while the cluster is frozen")
+        self.pace_rate = gauge(
+            "ferry_pace_throttle_bytes_per_second", "Throttle set by --pace auto", "broker", "role"
+        )
+        self.pace_concurrency = gauge(
+            "ferry_pace_concurrency", "Moves in flight allowed by --pace auto", "broker"
+        )
+        self.pace_state = gauge(
+            "ferry_pace_state", "1 for the rule of the last --pace auto decision", "broker", "role", "state"
+        )
+        self.held = gauge("ferry_held_under_min_isr", "Moving partitions under min ISR, holding new moves")
 
     def start(self, request_id: int, throttle: int | None) -> None:
         """From now on the metrics are those of request ``request_id``."""
@@ -105,6 +129,22 @@ class RequestMetrics:
             )
         elif isinstance(event, SubmissionPaused | SubmissionResumed):
             self.set_frozen(isinstance(event, SubmissionPaused))
+        elif isinstance(event, PaceDecided):
+            self.record_pace(event)
+        elif isinstance(event, HeldUnderMinIsr):
+            self.held.labels(self.request).set(len(event.partitions))
+
+    def record_pace(self, event: PaceDecided) -> None:
+        """Each broker's paced throttle per role, its concurrency, and the rule behind it."""
+        concurrency: dict[int, int] = {}
+        for (broker, role), pace in event.decisions.items():
+            labels = (self.request, str(broker), role.value)
+            self.pace_rate.labels(*labels).set(pace.rate)
+            for state in State:
+                self.pace_state.labels(*labels, state.value).set(1 if state is pace.state else 0)
+            concurrency[broker] = min(concurrency.get(broker, pace.concurrency), pace.concurrency)
+        for broker, allowed in concurrency.items():
+            self.pace_concurrency.labels(self.request, str(broker)).set(allowed)
 
     def write_textfile(self, path: Path) -> None:
         """Write the metrics in the text format, atomically (node-exporter may read at any time)."""
@@ -122,7 +162,8 @@ def add_metrics_port_options(parser: argparse.ArgumentParser) -> None:
         metavar="PORT",
         help="serve Prometheus metrics of the request on http://ADDRESS:PORT/metrics while it runs "
         "(bytes copied and total per request and receiving broker, moves done / in flight / pending, "
-        "ETA, throttle, frozen)",
+        "ETA, throttle, frozen; with --pace auto each broker's throttle per role, its moves allowed "
+        "and the rule that set them)",
     )
     parser.add_argument(
         "--metrics-address",

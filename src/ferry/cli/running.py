@@ -20,6 +20,7 @@ from ferry.cli.metrics import RequestMetrics, tee
 from ferry.execute.events import (
     ClusterUnreachable,
     Event,
+    HeldUnderMinIsr,
     Listener,
     ProgressUpdate,
     SubmissionPaused,
@@ -92,6 +93,8 @@ def listener_for(verbose: bool) -> Listener:
             return
         if isinstance(event, SubmissionPaused | SubmissionResumed):
             paused[0] = isinstance(event, SubmissionPaused)
+        if isinstance(event, HeldUnderMinIsr):
+            paused[0] = bool(event.partitions)
         if isinstance(event, ProgressUpdate):
             # One progress line every few seconds is enough for a log; the rest are every poll.
             # The last one (nothing in flight) is shown at once, unless a freeze holds the rest.
@@ -112,5 +115,5 @@ def freeze_notices(event: Event) -> None:
 
     An executor that stopped submitting without a word would look hung.
     """
-    if isinstance(event, SubmissionPaused | SubmissionResumed | ClusterUnreachable):
+    if isinstance(event, SubmissionPaused | SubmissionResumed | ClusterUnreachable | HeldUnderMinIsr):
         print(event_line(event), file=sys.stderr, flush=True)

@@ -12,9 +12,18 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from ferry.cli.exec_render import event_line
 from ferry.cli.metrics import RequestMetrics, served, tee
 from ferry.errors import UsageError
-from ferry.execute.events import Event, ProgressUpdate, SubmissionPaused, SubmissionResumed
+from ferry.execute.events import (
+    Event,
+    HeldUnderMinIsr,
+    PaceDecided,
+    ProgressUpdate,
+    SubmissionPaused,
+    SubmissionResumed,
+)
+from ferry.execute.pace.controller import Pace, Role, State
 from ferry.execute.progress import Estimate, Progress, ReplicaProgress
 from ferry.kafka.freeze import FreezeState
 from ferry.model import TopicPartition
@@ -79,6 +88,46 @@ def test_a_freeze_shows_until_it_is_lifted_and_events_before_start_are_ignored()
     assert samples(metrics)[("ferry_frozen", (("request", "7"),))] == 1
     metrics.listen(SubmissionResumed(7, None))
     assert samples(metrics)[("ferry_frozen", (("request", "7"),))] == 0
+
+
+def test_pace_decisions_show_each_brokers_throttle_per_role_its_moves_and_rule() -> None:
+    metrics = RequestMetrics()
+    metrics.start(7, 10_000_000)
+    decisions = {
+        (3, Role.FOLLOWER): Pace(7_000_000, 2, State.BACK_OFF, "1 partition lost an ISR member"),
+        (3, Role.LEADER): Pace(10_000_000, 4, State.HOLD, "achieved 0 of 10000000 B/s"),
+    }
+    metrics.listen(PaceDecided(7, decisions, ((3, Role.FOLLOWER),)))
+    metrics.listen(HeldUnderMinIsr(7, (TopicPartition("t", 0),)))
+    got = samples(metrics)
+    r = ("request", "7")
+    follower = (("broker", "3"), r, ("role", "follower"))
+    assert got[("ferry_pace_throttle_bytes_per_second", follower)] == 7_000_000
+    assert (
+        got[("ferry_pace_throttle_bytes_per_second", (("broker", "3"), r, ("role", "leader")))] == 10_000_000
+    )
+    assert got[("ferry_pace_concurrency", (("broker", "3"), r))] == 2
+    assert got[("ferry_pace_state", (*follower, ("state", "back-off")))] == 1
+    assert got[("ferry_pace_state", (*follower, ("state", "raise")))] == 0
+    assert got[("ferry_held_under_min_isr", (r,))] == 1
+
+
+def test_pace_lines_name_what_changed_and_why() -> None:
+    decided = PaceDecided(
+        7,
+        {
+            (3, Role.FOLLOWER): Pace(7_000_000, 2, State.BACK_OFF, "1 partition lost an ISR member"),
+            (4, Role.FOLLOWER): Pace(10_000_000, 5, State.HOLD, "steady"),
+        },
+        ((3, Role.FOLLOWER),),
+    )
+    line = event_line(decided)
+    assert line is not None and "broker 3 follower 6.7 MiB/s, 2 move(s) (back-off: 1 partition lost" in line
+    assert "broker 4" not in line
+    assert event_line(PaceDecided(7, decided.decisions, ())) is None
+    held = event_line(HeldUnderMinIsr(7, (TopicPartition("t", 0),)))
+    assert held is not None and "paused: t-0 under min ISR while moving" in held
+    assert "resumed" in (event_line(HeldUnderMinIsr(7, ())) or "")
 
 
 def test_tee_hands_every_event_to_each_listener() -> None:

@@ -9,7 +9,8 @@ applies:
 ==========  ===============================================  ======================================
 state       when                                             then
 ==========  ===============================================  ======================================
-back-off    ISR loss of a partition not being moved, a       rate x 0.7 (never under the floor),
+back-off    ISR loss of a partition not being moved, a       rate x 0.7 (never under the floor,
+                                                             nor under 1 MB/s),
             partition at or under min ISR, or ELR not empty  concurrency halved (at least 1)
             on the broker
 idle        nothing moving in this role                      hold
@@ -46,6 +47,9 @@ BINDING = 0.85
 """Achieved over throttle at or above which the throttle is what limits the copy."""
 MIN_CHANGE = 0.10
 """The smallest relative change of a rate that is written."""
+MINIMUM = 1_000_000
+"""Bytes/s no back-off goes under (unless the run started lower): a throttle near zero stalls
+every move it touches, with nothing to read a recovery from."""
 BACK_OFF = 0.7
 """The factor on the rate on trouble: the 0.7 of TCP CUBIC, which keeps the mean of the saw-tooth
 between the back-off and the limit at 85 % of the limit, where halving keeps 75 %."""
@@ -123,6 +127,11 @@ class Bounds:
     max_concurrency: int
     """``--max-moves-per-broker``."""
 
+    @property
+    def lowest(self) -> int:
+        """No back-off goes under this: :data:`MINIMUM`, or the starting rate if that is lower."""
+        return min(MINIMUM, self.step)
+
 
 @dataclass(frozen=True, slots=True)
 class Pace:
@@ -147,7 +156,7 @@ def decide(last: Pace, reading: Reading, bounds: Bounds) -> Pace:
     floor = int(FLOOR_FACTOR * reading.produce) if reading.moving else 0
     rate, concurrency = last.rate, last.concurrency
     if reading.health.troubled:
-        wanted = max(floor, int(rate * BACK_OFF))
+        wanted = max(floor, bounds.lowest, int(rate * BACK_OFF))
         why = reading.health.describe()
         held = " (held at the floor)" if wanted == floor and floor > rate * BACK_OFF else ""
         cut = _changed(last, wanted, max(1, concurrency // 2), State.BACK_OFF, f"{why}{held}", floor)

@@ -41,6 +41,8 @@ def test_trouble_never_goes_under_the_floor_nor_under_one_move() -> None:
     assert decided.rate == 18 * MB  # 1.2 x 15 MB/s, above 0.7 x 20
     assert decided.concurrency == 1
     assert "held at the floor" in decided.reason
+    lowest = decide(_at(1_200_000), _reading(MB, health=Health(elr=1)), BOUNDS)
+    assert lowest.rate == MB  # not 0.84 MB/s: 1 MB/s is the least a back-off leaves
 
 
 def test_a_rate_under_the_floor_rises_to_it_even_over_the_ceiling() -> None:

@@ -1,0 +1,111 @@
+"""A run under ``--pace auto`` against the executor's fake cluster: per-broker rates, the hold
+under min ISR, the journal's record, and every throttle restored at the end."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support.exec_fake import ExecFakeAdmin
+
+from ferry.execute.batching import Limits
+from ferry.execute.events import BatchSubmitted, Event, HeldUnderMinIsr, PaceDecided, TaskFinished
+from ferry.execute.executor import Executor
+from ferry.execute.journal import Journal
+from ferry.execute.options import ExecuteOptions
+from ferry.execute.pace.controller import Role, State
+from ferry.execute.pace.settings import PaceSettings
+from ferry.execute.records import ConfigKey, ResourceType
+from ferry.execute.states import RequestState
+from ferry.execute.throttles import FOLLOWER_RATE
+from ferry.model import Move, Plan, TopicPartition
+
+MOVING = {TopicPartition("t", p): (1, 2) for p in range(3)}
+BYSTANDER = TopicPartition("other", 0)
+OPTIONS = ExecuteOptions(
+    throttle=10_000_000, limits=Limits(max_moves_per_broker=1), pace=PaceSettings(period_s=3)
+)
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Journal:
+    with Journal.open(tmp_path / "j.sqlite") as j:
+        yield j  # type: ignore[misc]
+
+
+def _run(
+    admin: ExecFakeAdmin,
+    journal: Journal,
+    plan: Plan,
+    options: ExecuteOptions = OPTIONS,
+    on_sleep: Callable[[int], None] = lambda n: None,
+) -> tuple[int, list[Event]]:
+    events: list[Event] = []
+    sleeps = [0]
+
+    def sleep(seconds: float) -> None:
+        sleeps[0] += 1
+        on_sleep(sleeps[0])
+
+    ticks = iter(range(10**6))
+    executor = Executor(admin, journal, listener=events.append, clock=lambda: float(next(ticks)), sleep=sleep)
+    rid = executor.prepare(plan, bootstrap="b", options=options)
+    executor.run(rid)
+    return rid, events
+
+
+def _rate(broker: int, key: str) -> ConfigKey:
+    return ConfigKey(ResourceType.BROKER, str(broker), key)
+
+
+def test_a_broker_whose_follower_left_an_isr_backs_off_alone(journal: Journal) -> None:
+    admin = ExecFakeAdmin({**MOVING, BYSTANDER: (3, 5)}, polls_to_finish=8)
+    admin.isr[BYSTANDER] = (5,)  # broker 3's replica of a partition not being moved lags
+    rid, events = _run(admin, journal, Plan.of(Move(tp, (1, 2), (3, 4), 100) for tp in MOVING))
+
+    def written(key: ConfigKey) -> list[str | None]:
+        return [w[key] for w in admin.config_writes if key in w]
+
+    # 0.7 x the starting 10 MB/s at each period, never under 1 MB/s; restored (deleted) at the end.
+    backing = written(_rate(3, FOLLOWER_RATE))
+    assert backing[:3] == ["10000000", "7000000", "4900000"] and backing[-1] is None
+    rates = [int(v) for v in backing[:-1] if v is not None]
+    assert rates == sorted(rates, reverse=True) and min(rates) == 1_000_000
+    assert written(_rate(4, FOLLOWER_RATE)) == ["10000000", None]
+    paced = journal.pace_records(rid)
+    backed = [r for r in paced if (r.broker, r.role) == (3, Role.FOLLOWER) and r.state == State.BACK_OFF]
+    assert backed and "1 partition lost an ISR member" in backed[0].reason
+    assert not any(r.broker == 4 and r.state == State.BACK_OFF for r in paced)
+    assert any(isinstance(e, PaceDecided) and (3, Role.FOLLOWER) in e.changed for e in events)
+    assert admin.configs == {}  # every throttle restored
+    assert journal.request(rid).state is RequestState.DONE
+
+
+def test_a_moving_partition_under_min_isr_holds_new_moves_until_it_recovers(journal: Journal) -> None:
+    t0, t1, t2 = (TopicPartition("t", p) for p in range(3))
+    admin = ExecFakeAdmin(MOVING, polls_to_finish=6)
+    admin.min_insync["t"] = 2
+    admin.isr[t0] = (1,)  # the plan's own move is under min ISR 2, and stays in flight
+    admin.stuck.add(t0)
+
+    def recover(n: int) -> None:
+        if n == 20:
+            admin.isr.pop(t0)
+            admin.stuck.discard(t0)
+
+    # Two moves fit at once: t2 waits for t1's slot on brokers 1 and 2, then for t0 to recover.
+    plan = Plan.of(Move(tp, (1, 2), target, 100) for tp, target in ((t0, (3, 4)), (t1, (5, 6)), (t2, (7, 8))))
+    options = ExecuteOptions(
+        throttle=1000, limits=Limits(max_moves_per_broker=2), pace=PaceSettings(period_s=1)
+    )
+    rid, events = _run(admin, journal, plan, options, recover)
+    held = [i for i, e in enumerate(events) if isinstance(e, HeldUnderMinIsr)]
+    assert [events[i] for i in held] == [HeldUnderMinIsr(rid, (t0,)), HeldUnderMinIsr(rid, ())]
+    sent = {tp: i for i, e in enumerate(events) if isinstance(e, BatchSubmitted) for tp in e.partitions}
+    assert sent[t0] < held[0] and sent[t1] < held[0]
+    assert sent[t2] > held[1]  # t1 ended long before: only the hold kept t2 back
+    done = [i for i, e in enumerate(events) if isinstance(e, TaskFinished) and e.tp == t1]
+    assert done[0] < held[1]
+    assert journal.request(rid).state is RequestState.DONE
+    assert admin.configs == {}
