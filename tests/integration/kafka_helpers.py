@@ -6,8 +6,10 @@ Tests may import kafka-python; the rule that only ferry.kafka.client does applie
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 from kafka.admin import KafkaAdminClient
 from kafka.producer import KafkaProducer
@@ -31,16 +33,50 @@ def produce(
     *,
     record_bytes: int = 10_000,
     partition: int | None = None,
+    prefix: bytes = b"",
 ) -> None:
     """Write ``total_bytes`` of incompressible records to ``topic`` (or one partition of it),
-    acknowledged by all ISR."""
+    acknowledged by all ISR; each record starts with ``prefix``."""
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, request_timeout_ms=15000)
     try:
         for _ in range(total_bytes // record_bytes):
-            producer.send(topic, os.urandom(record_bytes), partition=partition)
+            producer.send(topic, prefix + os.urandom(record_bytes), partition=partition)
         producer.flush(timeout=30)
     finally:
         producer.close(timeout=10)
+
+
+@contextmanager
+def producing(
+    bootstrap: str, topic: str, bytes_per_s: int, *, record_bytes: int = 10_000, prefix: bytes = b""
+) -> Iterator[None]:
+    """While the block runs, a thread writes ``bytes_per_s`` of incompressible records to
+    ``topic`` (acks=all), paced to the second; stopped and flushed when the block ends."""
+    stop = threading.Event()
+
+    def run() -> None:
+        producer = KafkaProducer(
+            bootstrap_servers=bootstrap, acks="all", linger_ms=5, request_timeout_ms=15000
+        )
+        try:
+            started, sent = time.monotonic(), 0
+            while not stop.is_set():
+                due = int((time.monotonic() - started) * bytes_per_s)
+                while sent < due:
+                    producer.send(topic, prefix + os.urandom(record_bytes))
+                    sent += record_bytes
+                stop.wait(0.05)
+            producer.flush(timeout=30)
+        finally:
+            producer.close(timeout=10)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=60)
 
 
 def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:

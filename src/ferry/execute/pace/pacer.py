@@ -103,12 +103,9 @@ class Pacer:
         leaders = {h.tp: h.leader for h in health}
         offsets = admin.log_offsets([m.tp for m in moves]) if moves else {}
         copied = {(m.tp, b): sizes.get(m.tp, {}).get(b, 0) for m in moves for b in m.adding}
-        leader_bytes = {
-            m.tp: sizes.get(m.tp, {}).get(leader, 0)
-            for m in moves
-            if (leader := leaders.get(m.tp)) is not None
-        }
-        return Observation(now, copied, offsets, leader_bytes), health
+        led = {m.tp: leader for m in moves if (leader := leaders.get(m.tp)) is not None}
+        leader_bytes = {tp: sizes.get(tp, {}).get(leader, 0) for tp, leader in led.items()}
+        return Observation(now, copied, offsets, leader_bytes, led), health
 
     def rates(self) -> dict[tuple[int, Role], int]:
         """The rate per broker and role the pace has set so far."""

@@ -4,10 +4,12 @@ An :class:`Observation` is what one control period reads through the Admin API: 
 new replica holds (DescribeLogDirs, read for progress anyway), the moving partitions' log offsets
 on their leaders (ListOffsets) and their leaders' local bytes. From two of them:
 
-* **produce rate** of a moving partition: its log end offset's advance over the period times its
+* **produce rate** of a moving partition: what its leader's local log grew by over the period,
+  where the same leader holds it and no segment was deleted meanwhile (its local start offset did
+  not move): that is exactly the bytes produced. Otherwise its log end offset's advance times its
   bytes per offset (the leader's local bytes over its local offsets; where that span is empty, the
-  mean of the topic's other moving partitions). A compacted topic has gaps in its offsets, so its
-  bytes per offset read low: the floor is lower there than the produce rate, never higher.
+  mean of the topic's other moving partitions): a log whose record sizes changed (a bulk load,
+  then small messages) reads off there, and a compacted topic, with gaps in its offsets, reads low.
 * **achieved copy rate** per broker and role: what the new replicas on a broker gained
   (follower), and what the new replicas of the partitions a broker leads gained (leader).
 
@@ -42,6 +44,8 @@ class Observation:
     offsets: Mapping[TopicPartition, LogOffsets]
     leader_bytes: Mapping[TopicPartition, int]
     """The leader's local bytes of each moving partition."""
+    leaders: Mapping[TopicPartition, int] = field(default_factory=dict)
+    """Which broker ``leader_bytes`` were read on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +69,11 @@ def produce_rates(before: Observation, now: Observation) -> dict[TopicPartition,
     for tp, offsets in now.offsets.items():
         earlier = before.offsets.get(tp)
         if earlier is None:
+            continue
+        grown = now.leader_bytes.get(tp, 0) - before.leader_bytes.get(tp, 0)
+        same_log = tp in now.leaders and now.leaders.get(tp) == before.leaders.get(tp)
+        if same_log and offsets.local_start == earlier.local_start and grown >= 0:
+            rates[tp] = grown / elapsed
             continue
         advance = max(0, offsets.end - earlier.end)
         rates[tp] = advance * per_offset.get(tp, 0.0) / elapsed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ferry.execute.pace.controller import Health, Role
 from ferry.execute.pace.signals import Observation, produce_rates, signals
 from ferry.kafka.admin import LogOffsets, PartitionHealth
@@ -25,6 +27,16 @@ def test_produce_rate_is_offsets_per_second_times_bytes_per_offset() -> None:
     assert rates[A0] == 2_000 * 100 / 20  # 100 bytes per offset
     # A1's leader size is unknown: the topic's mean bytes per offset stands in.
     assert rates[A1] == 500 * 100 / 20
+
+
+def test_on_the_same_leader_with_no_segment_deleted_the_rate_is_what_its_log_grew_by() -> None:
+    before = Observation(0.0, {}, {A0: LogOffsets(1_000, 0)}, {A0: 5_000_000}, {A0: 1})
+    grown = Observation(10.0, {}, {A0: LogOffsets(1_100, 0)}, {A0: 5_020_000}, {A0: 1})
+    assert produce_rates(before, grown)[A0] == 2_000.0  # not 100 offsets x 4.6 kB
+    other_leader = Observation(10.0, {}, {A0: LogOffsets(1_100, 0)}, {A0: 5_020_000}, {A0: 2})
+    deleted = Observation(10.0, {}, {A0: LogOffsets(1_100, 500)}, {A0: 3_000_000}, {A0: 1})
+    assert produce_rates(before, other_leader)[A0] == pytest.approx(100 * 5_020_000 / 1_100 / 10)
+    assert produce_rates(before, deleted)[A0] == pytest.approx(100 * 3_000_000 / 600 / 10)
 
 
 def test_no_time_between_observations_gives_no_rate() -> None:
