@@ -146,29 +146,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         metavar="BYTES_PER_S",
         help="replication throttle per broker (none); with --pace auto the starting rate (10 MB/s)",
     )
-    parser.add_argument(
-        "--pace",
-        choices=("static", "auto"),
-        default="static",
-        help="static: --throttle for the whole run (default); auto: every 20 s set each broker's "
-        "leader and follower throttle and its moves in flight from what the cluster shows: never "
-        "under 1.2x the produce rate into the moving partitions, halved when a partition not being "
-        "moved loses an ISR member or sits at min ISR, raised while healthy and the throttle binds; "
-        "no new move while the plan holds a partition under min ISR",
-    )
-    parser.add_argument(
-        "--max-throttle",
-        type=_rate,
-        metavar="RATE",
-        help="with --pace auto: the highest rate per broker and role, e.g. 200MB/s (none)",
-    )
-    parser.add_argument(
-        "--schedule",
-        metavar="SPEC",
-        help="with --pace auto: ceilings by local time of day, first match wins, e.g. "
-        "'22:00-06:00=200MB/s,*=40MB/s'",
-    )
-    parser.add_argument("--pace-period", type=float, default=DEFAULT_PERIOD_S, help=argparse.SUPPRESS)
+    add_pace_options(parser)
     parser.add_argument(
         "--max-moves-per-broker",
         type=int,
@@ -196,6 +174,34 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_pace_options(parser: argparse.ArgumentParser, default: str | None = "static") -> None:
+    """``--pace`` with the ceiling options of ``--pace auto``."""
+    parser.add_argument(
+        "--pace",
+        choices=("static", "auto"),
+        default=default,
+        help="static: --throttle for the whole run; auto: every 20 s set each broker's leader and "
+        "follower throttle and its moves in flight from what the cluster shows: never under 1.2x the "
+        "produce rate into the moving partitions, cut to 0.7x with half the moves when a partition "
+        "not being moved loses an ISR member or sits at min ISR, raised while healthy and the "
+        "throttle binds; no new move while the plan holds a partition under min ISR (default: "
+        + ("static)" if default else "as the request recorded)"),
+    )
+    parser.add_argument(
+        "--max-throttle",
+        type=_rate,
+        metavar="RATE",
+        help="with --pace auto: the highest rate per broker and role, e.g. 200MB/s (none)",
+    )
+    parser.add_argument(
+        "--schedule",
+        metavar="SPEC",
+        help="with --pace auto: ceilings by local time of day, first match wins, e.g. "
+        "'22:00-06:00=200MB/s,*=40MB/s'",
+    )
+    parser.add_argument("--pace-period", type=float, default=DEFAULT_PERIOD_S, help=argparse.SUPPRESS)
+
+
 def add_request_options(parser: argparse.ArgumentParser, *, originals: bool) -> None:
     """Everything a verb that starts a request takes: connection, journal, run and safety options."""
     add_connection_options(parser)
@@ -212,7 +218,7 @@ def run_options(args: argparse.Namespace) -> ExecuteOptions:
     if args.timeout <= 0 or args.poll_interval <= 0:
         raise UsageError("--timeout and --poll-interval must be positive")
     check_force(args)
-    pace = _pace(args)
+    pace = pace_settings(args)
     return ExecuteOptions(
         throttle=args.throttle if pace is None else args.throttle or DEFAULT_START,
         limits=Limits(args.max_moves_per_broker, args.max_moves),
@@ -225,7 +231,8 @@ def run_options(args: argparse.Namespace) -> ExecuteOptions:
     )
 
 
-def _pace(args: argparse.Namespace) -> PaceSettings | None:
+def pace_settings(args: argparse.Namespace) -> PaceSettings | None:
+    """The :class:`PaceSettings` of :func:`add_pace_options` (None: a static throttle)."""
     if args.pace != "auto":
         if args.max_throttle is not None or args.schedule is not None:
             raise UsageError("--max-throttle and --schedule set the ceiling of --pace auto: add it")

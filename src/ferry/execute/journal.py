@@ -258,3 +258,16 @@ class Journal(TaskTable, ThrottleTable, ProgressTable, PaceTable):
                 "UPDATE requests SET state = ?, finished_at = ?, note = COALESCE(?, note) WHERE id = ?",
                 (new.value, finished, note, request_id),
             )
+
+    def set_request_options(self, request_id: int, options: ExecuteOptions) -> None:
+        """Run request ``request_id`` under ``options`` from now on (``ferry resume --pace``).
+
+        Raises:
+            PreconditionError: there is no such request.
+        """
+        with self.transaction() as conn:
+            self.request(request_id)
+            conn.execute(
+                "UPDATE requests SET options_json = ? WHERE id = ?",
+                (json.dumps(options.to_json()), request_id),
+            )

@@ -72,6 +72,9 @@ def test_waiting_for_foreign_line_names_blockers_and_brokers() -> None:
         (["--throttle", "0"], "--throttle must be a positive"),
         (["--max-moves-per-broker", "0"], "--max-moves-per-broker must be at least 1"),
         (["--order", "fastest"], "unknown --order strategy"),
+        (["--max-throttle", "100MB/s"], "--max-throttle and --schedule set the ceiling of --pace auto"),
+        (["--pace", "auto", "--max-throttle", "fast"], "expected a rate such as 40MB/s"),
+        (["--pace", "auto", "--schedule", "nights=1MB"], "'nights' is not a window"),
     ],
 )
 def test_bad_options_exit_2_before_touching_anything(

@@ -12,6 +12,7 @@ from ferry.execute.batching import Limits
 from ferry.execute.journal import SCHEMA_VERSION, Journal, default_journal_path
 from ferry.execute.options import ExecuteOptions
 from ferry.execute.pace.controller import Health, Pace, Reading, Role, State
+from ferry.execute.pace.settings import PaceSettings
 from ferry.execute.progress import Progress
 from ferry.execute.records import ConfigKey, RequestKind, ResourceType, ThrottleRecord
 from ferry.execute.schema import MIGRATIONS, statements
@@ -264,6 +265,14 @@ def test_newer_schema_is_refused_and_garbage_is_an_input_error(tmp_path: Path) -
     garbage.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(InputError, match="not a ferry journal"):
         Journal.open(garbage)
+
+
+def test_a_requests_options_can_change_while_it_is_open(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        rid = journal.record_request(_plan(), bootstrap="b", options=ExecuteOptions(throttle=5))
+        paced = ExecuteOptions(throttle=5, pace=PaceSettings(max_throttle=10, period_s=15))
+        journal.set_request_options(rid, paced)
+        assert journal.request(rid).options == paced
 
 
 def test_a_version_1_journal_is_upgraded_and_keeps_its_requests(tmp_path: Path) -> None:
