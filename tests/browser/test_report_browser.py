@@ -16,6 +16,8 @@ import pytest
 from ferry.cli.main import main
 from ferry.execute.journal import Journal
 from ferry.execute.options import ExecuteOptions
+from ferry.execute.pace.controller import Pace, Role, State
+from ferry.execute.pace.settings import PaceSettings
 from ferry.execute.progress import Progress
 from ferry.model import Move, Plan, TopicPartition
 
@@ -99,3 +101,31 @@ def test_an_executed_request_draws_its_copy_against_the_throttle_and_its_eta(
     assert "broker 7" in copied and "throttle" in copied
     assert len(re.findall(r'class="trace scatter', eta)) == 2
     assert "ETA shown" in eta
+
+
+def test_a_paced_request_draws_each_follower_throttle_against_its_copy_rate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, journal_path = tmp_path / "plan", tmp_path / "journal.sqlite"
+    assert main(["plan", "--engine", "local", "--example", "--output-dir", str(out)]) == 0
+    now = [1000.0]
+    with Journal.open(journal_path, clock=lambda: now[0]) as journal:
+        plan = Plan.of([Move(TopicPartition("orders", 0), (1, 2, 3), (7, 2, 3), 1000)])
+        options = ExecuteOptions(throttle=1_000_000, pace=PaceSettings())
+        rid = journal.record_request(plan, bootstrap="b", options=options)
+        for step in range(5):  # broker 7 copies at 2, then 4 MB/s as the pace raises its throttle
+            now[0] = 1000.0 + 20 * step
+            journal.record_progress(rid, {7: Progress(40_000_000 * step, 400_000_000)}, None)
+            rate = 2_000_000 if step < 2 else 4_000_000
+            pace = Pace(
+                rate, 5, State.FLOOR if step < 2 else State.RAISE, "produce rate" if step < 2 else "healthy"
+            )
+            journal.record_pace(rid, {(7, Role.FOLLOWER): pace}, {})
+    capsys.readouterr()
+    page = tmp_path / "run.html"
+    args = ["report", str(out), "--journal", str(journal_path), "--request", str(rid), "-o", str(page)]
+    assert main(args) == 0, capsys.readouterr().err
+    dom = _render(page, tmp_path / "profile", "--dump-dom")
+    paced = _chart(dom, "pace")
+    assert len(re.findall(r'class="trace scatter', paced)) == 2  # broker 7's copy rate and throttle
+    assert "broker 7 throttle" in paced and "broker 7 copied" in paced

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,9 @@ from plotly.subplots import make_subplots
 
 from ferry.cli.plan_view import BrokerLoad, PlanView
 from ferry.cli.render import human_bytes
+from ferry.execute.journal_pace import PaceRecord
 from ferry.execute.journal_progress import ProgressSample
+from ferry.execute.pace.controller import Role
 from ferry.formats import write_text_atomic
 
 _BEFORE, _AFTER = "#9aa5b1", "#1f77b4"
@@ -34,6 +37,8 @@ class Timeline:
     samples: Sequence[ProgressSample]
     throttle: int | None
     ended_at: float | None
+    paced: Sequence[PaceRecord] = ()
+    """``--pace auto``'s decisions, if it ran under it."""
 
 
 def write_html_report(
@@ -48,6 +53,8 @@ def html_page(view: PlanView, report: Mapping[str, Any], title: str, timeline: T
     named = [("brokers", _brokers(view, report)), ("topics", _topics(view)), ("moved", _matrix(view))]
     if timeline is not None and timeline.samples:
         named += [("copied", _copied(timeline)), ("eta", _eta(timeline))]
+        if timeline.paced:
+            named.append(("pace", _pace(timeline)))
     charts = [
         fig.to_html(full_html=False, include_plotlyjs=(i == 0), div_id=f"chart-{name}")
         for i, (name, fig) in enumerate(named)
@@ -141,6 +148,35 @@ def _copied(timeline: Timeline) -> go.Figure:
         fig.add_trace(line)
     title = f"Request {timeline.request_id}: MB copied per receiving broker"
     fig.update_layout(title=title, xaxis_title="seconds", yaxis_title="MB")
+    return fig
+
+
+def _pace(timeline: Timeline) -> go.Figure:
+    """Each receiving broker's follower throttle as ``--pace auto`` set it, against the rate it
+    copied at between progress samples."""
+    start = timeline.samples[0].at
+    fig = go.Figure()
+    for broker in sorted({s.broker for s in timeline.samples}):
+        mine = [s for s in timeline.samples if s.broker == broker]
+        rates = [
+            (b.at - start, (b.done - a.done) / (b.at - a.at) / 1e6) for a, b in pairwise(mine) if b.at > a.at
+        ]
+        fig.add_trace(
+            go.Scatter(x=[t for t, _ in rates], y=[r for _, r in rates], name=f"broker {broker} copied")
+        )
+        set_at = [r for r in timeline.paced if r.broker == broker and r.role is Role.FOLLOWER]
+        if set_at:
+            fig.add_trace(
+                go.Scatter(
+                    x=[r.at - start for r in set_at],
+                    y=[r.rate / 1e6 for r in set_at],
+                    name=f"broker {broker} throttle",
+                    line={"shape": "hv", "dash": "dash"},
+                    text=[f"{r.state}: {r.reason}" for r in set_at],
+                )
+            )
+    title = f"Request {timeline.request_id}: follower throttle set by --pace auto against the copy rate"
+    fig.update_layout(title=title, xaxis_title="seconds", yaxis_title="MB/s")
     return fig
 
 

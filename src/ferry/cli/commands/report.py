@@ -92,12 +92,13 @@ def _timeline(args: argparse.Namespace) -> Timeline:
     with open_existing(journal_path(args)) as journal:
         request = journal.request(args.request)
         samples = journal.progress_samples(request.id)
+        paced = journal.pace_records(request.id)
     if not samples:
         raise InputError(
             f"{journal.path}: request {request.id} has no progress samples",
             hint="they are kept from this ferry version on, while a request runs",
         )
-    return Timeline(request.id, samples, request.options.throttle, request.finished_at)
+    return Timeline(request.id, samples, request.options.throttle, request.finished_at, paced)
 
 
 def _snapshot_of(report: dict[str, Any], report_path: Path) -> ClusterSnapshot:
