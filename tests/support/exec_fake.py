@@ -46,7 +46,7 @@ class ExecFakeAdmin:
 
     # -- reads -----------------------------------------------------------------------------------
 
-    def describe_brokers(self) -> tuple[Broker, ...]:
+    def describe_brokers(self, *, include_fenced: bool = False) -> tuple[Broker, ...]:
         return tuple(Broker(b) for b in sorted({b for r in self.replicas.values() for b in r}))
 
     def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:

@@ -20,6 +20,7 @@ from ferry.execute.events import (
     LeadersElected,
     PaceDecided,
     ProgressUpdate,
+    StepsSubmitted,
     SubmissionPaused,
     SubmissionResumed,
     TaskFinished,
@@ -36,7 +37,7 @@ def event_line(event: Event) -> str | None:
 
 
 def _body(event: Event) -> str | None:
-    if isinstance(event, BatchSubmitted | TaskFinished | LeadersElected):
+    if isinstance(event, BatchSubmitted | TaskFinished | LeadersElected | StepsSubmitted):
         return _outcome_text(event)
     if isinstance(event, ProgressUpdate):
         return progress_text(event)
@@ -59,7 +60,11 @@ def _pause_text(event: SubmissionPaused | SubmissionResumed | HeldUnderMinIsr | 
     return pace_text(event)
 
 
-def _outcome_text(event: BatchSubmitted | TaskFinished | LeadersElected) -> str:
+def _outcome_text(event: BatchSubmitted | TaskFinished | LeadersElected | StepsSubmitted) -> str:
+    if isinstance(event, StepsSubmitted):
+        shown = ", ".join(f"{tp} step {k}/{n}" for tp, (k, n) in sorted(event.steps.items())[:5])
+        more = f" and {len(event.steps) - 5} more" if len(event.steps) > 5 else ""
+        return f"next step: {shown}{more}"
     if isinstance(event, BatchSubmitted):
         refused = f", {len(event.refused)} refused" if event.refused else ""
         return f"batch {event.batch}: submitted {len(event.partitions)} move(s){refused}"
@@ -138,14 +143,19 @@ def utc_text(at: datetime) -> str:
 
 
 def progress_text(event: ProgressUpdate) -> str:
-    """``42.0% (1.2 MiB of 3.0 MiB), 2/6 moves done, 3 in flight, 1.1 MiB/s, ETA 2 s``."""
-    return progress_line(
-        event.progress,
-        event.estimate,
-        done=event.moves_done,
-        total=event.moves_total,
-        in_flight=event.in_flight,
-        say_unknown=False,
+    """``42.0% (1.2 MiB of 3.0 MiB), 2/6 moves done, 3 in flight, 1.1 MiB/s, ETA 2 s`` (and
+    ``, 4/9 steps done`` with ``--one-replica-at-a-time``)."""
+    steps = f", {event.steps[0]}/{event.steps[1]} steps done" if event.steps else ""
+    return (
+        progress_line(
+            event.progress,
+            event.estimate,
+            done=event.moves_done,
+            total=event.moves_total,
+            in_flight=event.in_flight,
+            say_unknown=False,
+        )
+        + steps
     )
 
 

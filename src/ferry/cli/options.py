@@ -148,6 +148,14 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     add_pace_options(parser)
     parser.add_argument(
+        "--one-replica-at-a-time",
+        action="store_true",
+        help="make each move that changes several replicas a sequence of single-replica "
+        "reassignments ([1,2,3] -> [4,2,3] -> [4,5,3] -> [4,5,6]; a joining replica takes the place "
+        "of a leaving one in its rack first), so a leader feeds one new follower at a time; cancel "
+        "stops the current step, rollback returns to the originals, resume goes on from the step",
+    )
+    parser.add_argument(
         "--max-moves-per-broker",
         type=int,
         default=DEFAULT_MAX_MOVES_PER_BROKER,
@@ -228,6 +236,7 @@ def run_options(args: argparse.Namespace) -> ExecuteOptions:
         poll_interval_s=args.poll_interval,
         force=args.force,
         pace=pace,
+        one_replica_at_a_time=args.one_replica_at_a_time,
     )
 
 

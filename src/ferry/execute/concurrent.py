@@ -87,8 +87,9 @@ def _cancelled(task: TaskRecord) -> bool:
 
 
 def _moving_to(ongoing: Mapping[TopicPartition, OngoingReassignment], task: TaskRecord) -> bool:
+    """Whether ``task``'s move (any of its single-replica steps) is in flight."""
     moving = ongoing.get(task.tp)
-    return moving is not None and moving.target == task.target
+    return moving is not None and any(set(moving.target) == set(t) for t in task.targets)
 
 
 def withdraw_late_arrivals(

@@ -52,6 +52,8 @@ class ProgressUpdate:
     in_flight: int
     replicas: tuple[ReplicaProgress, ...] = ()
     moving: tuple[TopicPartition, ...] = ()
+    steps: tuple[int, int] | None = None
+    """With ``--one-replica-at-a-time``: single-replica steps done, of all steps."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,15 @@ class ClusterUnreachable:
 
 
 @dataclass(frozen=True, slots=True)
+class StepsSubmitted:
+    """Moves made one replica at a time went on to their next step: ``steps`` maps each
+    partition to the step sent and how many it has."""
+
+    request_id: int
+    steps: Mapping[TopicPartition, tuple[int, int]]
+
+
+@dataclass(frozen=True, slots=True)
 class PaceDecided:
     """``--pace auto`` decided for one control period: ``decisions`` per broker and role, of which
     ``changed`` are those whose rate, concurrency or rule differ from the period before."""
@@ -150,6 +161,7 @@ Event = (
     | ClusterUnreachable
     | PaceDecided
     | HeldUnderMinIsr
+    | StepsSubmitted
 )
 Listener = Callable[[Event], None]
 

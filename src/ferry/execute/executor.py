@@ -28,21 +28,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from datetime import datetime
 from datetime import time as time_of_day
 
 from ferry.errors import KafkaError, PreconditionError
 from ferry.execute import concurrent, lock, sharing
 from ferry.execute.batching import InFlight, held_by_foreign, in_flight_of, next_batch
+from ferry.execute.dispatch import Dispatch
 from ferry.execute.events import (
-    BatchSubmitted,
     HeldUnderMinIsr,
     Listener,
     PaceDecided,
     ProgressUpdate,
     SubmissionPaused,
     SubmissionResumed,
-    TaskFinished,
     ThrottlesChanged,
     WaitingForForeign,
     ignore,
@@ -62,15 +62,10 @@ from ferry.execute.records import TaskRecord
 from ferry.execute.report import measure
 from ferry.execute.resume import Reconciled, reconcile
 from ferry.execute.run_state import RunState
-from ferry.execute.states import OPEN_TASK_STATES, RequestState, TaskState
+from ferry.execute.states import RequestState, TaskState
 from ferry.execute.waiting import blockers_of, next_waiting
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
-from ferry.model import Plan, TopicPartition
-
-# A reassignment missing from ListPartitionReassignments whose partition does not show the target
-# yet is given this long before it counts as failed: KRaft brokers apply metadata a few ms apart,
-# so the broker answering the metadata request may not have seen the completion.
-_ENDED_GRACE_S = 10.0
+from ferry.model import Plan
 
 
 class Executor:
@@ -103,6 +98,7 @@ class Executor:
     ) -> None:
         self._admin = admin
         self._local_time = local_time
+        self._dispatch = Dispatch(admin, journal, listener, clock)
         self._ride_out_s = ride_out_s
         self._journal = journal
         self._listener = listener
@@ -266,7 +262,7 @@ class Executor:
     def _tick(self, run: RunState) -> bool:
         """One poll; True when nothing is pending or in flight any more."""
         ongoing = {r.tp: r for r in self._admin.list_reassignments()}
-        self._finish_ended(run, ongoing)
+        self._dispatch.finish_ended(run, ongoing)
         concurrent.withdraw_late_arrivals(self._admin, self._journal, run.in_doubt, ongoing, self._clock)
         tasks = self._journal.tasks(run.request_id)
         submitted = [t for t in tasks if t.state is TaskState.SUBMITTED]
@@ -294,9 +290,9 @@ class Executor:
         self._report_waiting(run, held, brokers, foreign)
         self._sync_throttles(run, [*submitted, *batch])
         if unsent:
-            self._resend(run, unsent)
+            self._dispatch.resend(run, unsent)
         if batch:
-            self._submit(run, batch)
+            self._dispatch.submit(run, batch)
         self._report_progress(run)
         return False
 
@@ -331,25 +327,6 @@ class Executor:
             run.freeze = freeze
         return freeze is not None
 
-    def _finish_ended(self, run: RunState, ongoing: Mapping[TopicPartition, OngoingReassignment]) -> None:
-        """Mark submitted tasks whose reassignment is no longer listed as done (or failed)."""
-        submitted = self._journal.tasks(run.request_id, [TaskState.SUBMITTED])
-        # A task waiting to be re-sent is not listed because it was never sent, not because it ended.
-        ended = [t for t in submitted if t.tp not in ongoing and t.id not in run.unsent]
-        if not ended:
-            return
-        current = {p.tp: p.replicas for p in self._admin.describe_partitions({t.tp.topic for t in ended})}
-        now = self._clock()
-        for task in ended:
-            replicas = current.get(task.tp)
-            if replicas == task.target:
-                self._end_task(run, task, TaskState.DONE)
-                continue
-            first_seen = run.ended_at.setdefault(task.id, now)
-            if now - first_seen >= _ENDED_GRACE_S:
-                error = f"reassignment ended with replicas {list(replicas or ())}, not {list(task.target)}"
-                self._end_task(run, task, TaskState.FAILED, error)
-
     def _report_waiting(
         self,
         run: RunState,
@@ -363,50 +340,6 @@ class Executor:
         if due and run.waiting is not None:
             blockers, held_for = run.waiting.blockers, now - run.waiting.since
             self._listener(WaitingForForeign(run.request_id, blockers, len(waiting), held_for))
-
-    def _end_task(self, run: RunState, task: TaskRecord, state: TaskState, error: str | None = None) -> None:
-        # A task cancelled or re-targeted by another process meanwhile keeps that outcome.
-        if self._journal.transition_if([task.id], OPEN_TASK_STATES, state, error=error):
-            self._listener(TaskFinished(run.request_id, task.tp, state, error))
-
-    def _submit(self, run: RunState, batch: Sequence[TaskRecord]) -> None:
-        run.batches += 1
-        # Intent first: if ferry dies between these two lines, the journal says "submitted" and a
-        # resume checks the cluster rather than trusting memory. Only tasks still pending are
-        # claimed: 'ferry cancel' in another process may have cancelled some since this poll read them.
-        claimed = set(
-            self._journal.transition_if(
-                [t.id for t in batch], TaskState.PENDING, TaskState.SUBMITTED, batch=run.batches
-            )
-        )
-        batch = [t for t in batch if t.id in claimed]
-        if not batch:
-            return
-        concurrent.supersede_earlier(self._journal, batch)
-        answers = self._send(run, batch)
-        concurrent.withdraw_cancelled(self._admin, self._journal, batch)
-        refused = {t.tp: answers[t.tp] or "" for t in batch if answers.get(t.tp)}
-        for task in batch:
-            if task.tp in refused:
-                self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {refused[task.tp]}")
-        self._listener(BatchSubmitted(run.request_id, run.batches, tuple(t.tp for t in batch), refused))
-
-    def _resend(self, run: RunState, tasks: Sequence[TaskRecord]) -> None:
-        """Send tasks the journal calls submitted but the cluster never got (their throttles are set)."""
-        answers = self._send(run, tasks)
-        run.unsent.difference_update(t.id for t in tasks)
-        for task in tasks:
-            if answers.get(task.tp):
-                self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {answers[task.tp]}")
-
-    def _send(self, run: RunState, tasks: Sequence[TaskRecord]) -> Mapping[TopicPartition, str | None]:
-        try:
-            return self._admin.alter_reassignments({t.tp: t.target for t in tasks})
-        except KafkaError:
-            # Perhaps never received (sent again at the next poll that works: the same target twice
-            # ends the same), perhaps received late (withdrawn if a cancel ended the task meanwhile).
-            run.submission_failed([t.id for t in tasks], self._clock())
-            raise
 
     # -- throttles -------------------------------------------------------------------------------
 
@@ -436,6 +369,17 @@ class Executor:
         if ended or run.sampled_at is None or now - run.sampled_at >= SAMPLE_EVERY_S:
             self._journal.record_progress(run.request_id, by_broker(replicas), eta.eta_s)
             run.sampled_at = now
-        self._listener(
-            ProgressUpdate(run.request_id, progress, eta, done, len(tasks), len(moving), replicas, moving)
+        update = ProgressUpdate(
+            run.request_id, progress, eta, done, len(tasks), len(moving), replicas, moving
         )
+        self._listener(replace(update, steps=_steps_done(tasks, run.step_sent)))
+
+
+def _steps_done(tasks: Sequence[TaskRecord], sent: Mapping[int, int]) -> tuple[int, int] | None:
+    """Single-replica steps done of all steps, over the tasks made one replica at a time."""
+    stepped = [t for t in tasks if t.steps and t.state is not TaskState.CANCELLED]
+    if not stepped:
+        return None
+    total = sum(len(t.steps) for t in stepped)
+    done = sum(len(t.steps) if t.state is TaskState.DONE else max(0, sent.get(t.id, 1) - 1) for t in stepped)
+    return done, total

@@ -61,8 +61,9 @@ from ferry.execute.states import (
     TaskState,
     check_request_transition,
 )
+from ferry.execute.steps import Steps
 from ferry.formats import dump_reassignment
-from ferry.model import Plan
+from ferry.model import Move, Plan, TopicPartition
 
 
 def default_journal_path(env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
@@ -171,6 +172,7 @@ class Journal(TaskTable, ThrottleTable, ProgressTable, PaceTable):
         throttles: Iterable[ThrottleRecord] = (),
         kind: RequestKind = RequestKind.EXECUTE,
         origin_request: int | None = None,
+        steps: Mapping[TopicPartition, Steps] | None = None,
     ) -> int:
         """Record a request, a pending task per move, and its throttles (with the pre-existing values).
 
@@ -180,10 +182,13 @@ class Journal(TaskTable, ThrottleTable, ProgressTable, PaceTable):
         to the new task) in the same transaction: the latest request says where a partition goes,
         so the earlier one must never submit it, even after the new move has finished.
 
+        ``steps`` holds the single-replica steps of the moves made one replica at a time.
+
         Returns:
             The new request id (larger than every earlier one, even deleted ones).
         """
         now = self._clock()
+        steps = steps or {}
         with self.transaction() as conn:
             cursor = conn.execute(
                 "INSERT INTO requests (kind, origin_request, bootstrap, cluster_id, plan_json,"
@@ -201,24 +206,31 @@ class Journal(TaskTable, ThrottleTable, ProgressTable, PaceTable):
             )
             request_id = lastrowid(cursor)
             for move in plan.moves:
-                task = conn.execute(
-                    "INSERT INTO tasks (request_id, topic, partition, original_json, target_json,"
-                    " size_bytes, state) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        request_id,
-                        move.tp.topic,
-                        move.tp.partition,
-                        json.dumps(list(move.original)),
-                        json.dumps(list(move.target)),
-                        move.size_bytes,
-                        TaskState.PENDING.value,
-                    ),
-                )
-                self._log(conn, lastrowid(task), None, TaskState.PENDING, now)
-                self._supersede_pending(conn, move.tp, lastrowid(task), now)
+                task_id = self._insert_task(conn, request_id, move, steps.get(move.tp))
+                self._log(conn, task_id, None, TaskState.PENDING, now)
+                self._supersede_pending(conn, move.tp, task_id, now)
             for throttle in throttles:
                 self._insert_throttle(conn, request_id, throttle)
         return request_id
+
+    @staticmethod
+    def _insert_task(conn: sqlite3.Connection, request_id: int, move: Move, steps: Steps | None) -> int:
+        """A pending task for ``move``; its id."""
+        task = conn.execute(
+            "INSERT INTO tasks (request_id, topic, partition, original_json, target_json,"
+            " size_bytes, state, steps_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                request_id,
+                move.tp.topic,
+                move.tp.partition,
+                json.dumps(list(move.original)),
+                json.dumps(list(move.target)),
+                move.size_bytes,
+                TaskState.PENDING.value,
+                json.dumps([list(step) for step in steps]) if steps else None,
+            ),
+        )
+        return lastrowid(task)
 
     def request(self, request_id: int) -> RequestRecord:
         """The request ``request_id``.

@@ -28,6 +28,8 @@ class ExecuteOptions:
     poll_interval_s: float = 1.0
     force: str | None = None
     """Why the safety checks were overridden (None: they were not)."""
+    one_replica_at_a_time: bool = False
+    """Each move as single-replica reassignments, one after the other (:mod:`ferry.execute.steps`)."""
     pace: PaceSettings | None = None
     """``--pace auto``: throttles and concurrency per broker chosen as the run goes, starting
     from ``throttle`` (None: the static ``throttle`` for the whole run)."""
@@ -44,6 +46,7 @@ class ExecuteOptions:
             "poll_interval_s": self.poll_interval_s,
             "force": self.force,
             "pace": self.pace.to_json() if self.pace else None,
+            "one_replica_at_a_time": self.one_replica_at_a_time,
         }
 
     @classmethod
@@ -58,4 +61,5 @@ class ExecuteOptions:
             poll_interval_s=float(data.get("poll_interval_s", 1.0)),
             force=data.get("force"),
             pace=PaceSettings.from_json(data["pace"]) if data.get("pace") else None,
+            one_replica_at_a_time=bool(data.get("one_replica_at_a_time", False)),
         )

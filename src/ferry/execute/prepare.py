@@ -15,8 +15,9 @@ from ferry.execute import throttles as thr
 from ferry.execute.journal import Journal
 from ferry.execute.options import ExecuteOptions
 from ferry.execute.records import RequestKind, ThrottleRecord
+from ferry.execute.steps import Steps, single_replica_steps
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
-from ferry.model import Plan
+from ferry.model import Plan, TopicPartition
 
 
 def prepare_request(
@@ -37,6 +38,7 @@ def prepare_request(
     previous = sharing.previous_values(journal, on_cluster, keys)
     planned = thr.desired(thr.required(plan.moves, options.throttle), previous)
     records = [ThrottleRecord(k, previous.get(k), planned.get(k)) for k in sorted(keys)]
+    steps = _steps(admin, plan) if options.one_replica_at_a_time else {}
     return journal.record_request(
         plan,
         bootstrap=bootstrap,
@@ -45,7 +47,15 @@ def prepare_request(
         throttles=records,
         kind=RequestKind.EXECUTE if rollback_of is None else RequestKind.ROLLBACK,
         origin_request=rollback_of,
+        steps=steps,
     )
+
+
+def _steps(admin: ClusterAdmin, plan: Plan) -> dict[TopicPartition, Steps]:
+    """The single-replica steps of every move that changes more than one replica."""
+    racks = {b.id: b.rack for b in admin.describe_brokers(include_fenced=True)}
+    cut = {m.tp: single_replica_steps(m.original, m.target, racks) for m in plan.moves}
+    return {tp: steps for tp, steps in cut.items() if len(steps) > 1}
 
 
 def check_in_flight(journal: Journal, ongoing: Sequence[OngoingReassignment], additional: bool) -> None:

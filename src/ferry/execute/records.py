@@ -8,7 +8,7 @@ them too) and are re-exported here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
@@ -16,6 +16,7 @@ from typing import Any
 
 from ferry.execute.options import ExecuteOptions
 from ferry.execute.states import RequestState, TaskState
+from ferry.execute.steps import Steps, next_target
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import TopicPartition
 from ferry.model.plan import ReplicaChange
@@ -74,6 +75,23 @@ class TaskRecord(ReplicaChange):
     submitted_at: float | None = None
     finished_at: float | None = None
     error: str | None = None
+    steps: Steps = ()
+    """With ``--one-replica-at-a-time``, the replica lists the move goes through, one
+    reassignment each, the last being ``target`` (:mod:`ferry.execute.steps`); empty: one
+    reassignment to ``target``."""
+
+    @property
+    def targets(self) -> Steps:
+        """Every replica list the move is sent to, in order."""
+        return self.steps or (self.target,)
+
+    def next_target(self, replicas: Sequence[int]) -> tuple[int, ...]:
+        """The reassignment to send for a partition that now has ``replicas``."""
+        return next_target(self.targets, self.original, replicas)
+
+    def is_step(self, replicas: Sequence[int]) -> bool:
+        """Whether ``replicas`` is one of the move's steps before its target (any order)."""
+        return any(set(step) == set(replicas) for step in self.targets[:-1])
 
 
 @dataclass(frozen=True, slots=True)

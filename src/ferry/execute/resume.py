@@ -6,14 +6,16 @@ target, never sent (replicas still the originals, nothing in flight: ferry died 
 write and the call), or changed by someone else. Only the cluster can tell, so resume asks it:
 
     finished          -> done (never submitted again)
-    moving to target  -> stays submitted; the executor's loop sees it finish. So does a partition
+    moving to target  -> stays submitted; the executor's loop sees it finish (a move made one
+                         replica at a time: moving to any of its steps). So does a partition
                          whose replicas are still its target + originals while no reassignment is
                          listed: it ended a moment ago, and the broker that answered the metadata
                          request has not applied that yet (the loop gives such a move a grace
                          period before it counts as failed)
     never sent        -> stays submitted and is sent again (the state machine has no way back to
                          pending, and the journal did intend it), at the executor's first poll
-                         that finds the cluster not frozen, as a new batch would be
+                         that finds the cluster not frozen, as a new batch would be; a move made
+                         one replica at a time found at one of its steps goes on from there
     anything else     -> failed, with the replicas found
 
 ``ferry execute`` of a plan whose request was interrupted resumes that request rather than start a
@@ -62,24 +64,31 @@ def reconcile(admin: ClusterAdmin, submitted: Sequence[TaskRecord]) -> Reconcile
     for task in submitted:
         replicas = current.get(task.tp, ())
         if task.tp in ongoing:
-            if ongoing[task.tp].target == task.target:
+            if any(set(ongoing[task.tp].target) == set(t) for t in task.targets):
                 moving.append(task)
             else:
                 failed.append((task, f"re-targeted elsewhere: moving to {list(ongoing[task.tp].target)}"))
         elif replicas == task.target:
             done.append(task)
-        elif replicas == task.original:
+        elif replicas == task.original or task.is_step(replicas):
             unsent.append(task)
-        elif replicas == _in_motion(task):
+        elif any(replicas == _in_motion(before, after) for before, after in _legs(task)):
             moving.append(task)
         else:
             failed.append((task, f"found replicas {list(replicas)}, neither original nor target"))
     return Reconciled(tuple(done), tuple(moving), tuple(unsent), tuple(failed))
 
 
-def _in_motion(task: TaskRecord) -> tuple[int, ...]:
-    """The replicas KIP-455 gives a partition while it moves: target, then originals leaving."""
-    return (*task.target, *(b for b in task.original if b not in task.target))
+def _legs(task: TaskRecord) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Each reassignment of the task: from the replicas before it to its target."""
+    targets = task.targets
+    return list(zip((task.original, *targets[:-1]), targets, strict=True))
+
+
+def _in_motion(before: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...]:
+    """The replicas KIP-455 gives a partition while it moves from ``before`` to ``target``:
+    target, then the replicas leaving."""
+    return (*target, *(b for b in before if b not in target))
 
 
 def same_plan(

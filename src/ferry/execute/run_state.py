@@ -34,6 +34,8 @@ class RunState:
     sampled_at: float | None = None  # when progress last went to the journal (executor clock)
     outage: Outage = field(default_factory=lambda: Outage(RIDE_OUT_S))
     pacer: Pacer | None = None  # --pace auto
+    # --one-replica-at-a-time: the step (1-based) each submitted stepped task has in flight.
+    step_sent: dict[int, int] = field(default_factory=dict)
 
     def submission_failed(self, task_ids: list[int], now: float) -> None:
         """A submission of ``task_ids`` failed on the way: send it again, and watch for it arriving late."""

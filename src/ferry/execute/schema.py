@@ -83,8 +83,10 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX progress_by_request ON progress (request_id, at);
     """,
-    # 3: the pace controller's decisions (--pace auto), per broker and role.
+    # 3: the pace controller's decisions (--pace auto), per broker and role; the single-replica
+    # steps of a move made one replica at a time (--one-replica-at-a-time), NULL for the others.
     """
+    ALTER TABLE tasks ADD COLUMN steps_json TEXT;
     CREATE TABLE pace (
         request_id INTEGER NOT NULL REFERENCES requests(id),
         at REAL NOT NULL,
@@ -108,7 +110,7 @@ REQUEST_COLUMNS = (
 )
 TASK_COLUMNS = (
     "id, request_id, topic, partition, original_json, target_json, size_bytes, state, batch,"
-    " superseded_by, submitted_at, finished_at, error"
+    " superseded_by, submitted_at, finished_at, error, steps_json"
 )
 
 
@@ -161,7 +163,7 @@ def _request(row: Sequence[Any]) -> RequestRecord:
 
 
 def _task(row: Sequence[Any]) -> TaskRecord:
-    tid, rid, topic, part, original, target, size, state, batch, sup, submitted, finished, error = row
+    tid, rid, topic, part, original, target, size, state, batch, sup, submitted, finished, error, steps = row
     return TaskRecord(
         id=tid,
         request_id=rid,
@@ -175,6 +177,7 @@ def _task(row: Sequence[Any]) -> TaskRecord:
         submitted_at=submitted,
         finished_at=finished,
         error=error,
+        steps=tuple(tuple(step) for step in json.loads(steps)) if steps else (),
     )
 
 

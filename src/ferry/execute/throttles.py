@@ -3,7 +3,9 @@
 Kafka throttles replication with four dynamic configs (what kafka-reassign-partitions sets):
 
 * per topic, ``leader.replication.throttled.replicas``: ``partition:broker`` for every *current*
-  replica of a moving partition, because any of them may be the leader the new replicas copy from;
+  replica of a moving partition, because any of them may be the leader the new replicas copy from
+  (and the new replicas too for a move made one replica at a time: a step's new replica may lead
+  the next step);
 * per topic, ``follower.replication.throttled.replicas``: ``partition:broker`` for every *adding*
   replica (the followers that copy);
 * per broker, ``leader.replication.throttled.rate`` and ``follower.replication.throttled.rate`` in
@@ -63,7 +65,9 @@ def required(
         topic, p = move.tp.topic, move.tp.partition
         leader = ConfigKey(ResourceType.TOPIC, topic, LEADER_REPLICAS)
         follower = ConfigKey(ResourceType.TOPIC, topic, FOLLOWER_REPLICAS)
-        replicas.setdefault(leader, set()).update((p, b) for b in move.original)
+        # A move in single-replica steps (a TaskRecord's ``steps``) may be led by a new replica.
+        may_lead = (*move.original, *adding) if len(getattr(move, "steps", ())) > 1 else move.original
+        replicas.setdefault(leader, set()).update((p, b) for b in may_lead)
         replicas.setdefault(follower, set()).update((p, b) for b in adding)
         brokers.update(move.original)
         brokers.update(adding)

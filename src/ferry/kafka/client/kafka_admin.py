@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import kafka.errors as kerrors
-from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, OffsetSpec
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.errors import InputError, KafkaError
 from ferry.kafka.admin import Disks, LogOffsets, OngoingReassignment, PartitionHealth, ReplicaSizes
+from ferry.kafka.client import health
 from ferry.kafka.client.configs import RESOURCE_TYPES, own_value, per_request, side_by_side
 from ferry.kafka.client.connect import new_admin_client
 from ferry.kafka.client.errors import RETRIED, bounded, error_text, needed_for, raise_for, translated
@@ -202,43 +203,12 @@ class KafkaPythonAdmin:
         }
 
     def describe_health(self, topics: Collection[str] | None = None) -> tuple[PartitionHealth, ...]:
-        """Replicas, leader, ISR and ELR (DescribeTopicPartitions, a page of 2,000 partitions at a
-        time; all topics when ``topics`` is None, listed by one Metadata request)."""
-        if topics is None:
-            names = sorted(t["name"] for t in self._call("listing topics", self._client.describe_topics))
-        else:
-            names = sorted(topics)
-        found: list[PartitionHealth] = []
-        cursor: dict[str, Any] | None = None
-        while names:
-            page = self._call(
-                "describing topic partitions",
-                partial(self._client.describe_topic_partitions, names, cursor=cursor),
-            )
-            for topic in page["topics"]:
-                raise_for(topic["error_code"], "describing topic partitions", topic["name"])
-                found.extend(_health(topic["name"], p) for p in topic["partitions"])
-            cursor = page["next_cursor"]
-            if cursor is None:
-                break
-        return tuple(found)
+        """Replicas, leader, ISR and ELR (DescribeTopicPartitions; :mod:`.health`)."""
+        return health.describe_health(self._client, self._call, topics)
 
     def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
-        """Log end and local start offsets (ListOffsets LATEST and EARLIEST_LOCAL, KIP-405)."""
-        if not partitions:
-            return {}
-        wanted = [KafkaTopicPartition(tp.topic, tp.partition) for tp in sorted(partitions)]
-
-        def offsets(spec: OffsetSpec) -> Mapping[Any, Any]:
-            specs = dict.fromkeys(wanted, spec)
-            return self._call("listing offsets", lambda: self._client.list_partition_offsets(specs))
-
-        ends, starts = offsets(OffsetSpec.LATEST), offsets(OffsetSpec.EARLIEST_LOCAL)
-        return {
-            TopicPartition(tp.topic, tp.partition): LogOffsets(ends[tp].offset, starts[tp].offset)
-            for tp in wanted
-            if tp in ends and tp in starts
-        }
+        """Log end and local start offsets (ListOffsets; :mod:`.health`)."""
+        return health.log_offsets(self._client, self._call, partitions)
 
     # -- error translation -----------------------------------------------------------------------
 
@@ -400,17 +370,6 @@ def _partition_state(topic: str, p: Mapping[str, Any]) -> PartitionState:
         tuple(int(r) for r in p["replica_nodes"]),
         leader=leader if leader >= 0 else None,
         isr=tuple(int(r) for r in p["isr_nodes"]),
-    )
-
-
-def _health(topic: str, p: Mapping[str, Any]) -> PartitionHealth:
-    leader = int(p["leader_id"])
-    return PartitionHealth(
-        TopicPartition(topic, int(p["partition_index"])),
-        tuple(int(r) for r in p["replica_nodes"]),
-        leader if leader >= 0 else None,
-        tuple(int(r) for r in p["isr_nodes"]),
-        tuple(int(r) for r in p["eligible_leader_replicas"] or ()),
     )
 
 
