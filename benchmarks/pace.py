@@ -1,0 +1,443 @@
+"""Static throttles against ``--pace auto`` on the real sandbox, with real producers.
+
+Starts its own sandbox (1 controller + 4 brokers on two racks, always stopped at the end). Each
+run gets fresh topics:
+
+* ``moving``: PARTITIONS partitions, RF 2 on brokers 1 and 2, filled with MIB MiB each; the plan
+  moves every partition to brokers 3 and 4 (each receives all of them);
+* ``steady``: 4 partitions, RF 3 over all four brokers, min.insync.replicas 2, not moved: the
+  partitions whose ISR a move must not shrink.
+
+While the move runs: the fault harness's sequence-numbered producers (idempotent, ``acks=all``)
+and a consumer on both topics (acknowledged messages lost), a bulk producer writing PRODUCE bytes/s
+into ``moving`` (the produce rate a move must outrun), a latency probe sending ``acks=all``
+messages to ``steady`` 20 times a second (p50 / p99 during the move, against the same probe idle
+for 10 s before it), and a sampler reading every partition's ISR every 0.5 s (ISR shrinks of
+``steady``, seconds any partition spent under min ISR). Runs:
+
+* static throttles: far too low (half the produce rate into a receiving broker: it never catches
+  up), right, and too high;
+* ``--pace auto`` from the same far-too-low start, and from the default start (10 MB/s);
+* ``--pace auto`` with trouble injected a third of the way: the receiving broker 3 paused with
+  SIGSTOP for 20 s; the produce rate into the moving partitions raised fourfold.
+
+A run that has not ended after LIMIT seconds is cancelled (``ferry cancel``) and counted as not
+completed. Each run ends with the throttle configs of its topics and brokers read back (left).
+
+Usage::
+
+    .venv/bin/python benchmarks/pace.py                     # every run (about 15 minutes)
+    .venv/bin/python benchmarks/pace.py --only static-right,auto-default
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from kafka import KafkaProducer
+from kafka.admin import KafkaAdminClient, NewTopic
+from support.fault_harness.load import FILL, SequencedLoad
+
+from ferry.execute.throttles import (
+    FOLLOWER_RATE,
+    FOLLOWER_REPLICAS,
+    LEADER_RATE,
+    LEADER_REPLICAS,
+)
+from ferry.kafka.client import KafkaPythonAdmin, ready_brokers
+from ferry.kafka.resources import ConfigKey, ResourceType
+from ferry.sandbox import ClusterSpec, Sandbox, ensure_jars
+
+MB = 1_000_000
+MIB = 1024 * 1024
+PERIOD_S = 15  # the controller's period: the shortest the design allows (15-30 s)
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    options: tuple[str, ...]
+    fault: str | None = None  # "pause" (SIGSTOP broker 3 for 20 s) or "surge" (produce x4)
+
+
+@dataclass
+class Outcome:
+    run: Run
+    seconds: float | None  # None: not completed within the limit
+    latency_idle: tuple[float, float]
+    latency_move: tuple[float, float]
+    isr_shrinks: int
+    under_min_s: float
+    lost: int
+    acked: int
+    left: int
+    decisions: list[str] = field(default_factory=list)
+
+
+class Probe:
+    """``acks=all`` sends to one topic at a fixed rate, each timed from send to acknowledgement."""
+
+    def __init__(self, bootstrap: str, topic: str, per_s: float = 20.0) -> None:
+        self._producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
+        self._topic, self._gap = topic, 1.0 / per_s
+        self._stop = threading.Event()
+        self.samples: list[tuple[float, float]] = []  # (sent at, seconds to ack)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._gap):
+            sent = time.monotonic()
+            future = self._producer.send(self._topic, b"probe")
+            future.add_callback(lambda _meta, at=sent: self.samples.append((at, time.monotonic() - at)))
+
+    def __enter__(self) -> Probe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self._producer.flush(timeout=30)
+        self._producer.close(timeout=10)
+
+    def between(self, start: float, end: float) -> tuple[float, float]:
+        """p50 and p99 of the sends in [start, end), milliseconds."""
+        got = sorted(s for at, s in self.samples if start <= at < end)
+        if len(got) < 10:
+            return (float("nan"), float("nan"))
+        cuts = statistics.quantiles(got, n=100)
+        return (cuts[49] * 1000, cuts[98] * 1000)
+
+
+class Bulk:
+    """A producer writing ``rate`` bytes/s of incompressible filler into a topic (rate settable)."""
+
+    def __init__(self, bootstrap: str, topic: str, rate: int) -> None:
+        self._producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=5)
+        self._topic, self.rate = topic, rate
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        sent, last = 0.0, time.monotonic()
+        while not self._stop.wait(0.05):
+            now = time.monotonic()
+            sent += (now - last) * self.rate
+            last = now
+            while sent >= 10_000:
+                self._producer.send(self._topic, FILL + os.urandom(10_000))
+                sent -= 10_000
+
+    def __enter__(self) -> Bulk:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self._producer.flush(timeout=60)
+        self._producer.close(timeout=10)
+
+
+class IsrWatch:
+    """Every 0.5 s: ISR shrinks of the watched topic's partitions, and time under min ISR."""
+
+    def __init__(self, bootstrap: str, watched: str, min_isr: int) -> None:
+        self._admin = KafkaPythonAdmin(bootstrap, timeout_s=10)
+        self._watched, self._min = watched, min_isr
+        self._stop = threading.Event()
+        self.shrinks, self.under_s = 0, 0.0
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        last: dict[object, int] = {}
+        while not self._stop.wait(0.5):
+            try:
+                health = self._admin.describe_health()
+            except Exception:
+                continue
+            if any(len(h.isr) < self._min for h in health if h.tp.topic == self._watched):
+                self.under_s += 0.5
+            for h in health:
+                if h.tp.topic != self._watched:
+                    continue
+                if h.tp in last and len(h.isr) < last[h.tp]:
+                    self.shrinks += 1
+                last[h.tp] = len(h.isr)
+
+    def __enter__(self) -> IsrWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self._admin.close()
+
+
+def _ferry(*args: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "ferry", *args]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _create(bootstrap: str, moving: str, steady: str, partitions: int, mib: int) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.create_topics(
+            [
+                NewTopic(moving, replica_assignments={p: [1, 2] for p in range(partitions)}),
+                NewTopic(
+                    steady,
+                    replica_assignments={
+                        p: [(p % 4) + 1, ((p + 1) % 4) + 1, ((p + 2) % 4) + 1] for p in range(4)
+                    },
+                    topic_configs={"min.insync.replicas": "2"},
+                ),
+            ]
+        )
+    finally:
+        admin.close()
+    time.sleep(2)
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=20, batch_size=1_000_000)
+    record = 100_000
+    for p in range(partitions):
+        for _ in range(mib * MIB // record):
+            producer.send(moving, FILL + os.urandom(record), partition=p)
+    producer.flush(timeout=300)
+    producer.close()
+
+
+def _delete(bootstrap: str, topics: Sequence[str]) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.delete_topics(list(topics))
+    finally:
+        admin.close()
+
+
+@contextmanager
+def _fault(kind: str | None, sandbox: Sandbox, bulk: Bulk, at_s: float) -> Iterator[None]:
+    """Inject ``kind`` after ``at_s`` seconds, in a thread; undone when the block ends."""
+    paused: list[int] = []
+
+    def inject() -> None:
+        time.sleep(at_s)
+        if kind == "pause":
+            pid = sandbox.state().node(3).pid
+            assert pid is not None
+            os.kill(pid, signal.SIGSTOP)
+            paused.append(pid)
+            time.sleep(20)
+            os.kill(pid, signal.SIGCONT)
+            paused.remove(pid)
+        elif kind == "surge":
+            bulk.rate *= 4
+
+    thread = threading.Thread(target=inject, daemon=True)
+    if kind:
+        thread.start()
+    try:
+        yield
+    finally:
+        for pid in paused:
+            os.kill(pid, signal.SIGCONT)
+
+
+def run_one(
+    run: Run,
+    sandbox: Sandbox,
+    bootstrap: str,
+    work: Path,
+    *,
+    partitions: int,
+    mib: int,
+    produce: int,
+    limit: float,
+) -> Outcome:
+    moving, steady = f"moving-{run.name}", f"steady-{run.name}"
+    _create(bootstrap, moving, steady, partitions, mib)
+    plan = work / f"{run.name}.json"
+    plan.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "partitions": [
+                    {"topic": moving, "partition": p, "replicas": [3, 4]} for p in range(partitions)
+                ],
+            }
+        )
+    )
+    journal = work / f"{run.name}.sqlite"
+    load = SequencedLoad(bootstrap, [moving, steady])
+    load.start()
+    with (
+        Probe(bootstrap, steady) as probe,
+        Bulk(bootstrap, moving, produce) as bulk,
+        IsrWatch(bootstrap, steady, 2) as watch,
+    ):
+        idle_start = time.monotonic()
+        time.sleep(10)
+        started = time.monotonic()
+        shrinks_before = watch.shrinks
+        args = ("execute", "--plan", str(plan), "--bootstrap-server", bootstrap, "--journal", str(journal))
+        process = _ferry(*args, "--wait", "--pace-period", str(PERIOD_S), *run.options)
+        with _fault(run.fault, sandbox, bulk, at_s=limit / 6):
+            try:
+                process.wait(timeout=limit)
+                seconds: float | None = time.monotonic() - started
+            except subprocess.TimeoutExpired:
+                seconds = None
+                cancel = _ferry(
+                    "cancel", "--all", "--yes", "--bootstrap-server", bootstrap, "--journal", str(journal)
+                )
+                cancel.wait(timeout=120)
+                process.wait(timeout=120)
+        ended = time.monotonic()
+        err = process.stderr.read() if process.stderr else ""
+        shrinks = watch.shrinks - shrinks_before
+        under = watch.under_s
+    tally = load.stop()
+    decisions = [
+        line.split(": ", 2)[-1] for line in err.splitlines() if ": pace: " in line or "paused" in line
+    ]
+    left = _left(bootstrap, [moving, steady])
+    _delete(bootstrap, [moving, steady])
+    return Outcome(
+        run,
+        seconds,
+        probe.between(idle_start, started),
+        probe.between(started, ended),
+        shrinks,
+        under,
+        tally.lost,
+        tally.acked,
+        left,
+        decisions,
+    )
+
+
+def _left(bootstrap: str, topics: Sequence[str]) -> int:
+    keys = [
+        ConfigKey(ResourceType.BROKER, str(b), k) for b in range(1, 5) for k in (LEADER_RATE, FOLLOWER_RATE)
+    ]
+    keys += [
+        ConfigKey(ResourceType.TOPIC, t, k) for t in topics for k in (LEADER_REPLICAS, FOLLOWER_REPLICAS)
+    ]
+    with KafkaPythonAdmin(bootstrap, timeout_s=15) as admin:
+        return len(admin.describe_throttle_configs(keys))
+
+
+def runs(produce: int) -> list[Run]:
+    low = str(produce // 2)
+    return [
+        Run("static-low", ("--throttle", low)),
+        Run("static-right", ("--throttle", str(25 * MB))),
+        Run("static-high", ("--throttle", str(1000 * MB))),
+        Run("auto-low", ("--pace", "auto", "--throttle", low)),
+        Run("auto-default", ("--pace", "auto")),
+        Run("auto-pause", ("--pace", "auto"), fault="pause"),
+        Run("auto-surge", ("--pace", "auto"), fault="surge"),
+    ]
+
+
+def _ms(pair: tuple[float, float]) -> str:
+    return f"{pair[0]:.0f} / {pair[1]:.0f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--mib", type=int, default=150, help="MiB per moving partition")
+    parser.add_argument("--produce", type=int, default=2 * MB, help="bytes/s written into the moving topic")
+    parser.add_argument("--limit", type=float, default=300.0, help="seconds before a run is cancelled")
+    parser.add_argument("--only", help="comma-separated run names")
+    args = parser.parse_args()
+    chosen = runs(args.produce)
+    if args.only:
+        chosen = [r for r in chosen if r.name in args.only.split(",")]
+    lib = ensure_jars()
+    with tempfile.TemporaryDirectory(prefix="ferry-pace-") as tmp:
+        sandbox = Sandbox(Path(tmp) / "sandbox")
+        try:
+            state = sandbox.up(ClusterSpec(brokers=4, racks=2), lib, ready_brokers, timeout_s=180)
+            outcomes = []
+            for run in chosen:
+                outcome = run_one(
+                    run,
+                    sandbox,
+                    state.bootstrap,
+                    Path(tmp),
+                    partitions=args.partitions,
+                    mib=args.mib,
+                    produce=args.produce,
+                    limit=args.limit,
+                )
+                outcomes.append(outcome)
+                print(f"# {run.name}: {outcome}", file=sys.stderr, flush=True)
+        finally:
+            sandbox.down()
+    _print(outcomes, args)
+    return 0
+
+
+def _print(outcomes: Sequence[Outcome], args: argparse.Namespace) -> None:
+    per_broker = args.partitions * args.mib * MIB
+    statics = [o.seconds for o in outcomes if o.run.name.startswith("static") and o.seconds and _harmless(o)]
+    best = min(statics, default=None)
+    print(f"bytes into each receiving broker: {per_broker / MB:.0f} MB", end="; ")
+    print(f"produce into the moving topic: {args.produce / MB:.1f} MB/s")
+    print(f"best harmless static: {best:.0f} s" if best else "no static run completed without harm")
+    print()
+    columns = [
+        "run",
+        "options",
+        "completed in s",
+        "/ best harmless static",
+        "produce latency p50 / p99 ms, idle",
+        "during the move",
+        "ISR shrinks of steady",
+        "s under min ISR",
+        "acked",
+        "lost",
+        "throttles left",
+    ]
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for o in outcomes:
+        secs = f"{o.seconds:.0f}" if o.seconds is not None else f"not in {args.limit:.0f}"
+        ratio = f"{o.seconds / best:.2f}" if o.seconds is not None and best else "-"
+        options = f"`{' '.join(o.run.options)}`" + (f" + {o.run.fault}" if o.run.fault else "")
+        cells = [o.run.name, options, secs, ratio, _ms(o.latency_idle), _ms(o.latency_move)]
+        cells += [str(o.isr_shrinks), f"{o.under_min_s:.1f}", str(o.acked), str(o.lost), str(o.left)]
+        print("| " + " | ".join(cells) + " |")
+    for o in outcomes:
+        if o.run.fault or o.run.name == "auto-low":
+            print(f"\n{o.run.name}: the controller's decisions (stderr)")
+            for line in o.decisions[:12]:
+                print(f"    {line}")
+
+
+def _harmless(outcome: Outcome) -> bool:
+    """No partition of ``steady`` lost an ISR member or went under min ISR during the move."""
+    return outcome.isr_shrinks == 0 and outcome.under_min_s == 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
