@@ -8,9 +8,12 @@ run gets fresh topics:
 * ``steady``: 4 partitions, RF 3 over all four brokers, min.insync.replicas 2, not moved: the
   partitions whose ISR a move must not shrink.
 
+* ``seq``: 4 small partitions on brokers 1 and 2, moved to 3 and 4 in the same plan.
+
 While the move runs: the fault harness's sequence-numbered producers (idempotent, ``acks=all``)
-and a consumer on both topics (acknowledged messages lost), a bulk producer writing PRODUCE bytes/s
-into ``moving`` (the produce rate a move must outrun), a latency probe sending ``acks=all``
+and a consumer on ``seq`` and ``steady`` (acknowledged messages lost; on small topics, so the
+consumers are not reading hundreds of MB of filler), a bulk producer writing PRODUCE bytes/s
+into ``moving`` (the produce rate a move must outrun; the rate it reached is printed), a latency probe sending ``acks=all``
 messages to ``steady`` 20 times a second (p50 / p99 during the move, against the same probe idle
 for 10 s before it), and a sampler reading every partition's ISR every 0.5 s (ISR shrinks of
 ``steady``, seconds any partition spent under min ISR). Runs:
@@ -51,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.errors import KafkaTimeoutError
 from support.fault_harness.load import FILL, SequencedLoad
 
 from ferry.execute.throttles import (
@@ -66,6 +70,7 @@ from ferry.sandbox import ClusterSpec, Sandbox, ensure_jars
 MB = 1_000_000
 MIB = 1024 * 1024
 PERIOD_S = 15  # the controller's period: the shortest the design allows (15-30 s)
+RECORD = 50_000  # bytes per bulk record: few enough sends per second for one Python thread
 
 
 @dataclass(frozen=True)
@@ -128,20 +133,23 @@ class Bulk:
     """A producer writing ``rate`` bytes/s of incompressible filler into a topic (rate settable)."""
 
     def __init__(self, bootstrap: str, topic: str, rate: int) -> None:
-        self._producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=5)
-        self._topic, self.rate = topic, rate
+        self._producer = KafkaProducer(
+            bootstrap_servers=bootstrap, acks=1, linger_ms=5, batch_size=RECORD * 4
+        )
+        self._topic, self.rate, self.sent = topic, rate, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
-        sent, last = 0.0, time.monotonic()
+        owed, last = 0.0, time.monotonic()
         while not self._stop.wait(0.05):
             now = time.monotonic()
-            sent += (now - last) * self.rate
+            owed += (now - last) * self.rate
             last = now
-            while sent >= 10_000:
-                self._producer.send(self._topic, FILL + os.urandom(10_000))
-                sent -= 10_000
+            while owed >= RECORD and not self._stop.is_set():
+                self._producer.send(self._topic, FILL + os.urandom(RECORD))
+                owed -= RECORD
+                self.sent += RECORD
 
     def __enter__(self) -> Bulk:
         self._thread.start()
@@ -149,9 +157,11 @@ class Bulk:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._thread.join(timeout=10)
-        self._producer.flush(timeout=60)
-        self._producer.close(timeout=10)
+        self._thread.join(timeout=90)
+        try:
+            self._producer.close(timeout=60)
+        except KafkaTimeoutError:
+            print("# bulk producer: records still unsent after 60 s", file=sys.stderr)
 
 
 class IsrWatch:
@@ -195,12 +205,13 @@ def _ferry(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _create(bootstrap: str, moving: str, steady: str, partitions: int, mib: int) -> None:
+def _create(bootstrap: str, moving: str, seq: str, steady: str, partitions: int, mib: int) -> None:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
         admin.create_topics(
             [
                 NewTopic(moving, replica_assignments={p: [1, 2] for p in range(partitions)}),
+                NewTopic(seq, replica_assignments={p: [1, 2] for p in range(4)}),
                 NewTopic(
                     steady,
                     replica_assignments={
@@ -309,14 +320,20 @@ def run_one(
                 process.wait(timeout=120)
         ended = time.monotonic()
         err = process.stderr.read() if process.stderr else ""
+        (work / f"{run.name}.log").write_text(err)
+        print(
+            f"# {run.name}: bulk wrote {bulk.sent / MB:.0f} MB in {ended - idle_start:.0f} s", file=sys.stderr
+        )
         shrinks = watch.shrinks - shrinks_before
         under = watch.under_s
     tally = load.stop()
     decisions = [
         line.split(": ", 2)[-1] for line in err.splitlines() if ": pace: " in line or "paused" in line
     ]
-    left = _left(bootstrap, [moving, steady])
-    _delete(bootstrap, [moving, steady])
+    if load.errors:
+        print(f"# {run.name}: load: {load.errors[:3]}", file=sys.stderr)
+    left = _left(bootstrap, [moving, seq, steady])
+    _delete(bootstrap, [moving, seq, steady])
     return Outcome(
         run,
         seconds,

@@ -11,7 +11,8 @@ from kafka_helpers import create_topics, produce, producing, wait_until
 from support.fault_harness.load import FILL, SequencedLoad
 
 from ferry.execute.journal import Journal
-from ferry.execute.pace.controller import Role, State
+from ferry.execute.pace.controller import FLOOR_FACTOR, Role, State
+from ferry.execute.progress import THROTTLE_SHARE
 from ferry.execute.states import RequestState
 from ferry.execute.throttles import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 from ferry.kafka.client import KafkaPythonAdmin
@@ -50,10 +51,11 @@ def test_a_move_started_far_under_its_produce_rate_completes_under_pace_auto(
         paced = journal.pace_records(request.id)
     floors = [r for r in paced if (r.broker, r.role) == (3, Role.FOLLOWER) and r.state == State.FLOOR]
     assert floors, [(r.broker, r.role, r.rate, r.state, r.reason) for r in paced]
-    # The floor is 1.2 x the produce rate measured, over the starting rate it replaced.
+    # The floor: a copy at 1.2 x the produce rate measured, over the share of its throttle a
+    # broker sustains; far over the starting rate it replaced.
     first = floors[0]
     assert first.produce is not None and 0.7 * PRODUCE < first.produce < 1.5 * PRODUCE
-    assert first.rate == int(1.2 * first.produce) > START
+    assert first.rate == int(FLOOR_FACTOR * first.produce / THROTTLE_SHARE) > START
     assert "(floor: produce rate" in err, err
     keys = [
         ConfigKey(ResourceType.BROKER, str(b), k) for b in (1, 2, 3, 4) for k in (LEADER_RATE, FOLLOWER_RATE)

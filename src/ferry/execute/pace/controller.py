@@ -15,11 +15,12 @@ back-off    ISR loss of a partition not being moved, a       rate x 0.7 (never u
             on the broker
 idle        nothing moving in this role                      hold
 floor       rate under the floor: 1.2 x the produce rate     rate = floor (even over the ceiling:
-            into the role's moving partitions                under it a move never catches up)
+            into the role's moving partitions, over the      under it a move never catches up)
+            10/11 of its throttle a broker sustains
 ceiling     rate over the ceiling (``--max-throttle``, the   rate = ceiling
             schedule's window)
 raise       healthy and the throttle binds: achieved >=      rate x 2 until the first back-off
-            85 % of the rate                                 (slow start), then + the larger of
+            85 % of the 10/11 of the rate a broker sustains  (slow start), then + the larger of
                                                              the step and 10 % (up to the
                                                              ceiling); concurrency + 1 (up to
                                                              the limit)
@@ -41,10 +42,14 @@ import enum
 import math
 from dataclasses import dataclass, replace
 
+from ferry.execute.progress import THROTTLE_SHARE
+
 FLOOR_FACTOR = 1.2
-"""The floor over the produce rate: the margin a moving replica needs to catch up at all."""
+"""The copy rate a floor buys over the produce rate: the margin a moving replica needs to catch
+up at all. The throttle itself is set higher, to this over :data:`THROTTLE_SHARE`."""
 BINDING = 0.85
-"""Achieved over throttle at or above which the throttle is what limits the copy."""
+"""Achieved over what the throttle sustains (:data:`THROTTLE_SHARE` of it) at or above which the
+throttle is what limits the copy."""
 MIN_CHANGE = 0.10
 """The smallest relative change of a rate that is written."""
 MINIMUM = 1_000_000
@@ -153,7 +158,7 @@ def start(rate: int, bounds: Bounds) -> Pace:
 
 def decide(last: Pace, reading: Reading, bounds: Bounds) -> Pace:
     """The next pace after ``last``, given this period's ``reading`` (the table above)."""
-    floor = int(FLOOR_FACTOR * reading.produce) if reading.moving else 0
+    floor = int(FLOOR_FACTOR * reading.produce / THROTTLE_SHARE) if reading.moving else 0
     rate, concurrency = last.rate, last.concurrency
     if reading.health.troubled:
         wanted = max(floor, bounds.lowest, int(rate * BACK_OFF))
@@ -173,7 +178,7 @@ def decide(last: Pace, reading: Reading, bounds: Bounds) -> Pace:
         wanted = max(floor, bounds.ceiling)
         why = f"ceiling {bounds.ceiling} B/s"
         return _changed(last, wanted, concurrency, State.CEILING, why, floor, bounds.ceiling)
-    if reading.achieved >= BINDING * rate:
+    if reading.achieved >= BINDING * THROTTLE_SHARE * rate:
         # Slow start (doubling) until a back-off has found the limit, additive from then on.
         wanted = rate + max(bounds.step, math.ceil(MIN_CHANGE * rate)) if last.backed_off else 2 * rate
         if bounds.ceiling is not None:

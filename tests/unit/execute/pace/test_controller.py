@@ -37,8 +37,8 @@ def test_trouble_cuts_the_rate_by_three_tenths_and_halves_concurrency(health: He
 
 
 def test_trouble_never_goes_under_the_floor_nor_under_one_move() -> None:
-    decided = decide(_at(20 * MB, 1), _reading(20 * MB, produce=15 * MB, health=Health(isr_loss=3)), BOUNDS)
-    assert decided.rate == 18 * MB  # 1.2 x 15 MB/s, above 0.7 x 20
+    decided = decide(_at(20 * MB, 1), _reading(20 * MB, produce=12 * MB, health=Health(isr_loss=3)), BOUNDS)
+    assert decided.rate == 15_840_000  # 1.2 x 12 MB/s over 10/11, above 0.7 x 20
     assert decided.concurrency == 1
     assert "held at the floor" in decided.reason
     lowest = decide(_at(1_200_000), _reading(MB, health=Health(elr=1)), BOUNDS)
@@ -47,14 +47,15 @@ def test_trouble_never_goes_under_the_floor_nor_under_one_move() -> None:
 
 def test_a_rate_under_the_floor_rises_to_it_even_over_the_ceiling() -> None:
     decided = decide(_at(MB), _reading(MB, produce=5 * MB), BOUNDS)
-    assert (decided.rate, decided.state) == (6 * MB, State.FLOOR)
+    # 1.2 x the produce rate, over the 10/11 of its throttle a broker sustains.
+    assert (decided.rate, decided.state) == (6_600_000, State.FLOOR)
     over = decide(_at(MB), _reading(MB, produce=5 * MB), Bounds(2 * MB, MB, 5))
-    assert over.rate == 6 * MB and "over the ceiling" in over.reason
+    assert over.rate == 6_600_000 and "over the ceiling" in over.reason
 
 
 def test_the_floor_is_written_even_when_it_is_a_small_step() -> None:
-    decided = decide(_at(100 * MB), _reading(10 * MB, produce=85 * MB), BOUNDS)
-    assert decided.rate == 102 * MB  # 2 % up, but the floor
+    decided = decide(_at(100 * MB), _reading(10 * MB, produce=80 * MB), BOUNDS)
+    assert decided.rate == 105_600_000  # 5.6 % up, but the floor
 
 
 def test_a_rate_over_the_ceiling_comes_down_to_it() -> None:
@@ -95,10 +96,10 @@ def test_nothing_copying_holds_whatever_the_produce_rate() -> None:
 
 
 def test_changes_under_ten_percent_are_not_written() -> None:
-    floor_moved = decide(_at(100 * MB), _reading(10 * MB, produce=80 * MB), BOUNDS)
+    floor_moved = decide(_at(100 * MB), _reading(10 * MB, produce=70 * MB), BOUNDS)
     assert floor_moved.rate == 100 * MB and floor_moved.state is State.HOLD
-    trouble = decide(_at(100 * MB), _reading(100 * MB, produce=80 * MB, health=Health(elr=1)), BOUNDS)
-    assert trouble.rate == 100 * MB  # the floor (96 MB/s) is 4 % under it
+    trouble = decide(_at(100 * MB), _reading(100 * MB, produce=70 * MB, health=Health(elr=1)), BOUNDS)
+    assert trouble.rate == 100 * MB  # the floor (92.4 MB/s) is 7.6 % under it
 
 
 # -- a simulated broker -----------------------------------------------------------------------
