@@ -13,9 +13,9 @@ run gets fresh topics:
 While the move runs: the fault harness's sequence-numbered producers (idempotent, ``acks=all``)
 and a consumer on ``seq`` and ``steady`` (acknowledged messages lost; on small topics, so the
 consumers are not reading hundreds of MB of filler), a bulk producer writing PRODUCE bytes/s
-into ``moving`` (the produce rate a move must outrun; the rate it reached is printed), a latency probe sending ``acks=all``
-messages to ``steady`` 20 times a second (p50 / p99 during the move, against the same probe idle
-for 10 s before it), and a sampler reading every partition's ISR every 0.5 s (ISR shrinks of
+into ``moving`` (the produce rate a move must outrun; the rate it reached is printed), a latency
+probe sending ``acks=all`` messages to ``steady`` 20 times a second (p50 / p99 during the move, against the
+same probe idle for 10 s before it), and a sampler reading every partition's ISR every 0.5 s (ISR shrinks of
 ``steady``, seconds any partition spent under min ISR). Runs:
 
 * static throttles: far too low (half the produce rate into a receiving broker: it never catches
@@ -280,21 +280,14 @@ def run_one(
     produce: int,
     limit: float,
 ) -> Outcome:
-    moving, steady = f"moving-{run.name}", f"steady-{run.name}"
-    _create(bootstrap, moving, steady, partitions, mib)
+    moving, seq, steady = f"moving-{run.name}", f"seq-{run.name}", f"steady-{run.name}"
+    _create(bootstrap, moving, seq, steady, partitions, mib)
     plan = work / f"{run.name}.json"
-    plan.write_text(
-        json.dumps(
-            {
-                "version": 1,
-                "partitions": [
-                    {"topic": moving, "partition": p, "replicas": [3, 4]} for p in range(partitions)
-                ],
-            }
-        )
-    )
+    moves = [(moving, p) for p in range(partitions)] + [(seq, p) for p in range(4)]
+    entries = [{"topic": t, "partition": p, "replicas": [3, 4]} for t, p in moves]
+    plan.write_text(json.dumps({"version": 1, "partitions": entries}))
     journal = work / f"{run.name}.sqlite"
-    load = SequencedLoad(bootstrap, [moving, steady])
+    load = SequencedLoad(bootstrap, [seq, steady])
     load.start()
     with (
         Probe(bootstrap, steady) as probe,
