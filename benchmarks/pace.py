@@ -6,17 +6,16 @@ run gets fresh topics:
 * ``moving``: PARTITIONS partitions, RF 2 on brokers 1 and 2, filled with MIB MiB each; the plan
   moves every partition to brokers 3 and 4 (each receives all of them);
 * ``steady``: 4 partitions, RF 3 over all four brokers, min.insync.replicas 2, not moved: the
-  partitions whose ISR a move must not shrink.
-
+  partitions whose ISR a move must not shrink;
 * ``seq``: 4 small partitions on brokers 1 and 2, moved to 3 and 4 in the same plan.
 
 While the move runs: the fault harness's sequence-numbered producers (idempotent, ``acks=all``)
 and a consumer on ``seq`` and ``steady`` (acknowledged messages lost; on small topics, so the
 consumers are not reading hundreds of MB of filler), a bulk producer writing PRODUCE bytes/s
 into ``moving`` (the produce rate a move must outrun; the rate it reached is printed), a latency
-probe sending ``acks=all`` messages to ``steady`` 20 times a second (p50 / p99 during the move, against the
-same probe idle for 10 s before it), and a sampler reading every partition's ISR every 0.5 s (ISR shrinks of
-``steady``, seconds any partition spent under min ISR). Runs:
+probe sending ``acks=all`` messages to ``steady`` 20 times a second (p50 / p99 during the move,
+against the same probe idle for 10 s before it), and a sampler reading every partition's ISR
+every 0.5 s (ISR shrinks of ``steady``, seconds any partition spent under min ISR). Runs:
 
 * static throttles: far too low (half the produce rate into a receiving broker: it never catches
   up), right, and too high;
