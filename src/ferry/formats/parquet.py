@@ -2,13 +2,16 @@
 
 Layout (one row per broker, one row per partition; the same fields as snapshot JSON v1)::
 
-    NAME/brokers.parquet     id int32, rack string (null: no rack), capacity_bytes int64? (disk size)
+    NAME/brokers.parquet     id int32, rack string (null: no rack), capacity_bytes int64? (disk size),
+                             alive bool? (null: alive), cordoned bool? (null: no),
+                             cordoned_log_dirs list<string>? (null: none)
     NAME/partitions.parquet  topic string, partition int32, replicas list<int32>,
                              leader int32?, isr list<int32>?, size_bytes int64?,
                              replica_sizes list<int64>?
 
 ``replica_sizes`` is aligned with ``replicas``: the bytes of each replica on its broker as measured
-(snapshot JSON's ``replica_sizes``), null where unknown. Files without the column still load.
+(snapshot JSON's ``replica_sizes``), null where unknown. Files without a nullable column still load
+(a broker is then alive and not cordoned).
 
 Parquet is the format for large clusters and fleets: columnar, read without parsing text, and
 readable by any Parquet tool (Spark, DuckDB, pandas) for analysis. Readers here use pyarrow and check
@@ -36,6 +39,9 @@ BROKERS_SCHEMA = pa.schema(
         pa.field("id", pa.int32(), nullable=False),
         pa.field("rack", pa.string()),
         pa.field("capacity_bytes", pa.int64()),
+        pa.field("alive", pa.bool_()),
+        pa.field("cordoned", pa.bool_()),
+        pa.field("cordoned_log_dirs", pa.list_(pa.string())),
     ]
 )
 PARTITIONS_SCHEMA = pa.schema(
@@ -63,6 +69,9 @@ def snapshot_tables(snapshot: ClusterSnapshot) -> tuple[pa.Table, pa.Table]:
             "id": [b.id for b in snapshot.brokers],
             "rack": [b.rack for b in snapshot.brokers],
             "capacity_bytes": [b.capacity_bytes for b in snapshot.brokers],
+            "alive": [b.alive for b in snapshot.brokers],
+            "cordoned": [b.cordoned for b in snapshot.brokers],
+            "cordoned_log_dirs": [list(b.cordoned_log_dirs) for b in snapshot.brokers],
         },
         schema=BROKERS_SCHEMA,
     )
@@ -193,7 +202,13 @@ def _brokers(table: pa.Table, source: str) -> list[Broker]:
         if size is not None and size <= 0
     ]
     _raise_if(problems)
-    return [Broker(i, r, capacity_bytes=c) for i, r, c in zip(ids, racks, capacities, strict=True)]
+    alive = [a is not False for a in table.column("alive").to_pylist()]
+    cordoned = [c is True for c in table.column("cordoned").to_pylist()]
+    dirs = [tuple(sorted(d or ())) for d in table.column("cordoned_log_dirs").to_pylist()]
+    return [
+        Broker(i, r, alive=a, capacity_bytes=c, cordoned=k, cordoned_log_dirs=d)
+        for i, r, c, a, k, d in zip(ids, racks, capacities, alive, cordoned, dirs, strict=True)
+    ]
 
 
 def _partitions(table: pa.Table, known: frozenset[int], source: str) -> list[PartitionState]:

@@ -21,6 +21,7 @@ from ferry.formats.parquet import (
     write_parquet_snapshot,
 )
 from ferry.formats.sources import fleet_members, load_any, write_any
+from ferry.model import Broker, ClusterSnapshot
 
 
 def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
@@ -35,6 +36,29 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
     write_parquet_snapshot(snap, tmp_path / "s")
     assert is_parquet_snapshot(tmp_path / "s")
     assert load_parquet_snapshot(tmp_path / "s") == snap
+
+
+def test_dead_and_cordoned_brokers_survive_the_round_trip(tmp_path: Path) -> None:
+    brokers = [
+        Broker(1, "a", capacity_bytes=10**12),
+        Broker(2, "b", alive=False),
+        Broker(3, "a", cordoned=True, cordoned_log_dirs=("/d1", "/d2")),
+        Broker(4, "b", cordoned_log_dirs=("/d2",)),
+    ]
+    snap = ClusterSnapshot.of(brokers, [partition("t", 0, [1, 2])])
+    write_parquet_snapshot(snap, tmp_path / "s")
+    loaded = load_parquet_snapshot(tmp_path / "s")
+    assert loaded.brokers == tuple(brokers)
+
+
+def test_a_brokers_file_of_an_older_ferry_loads_its_brokers_alive_and_not_cordoned(tmp_path: Path) -> None:
+    write_parquet_snapshot(
+        snapshot([broker(1, "a"), broker(2, "b")], [partition("t", 0, [1, 2])]), tmp_path / "s"
+    )
+    old = pa.table({"id": pa.array([1, 2], pa.int32()), "rack": ["a", "b"]})
+    pq.write_table(old, tmp_path / "s" / BROKERS_FILE)
+    loaded = load_parquet_snapshot(tmp_path / "s")
+    assert all(b.alive and not b.cordoned and not b.cordoned_log_dirs for b in loaded.brokers)
 
 
 def test_json_to_parquet_to_json_is_the_same_snapshot(tmp_path: Path) -> None:
