@@ -53,9 +53,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
-from kafka.errors import KafkaTimeoutError
-from support.fault_harness.load import FILL, SequencedLoad
+from support.fault_harness.load import SequencedLoad
 
+from execute_throughput import _java as java
+from ferry.errors import KafkaError
 from ferry.execute.throttles import (
     FOLLOWER_RATE,
     FOLLOWER_REPLICAS,
@@ -64,12 +65,13 @@ from ferry.execute.throttles import (
 )
 from ferry.kafka.client import KafkaPythonAdmin, ready_brokers
 from ferry.kafka.resources import ConfigKey, ResourceType
+from ferry.model import TopicPartition
 from ferry.sandbox import ClusterSpec, Sandbox, ensure_jars
 
 MB = 1_000_000
 MIB = 1024 * 1024
 PERIOD_S = 15  # the controller's period: the shortest the design allows (15-30 s)
-RECORD = 50_000  # bytes per bulk record: few enough sends per second for one Python thread
+RECORD = 10_000  # bytes per record of the fill and of the bulk producer
 
 
 @dataclass(frozen=True)
@@ -129,38 +131,38 @@ class Probe:
 
 
 class Bulk:
-    """A producer writing ``rate`` bytes/s of incompressible filler into a topic (rate settable)."""
+    """Kafka's ProducerPerformance writing ``rate`` bytes/s of 10 kB records into a topic
+    (``acks=1``); :meth:`surge` starts a second one at three times that."""
 
-    def __init__(self, bootstrap: str, topic: str, rate: int) -> None:
-        self._producer = KafkaProducer(
-            bootstrap_servers=bootstrap, acks=1, linger_ms=5, batch_size=RECORD * 4
+    def __init__(self, lib: Path, bootstrap: str, topic: str, rate: int) -> None:
+        self._lib, self._bootstrap, self._topic, self.rate = lib, bootstrap, topic, rate
+        self._processes: list[subprocess.Popen[bytes]] = []
+
+    def _start(self, rate: int) -> None:
+        command = ["java", "-Xmx256m", "-cp", f"{self._lib}/*", "org.apache.kafka.tools.ProducerPerformance"]
+        command += ["--topic", self._topic, "--num-records", str(10**9), "--record-size", str(RECORD)]
+        command += ["--throughput", str(max(1, rate // RECORD)), "--producer-props"]
+        command += [f"bootstrap.servers={self._bootstrap}", "acks=1", "compression.type=none", "linger.ms=5"]
+        self._processes.append(
+            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         )
-        self._topic, self.rate, self.sent = topic, rate, 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self) -> None:
-        owed, last = 0.0, time.monotonic()
-        while not self._stop.wait(0.05):
-            now = time.monotonic()
-            owed += (now - last) * self.rate
-            last = now
-            while owed >= RECORD and not self._stop.is_set():
-                self._producer.send(self._topic, FILL + os.urandom(RECORD))
-                owed -= RECORD
-                self.sent += RECORD
+    def surge(self) -> None:
+        self._start(3 * self.rate)
 
     def __enter__(self) -> Bulk:
-        self._thread.start()
+        self._start(self.rate)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=90)
-        try:
-            self._producer.close(timeout=60)
-        except KafkaTimeoutError:
-            print("# bulk producer: records still unsent after 60 s", file=sys.stderr)
+        for process in self._processes:
+            process.terminate()
+        for process in self._processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=30)
 
 
 class IsrWatch:
@@ -199,12 +201,14 @@ class IsrWatch:
         self._admin.close()
 
 
-def _ferry(*args: str) -> subprocess.Popen[str]:
+def _ferry(log: Path, *args: str) -> subprocess.Popen[bytes]:
+    """``ferry ARGS`` in the background, its stderr to ``log`` (a pipe left unread would fill)."""
     command = [sys.executable, "-m", "ferry", *args]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with log.open("wb") as err:
+        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
 
 
-def _create(bootstrap: str, moving: str, seq: str, steady: str, partitions: int, mib: int) -> None:
+def _create(lib: Path, bootstrap: str, moving: str, seq: str, steady: str, partitions: int, mib: int) -> None:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
         admin.create_topics(
@@ -223,13 +227,15 @@ def _create(bootstrap: str, moving: str, seq: str, steady: str, partitions: int,
     finally:
         admin.close()
     time.sleep(2)
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=20, batch_size=1_000_000)
-    record = 100_000
-    for p in range(partitions):
-        for _ in range(mib * MIB // record):
-            producer.send(moving, FILL + os.urandom(record), partition=p)
-    producer.flush(timeout=300)
-    producer.close()
+    records = partitions * mib * MIB // RECORD
+    java(
+        lib,
+        "org.apache.kafka.tools.ProducerPerformance",
+        *("--topic", moving, "--num-records", str(records), "--record-size", str(RECORD)),
+        *("--throughput", "-1", "--producer-props", f"bootstrap.servers={bootstrap}", "acks=1"),
+        *("compression.type=none", "batch.size=262144", "linger.ms=5"),
+        timeout_s=1800,
+    )
 
 
 def _delete(bootstrap: str, topics: Sequence[str]) -> None:
@@ -256,7 +262,7 @@ def _fault(kind: str | None, sandbox: Sandbox, bulk: Bulk, at_s: float) -> Itera
             os.kill(pid, signal.SIGCONT)
             paused.remove(pid)
         elif kind == "surge":
-            bulk.rate *= 4
+            bulk.surge()
 
     thread = threading.Thread(target=inject, daemon=True)
     if kind:
@@ -270,6 +276,7 @@ def _fault(kind: str | None, sandbox: Sandbox, bulk: Bulk, at_s: float) -> Itera
 
 def run_one(
     run: Run,
+    lib: Path,
     sandbox: Sandbox,
     bootstrap: str,
     work: Path,
@@ -280,7 +287,7 @@ def run_one(
     limit: float,
 ) -> Outcome:
     moving, seq, steady = f"moving-{run.name}", f"seq-{run.name}", f"steady-{run.name}"
-    _create(bootstrap, moving, seq, steady, partitions, mib)
+    _create(lib, bootstrap, moving, seq, steady, partitions, mib)
     plan = work / f"{run.name}.json"
     moves = [(moving, p) for p in range(partitions)] + [(seq, p) for p in range(4)]
     entries = [{"topic": t, "partition": p, "replicas": [3, 4]} for t, p in moves]
@@ -290,15 +297,18 @@ def run_one(
     load.start()
     with (
         Probe(bootstrap, steady) as probe,
-        Bulk(bootstrap, moving, produce) as bulk,
+        Bulk(lib, bootstrap, moving, produce) as bulk,
         IsrWatch(bootstrap, steady, 2) as watch,
     ):
+        tps = [TopicPartition(moving, p) for p in range(partitions)]
+        first = _written(bootstrap, tps)
         idle_start = time.monotonic()
         time.sleep(10)
         started = time.monotonic()
         shrinks_before = watch.shrinks
         args = ("execute", "--plan", str(plan), "--bootstrap-server", bootstrap, "--journal", str(journal))
-        process = _ferry(*args, "--wait", "--pace-period", str(PERIOD_S), *run.options)
+        log = work / f"{run.name}.log"
+        process = _ferry(log, *args, "--wait", "--pace-period", str(PERIOD_S), *run.options)
         with _fault(run.fault, sandbox, bulk, at_s=limit / 6):
             try:
                 process.wait(timeout=limit)
@@ -306,16 +316,22 @@ def run_one(
             except subprocess.TimeoutExpired:
                 seconds = None
                 cancel = _ferry(
-                    "cancel", "--all", "--yes", "--bootstrap-server", bootstrap, "--journal", str(journal)
+                    work / "cancel.log",
+                    "cancel",
+                    "--all",
+                    "--yes",
+                    "--bootstrap-server",
+                    bootstrap,
+                    "--journal",
+                    str(journal),
                 )
                 cancel.wait(timeout=120)
                 process.wait(timeout=120)
         ended = time.monotonic()
-        err = process.stderr.read() if process.stderr else ""
-        (work / f"{run.name}.log").write_text(err)
-        print(
-            f"# {run.name}: bulk wrote {bulk.sent / MB:.0f} MB in {ended - idle_start:.0f} s", file=sys.stderr
-        )
+        err = log.read_text()
+        written = (_written(bootstrap, tps) - first) * RECORD
+        rate = written / (ended - idle_start) / MB
+        print(f"# {run.name}: produced {rate:.2f} MB/s into {moving}", file=sys.stderr)
         shrinks = watch.shrinks - shrinks_before
         under = watch.under_s
     tally = load.stop()
@@ -338,6 +354,18 @@ def run_one(
         left,
         decisions,
     )
+
+
+def _written(bootstrap: str, tps: Sequence[TopicPartition]) -> int:
+    """Records in ``tps`` (log end offsets), asked until every leader can say (a leader elected
+    a moment ago answers OffsetNotAvailable for a while)."""
+    with KafkaPythonAdmin(bootstrap, timeout_s=15) as admin:
+        for _ in range(30):
+            try:
+                return sum(o.end for o in admin.log_offsets(tps).values())
+            except KafkaError:
+                time.sleep(1)
+    raise RuntimeError(f"no log end offsets for {tps[0].topic} in 30 s")
 
 
 def _left(bootstrap: str, topics: Sequence[str]) -> int:
@@ -390,6 +418,7 @@ def main() -> int:
             for run in chosen:
                 outcome = run_one(
                     run,
+                    lib,
                     sandbox,
                     state.bootstrap,
                     Path(tmp),

@@ -20,12 +20,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import time
 
+from ferry.errors import KafkaError
 from ferry.execute.pace import controller as ctl
 from ferry.execute.pace.controller import Bounds, Pace, Role
 from ferry.execute.pace.settings import PaceSettings
 from ferry.execute.pace.signals import Key, Observation, Signals, signals
 from ferry.execute.strategies import MoveLike
-from ferry.kafka.admin import ClusterAdmin, PartitionHealth
+from ferry.kafka.admin import ClusterAdmin, LogOffsets, PartitionHealth
 from ferry.model import TopicPartition
 
 _MIN_ISR_EVERY = 10
@@ -101,11 +102,28 @@ class Pacer:
             self._min_isr = dict(admin.describe_min_insync({h.tp.topic for h in health}))
         self._periods += 1
         leaders = {h.tp: h.leader for h in health}
-        offsets = admin.log_offsets([m.tp for m in moves]) if moves else {}
+        offsets = self._offsets(admin, moves)
         copied = {(m.tp, b): sizes.get(m.tp, {}).get(b, 0) for m in moves for b in m.adding}
         led = {m.tp: leader for m in moves if (leader := leaders.get(m.tp)) is not None}
         leader_bytes = {tp: sizes.get(tp, {}).get(leader, 0) for tp, leader in led.items()}
         return Observation(now, copied, offsets, leader_bytes, led), health
+
+    @staticmethod
+    def _offsets(admin: ClusterAdmin, moves: Sequence[MoveLike]) -> Mapping[TopicPartition, LogOffsets]:
+        """The moving partitions' offsets; none this period where a leader cannot say yet.
+
+        A leader elected a moment ago answers OffsetNotAvailable until its high watermark is
+        established, and kafka-python fails the whole request for one such partition: the
+        period then goes without produce rates (no floor moves) rather than ending the run.
+        """
+        if not moves:
+            return {}
+        try:
+            return admin.log_offsets([m.tp for m in moves])
+        except KafkaError as exc:
+            if not exc.transient:
+                raise
+            return {}
 
     def rates(self) -> dict[tuple[int, Role], int]:
         """The rate per broker and role the pace has set so far."""

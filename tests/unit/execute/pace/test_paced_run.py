@@ -3,22 +3,26 @@ under min ISR, the journal's record, and every throttle restored at the end."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
+from datetime import time
 from pathlib import Path
 
 import pytest
 from support.exec_fake import ExecFakeAdmin
 
+from ferry.errors import KafkaError
 from ferry.execute.batching import Limits
 from ferry.execute.events import BatchSubmitted, Event, HeldUnderMinIsr, PaceDecided, TaskFinished
 from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
 from ferry.execute.options import ExecuteOptions
 from ferry.execute.pace.controller import Role, State
+from ferry.execute.pace.pacer import Pacer
 from ferry.execute.pace.settings import PaceSettings
 from ferry.execute.records import ConfigKey, ResourceType
 from ferry.execute.states import RequestState
 from ferry.execute.throttles import FOLLOWER_RATE
+from ferry.kafka.admin import LogOffsets
 from ferry.model import Move, Plan, TopicPartition
 
 MOVING = {TopicPartition("t", p): (1, 2) for p in range(3)}
@@ -109,3 +113,26 @@ def test_a_moving_partition_under_min_isr_holds_new_moves_until_it_recovers(jour
     assert done[0] < held[1]
     assert journal.request(rid).state is RequestState.DONE
     assert admin.configs == {}
+
+
+class _NoOffsetsYet(ExecFakeAdmin):
+    """A leader elected a moment ago: ListOffsets answers OffsetNotAvailable (retriable)."""
+
+    def __init__(self, replicas: dict[TopicPartition, tuple[int, ...]], *, transient: bool) -> None:
+        super().__init__(replicas)
+        self.transient = transient
+
+    def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
+        raise KafkaError("listing offsets failed: OffsetNotAvailableError", transient=self.transient)
+
+
+def test_a_period_without_offsets_goes_on_and_a_refusal_does_not() -> None:
+    moves = [Move(TopicPartition("t", 0), (1, 2), (3, 4), 100)]
+    pacer = Pacer(PaceSettings(period_s=1), 1000, 5, lambda: time(12, 0))
+    admin = _NoOffsetsYet({TopicPartition("t", 0): (1, 2)}, transient=True)
+    assert pacer.step(admin, moves, 0.0) is not None
+    decided = pacer.step(admin, moves, 2.0)
+    assert decided is not None and decided.signals.produce == {}
+    refusing = _NoOffsetsYet({TopicPartition("t", 0): (1, 2)}, transient=False)
+    with pytest.raises(KafkaError, match="OffsetNotAvailable"):
+        pacer.step(refusing, moves, 4.0)
