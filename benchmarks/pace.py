@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
-from support.fault_harness.load import SequencedLoad
+from support.fault_harness.load import FILL, SequencedLoad
 
 from execute_throughput import _java as java
 from ferry.errors import KafkaError
@@ -108,7 +108,8 @@ class Probe:
     def _run(self) -> None:
         while not self._stop.wait(self._gap):
             sent = time.monotonic()
-            future = self._producer.send(self._topic, b"probe")
+            # FILL-prefixed: the sequenced load's consumer of the same topic skips it.
+            future = self._producer.send(self._topic, FILL + b"probe")
             future.add_callback(lambda _meta, at=sent: self.samples.append((at, time.monotonic() - at)))
 
     def __enter__(self) -> Probe:
