@@ -68,6 +68,10 @@ class Pacer:
         """Read and decide if a period has passed since the last reading; None otherwise."""
         if not self.due(now):
             return None
+        if self._last is None and not moves:
+            # The first reading waits for the first moves: one taken before them would leave the
+            # first period without their produce rates, and the floor a period late.
+            return None
         observation, health = self._read(admin, moves, now)
         before, self._last = self._last, observation
         if before is None:

@@ -136,3 +136,14 @@ def test_a_period_without_offsets_goes_on_and_a_refusal_does_not() -> None:
     refusing = _NoOffsetsYet({TopicPartition("t", 0): (1, 2)}, transient=False)
     with pytest.raises(KafkaError, match="OffsetNotAvailable"):
         pacer.step(refusing, moves, 4.0)
+
+
+def test_the_first_reading_waits_for_the_first_moves() -> None:
+    moves = [Move(TopicPartition("t", 0), (1, 2), (3, 4), 100)]
+    pacer = Pacer(PaceSettings(period_s=1), 1000, 5, lambda: time(12, 0))
+    admin = ExecFakeAdmin({TopicPartition("t", 0): (1, 2)})
+    assert pacer.step(admin, [], 0.0) is None  # nothing moving yet: no reading to compare against
+    started = pacer.step(admin, moves, 0.5)
+    assert started is not None and set(started.decisions) == {(b, r) for b in (1, 2, 3, 4) for r in Role}
+    assert pacer.step(admin, moves, 1.0) is None  # a period after the first reading, not before
+    assert pacer.step(admin, moves, 1.5) is not None
