@@ -468,9 +468,13 @@ def _print(outcomes: Sequence[Outcome], args: argparse.Namespace) -> None:
         print("| " + " | ".join(cells) + " |")
     for o in outcomes:
         if o.run.fault or o.run.name == "auto-low":
-            print(f"\n{o.run.name}: the controller's decisions (stderr)")
-            for line in o.decisions[:12]:
-                print(f"    {line}")
+            print(f"\n{o.run.name}: the controller's floors, back-offs and pauses (stderr)")
+            telling = [line for line in o.decisions if any(w in line for w in _TELLING)]
+            for line in telling[:10]:
+                print(f"    {line[:400]}")
+
+
+_TELLING = ("floor:", "back-off:", "ceiling:", "paused:", "resumed:")
 
 
 def _harmless(outcome: Outcome) -> bool:
