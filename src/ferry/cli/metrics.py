@@ -38,7 +38,7 @@ from ferry.execute.events import (
     SubmissionPaused,
     SubmissionResumed,
 )
-from ferry.execute.pace.controller import State
+from ferry.execute.pace.controller import State, broker_concurrency
 from ferry.execute.progress import Estimate, ReplicaProgress, by_broker, total
 
 _MOVE_STATES = ("done", "in_flight", "pending")
@@ -136,14 +136,12 @@ class RequestMetrics:
 
     def record_pace(self, event: PaceDecided) -> None:
         """Each broker's paced throttle per role, its concurrency, and the rule behind it."""
-        concurrency: dict[int, int] = {}
         for (broker, role), pace in event.decisions.items():
             labels = (self.request, str(broker), role.value)
             self.pace_rate.labels(*labels).set(pace.rate)
             for state in State:
                 self.pace_state.labels(*labels, state.value).set(1 if state is pace.state else 0)
-            concurrency[broker] = min(concurrency.get(broker, pace.concurrency), pace.concurrency)
-        for broker, allowed in concurrency.items():
+        for broker, allowed in broker_concurrency(event.decisions).items():
             self.pace_concurrency.labels(self.request, str(broker)).set(allowed)
 
     def write_textfile(self, path: Path) -> None:

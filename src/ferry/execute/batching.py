@@ -95,12 +95,13 @@ def next_batch(
     load = broker_load([*in_flight, *foreign])
     total = len(in_flight)
     caps = caps or {}
+    most = limits.max_moves_per_broker
     chosen: list[M] = []
     for move in pending:
         if limits.max_moves is not None and total >= limits.max_moves:
             break
         brokers = busy_brokers(move)
-        if any(load[b] >= min(limits.max_moves_per_broker, caps.get(b, load[b] + 1)) for b in brokers):
+        if any(load[b] >= min(most, caps.get(b, most)) for b in brokers):
             continue
         load.update(brokers)
         total += 1

@@ -89,7 +89,7 @@ def _cancelled(task: TaskRecord) -> bool:
 def _moving_to(ongoing: Mapping[TopicPartition, OngoingReassignment], task: TaskRecord) -> bool:
     """Whether ``task``'s move (any of its single-replica steps) is in flight."""
     moving = ongoing.get(task.tp)
-    return moving is not None and any(set(moving.target) == set(t) for t in task.targets)
+    return moving is not None and task.goes_to(moving.target)
 
 
 def withdraw_late_arrivals(

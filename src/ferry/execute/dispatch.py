@@ -76,14 +76,11 @@ class Dispatch:
     ) -> None:
         """Send the step after the one each of ``tasks`` reached (a failed send is retried as a
         re-send at the next poll, like a submission that failed on the way)."""
-        targets = {t.tp: t.next_target(current[t.tp]) for t in tasks}
-        answers = self._send(run, tasks, targets)
+        answers = self._send(run, tasks, {t.tp: t.next_target(current[t.tp]) for t in tasks})
         for task in tasks:
             run.ended_at.pop(task.id, None)
-            if answers.get(task.tp):
-                self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {answers[task.tp]}")
-        steps = {t.tp: (t.targets.index(targets[t.tp]) + 1, len(t.targets)) for t in tasks}
-        run.step_sent |= {t.id: steps[t.tp][0] for t in tasks}
+        self._fail_refused(run, tasks, answers)
+        steps = {t.tp: (run.step_sent[t.id], len(t.targets)) for t in tasks}
         self._listener(StepsSubmitted(run.request_id, steps))
 
     def _end_task(self, run: RunState, task: TaskRecord, state: TaskState, error: str | None = None) -> None:
@@ -106,12 +103,8 @@ class Dispatch:
             return
         concurrent.supersede_earlier(self._journal, batch)
         answers = self._send(run, batch, {t.tp: t.targets[0] for t in batch})
-        run.step_sent |= {t.id: 1 for t in batch if t.steps}
         concurrent.withdraw_cancelled(self._admin, self._journal, batch)
-        refused = {t.tp: answers[t.tp] or "" for t in batch if answers.get(t.tp)}
-        for task in batch:
-            if task.tp in refused:
-                self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {refused[task.tp]}")
+        refused = self._fail_refused(run, batch, answers)
         self._listener(BatchSubmitted(run.request_id, run.batches, tuple(t.tp for t in batch), refused))
 
     def resend(self, run: RunState, tasks: Sequence[TaskRecord]) -> None:
@@ -120,24 +113,32 @@ class Dispatch:
         targets = {t.tp: t.target for t in tasks}
         stepped = [t for t in tasks if t.steps]
         if stepped:
-            current = {
-                p.tp: p.replicas for p in self._admin.describe_partitions({t.tp.topic for t in stepped})
-            }
+            current = self._replicas(stepped)
             targets |= {t.tp: t.next_target(current.get(t.tp, t.original)) for t in stepped}
-            run.step_sent |= {t.id: t.targets.index(targets[t.tp]) + 1 for t in stepped}
         answers = self._send(run, tasks, targets)
         run.unsent.difference_update(t.id for t in tasks)
+        self._fail_refused(run, tasks, answers)
+
+    def _fail_refused(
+        self, run: RunState, tasks: Sequence[TaskRecord], answers: Mapping[TopicPartition, str | None]
+    ) -> dict[TopicPartition, str]:
+        """End as failed the tasks the controller refused; the refusals, by partition."""
+        refused = {t.tp: answers[t.tp] or "" for t in tasks if answers.get(t.tp)}
         for task in tasks:
-            if answers.get(task.tp):
-                self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {answers[task.tp]}")
+            if task.tp in refused:
+                self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {refused[task.tp]}")
+        return refused
 
     def _send(
         self, run: RunState, tasks: Sequence[TaskRecord], targets: Mapping[TopicPartition, tuple[int, ...]]
     ) -> Mapping[TopicPartition, str | None]:
         try:
-            return self._admin.alter_reassignments({t.tp: targets[t.tp] for t in tasks})
+            answers = self._admin.alter_reassignments({t.tp: targets[t.tp] for t in tasks})
         except KafkaError:
             # Perhaps never received (sent again at the next poll that works: the same target twice
             # ends the same), perhaps received late (withdrawn if a cancel ended the task meanwhile).
             run.submission_failed([t.id for t in tasks], self._clock())
             raise
+        # Which step (from 1) each move made one replica at a time has in flight, for progress.
+        run.step_sent |= {t.id: t.targets.index(targets[t.tp]) + 1 for t in tasks if t.steps}
+        return answers

@@ -28,7 +28,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import replace
 from datetime import datetime
 from datetime import time as time_of_day
 
@@ -369,10 +368,12 @@ class Executor:
         if ended or run.sampled_at is None or now - run.sampled_at >= SAMPLE_EVERY_S:
             self._journal.record_progress(run.request_id, by_broker(replicas), eta.eta_s)
             run.sampled_at = now
-        update = ProgressUpdate(
-            run.request_id, progress, eta, done, len(tasks), len(moving), replicas, moving
+        steps = _steps_done(tasks, run.step_sent)
+        self._listener(
+            ProgressUpdate(
+                run.request_id, progress, eta, done, len(tasks), len(moving), replicas, moving, steps
+            )
         )
-        self._listener(replace(update, steps=_steps_done(tasks, run.step_sent)))
 
 
 def _steps_done(tasks: Sequence[TaskRecord], sent: Mapping[int, int]) -> tuple[int, int] | None:

@@ -89,6 +89,10 @@ class TaskRecord(ReplicaChange):
         """The reassignment to send for a partition that now has ``replicas``."""
         return next_target(self.targets, self.original, replicas)
 
+    def goes_to(self, target: Sequence[int]) -> bool:
+        """Whether a reassignment to ``target`` is one the move sends: a step or its target."""
+        return tuple(target) in self.targets
+
     def is_step(self, replicas: Sequence[int]) -> bool:
         """Whether ``replicas`` is one of the move's steps before its target (any order)."""
         return any(set(step) == set(replicas) for step in self.targets[:-1])

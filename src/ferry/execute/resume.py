@@ -64,7 +64,7 @@ def reconcile(admin: ClusterAdmin, submitted: Sequence[TaskRecord]) -> Reconcile
     for task in submitted:
         replicas = current.get(task.tp, ())
         if task.tp in ongoing:
-            if any(set(ongoing[task.tp].target) == set(t) for t in task.targets):
+            if task.goes_to(ongoing[task.tp].target):
                 moving.append(task)
             else:
                 failed.append((task, f"re-targeted elsewhere: moving to {list(ongoing[task.tp].target)}"))

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ferry.execute.progress import THROTTLE_SHARE
@@ -148,6 +149,14 @@ class Pace:
     reason: str
     backed_off: bool = False
     """Some period of the run backed off: the limit was found, increases are additive from then."""
+
+
+def broker_concurrency(paces: Mapping[tuple[int, Role], Pace]) -> dict[int, int]:
+    """Moves each broker may take part in: the lower of its two roles' concurrency."""
+    allowed: dict[int, int] = {}
+    for (broker, _), pace in paces.items():
+        allowed[broker] = min(allowed.get(broker, pace.concurrency), pace.concurrency)
+    return allowed
 
 
 def start(rate: int, bounds: Bounds) -> Pace:

@@ -24,7 +24,7 @@ from ferry.errors import KafkaError
 from ferry.execute.pace import controller as ctl
 from ferry.execute.pace.controller import Bounds, Pace, Role
 from ferry.execute.pace.settings import PaceSettings
-from ferry.execute.pace.signals import Key, Observation, Signals, signals
+from ferry.execute.pace.signals import Key, Observation, Signals, keys_of, signals
 from ferry.execute.strategies import MoveLike
 from ferry.kafka.admin import ClusterAdmin, LogOffsets, PartitionHealth
 from ferry.model import TopicPartition
@@ -45,7 +45,8 @@ class PaceRound:
 
 @dataclass
 class Pacer:
-    """The pace of one run (never shared, never persisted: a resumed run starts again)."""
+    """The pace of one run. Never shared; a resumed run starts from the rates the journal has
+    (``paces``, seeded by the executor), its readings from scratch."""
 
     settings: PaceSettings
     start_rate: int
@@ -92,8 +93,7 @@ class Pacer:
 
     def _starting(self, moves: Sequence[MoveLike]) -> PaceRound:
         bounds = self.bounds()
-        keys = sorted({(b, role) for m in moves for b in (*m.original, *m.adding) for role in Role})
-        decisions = {k: self.paces.setdefault(k, ctl.start(self.start_rate, bounds)) for k in keys}
+        decisions = {k: self.paces.setdefault(k, ctl.start(self.start_rate, bounds)) for k in keys_of(moves)}
         return PaceRound(decisions, Signals({}), tuple(decisions))
 
     def _read(
@@ -135,10 +135,7 @@ class Pacer:
 
     def caps(self) -> dict[int, int]:
         """Moves per broker: the lower of its two roles' concurrency."""
-        caps: dict[int, int] = {}
-        for (broker, _), pace in self.paces.items():
-            caps[broker] = min(caps.get(broker, pace.concurrency), pace.concurrency)
-        return caps
+        return ctl.broker_concurrency(self.paces)
 
 
 def _shown(pace: Pace) -> tuple[int, int, ctl.State]:

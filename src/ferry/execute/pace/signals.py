@@ -21,6 +21,7 @@ listed apart (:attr:`Signals.under_min_isr`) so the request can stop submitting 
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -109,9 +110,9 @@ def signals(
     elapsed = max(now.at - before.at, 1e-9)
     produce = produce_rates(before, now)
     broker_health: dict[int, _Counts] = {}
-    achieved: dict[Key, float] = {}
-    inflow: dict[Key, float] = {}
-    copying: dict[Key, int] = {}
+    achieved: defaultdict[Key, float] = defaultdict(float)
+    inflow: defaultdict[Key, float] = defaultdict(float)
+    copying: Counter[Key] = Counter()
     under: list[TopicPartition] = []
     for state in health:
         floor = min_isr.get(state.tp.topic, 1)
@@ -125,17 +126,13 @@ def signals(
         rate = produce.get(state.tp, 0.0)
         for b in move.adding:
             gained = max(0, now.copied.get((state.tp, b), 0) - before.copied.get((state.tp, b), 0)) / elapsed
-            _add(achieved, (b, Role.FOLLOWER), gained)
-            if state.leader is not None:
-                _add(achieved, (state.leader, Role.LEADER), gained)
+            for key in _path(b, state.leader):
+                achieved[key] += gained
         for b in fetching:
-            _add(inflow, (b, Role.FOLLOWER), rate)
-            copying[(b, Role.FOLLOWER)] = copying.get((b, Role.FOLLOWER), 0) + 1
-            if state.leader is not None:
-                _add(inflow, (state.leader, Role.LEADER), rate)
-                copying[(state.leader, Role.LEADER)] = copying.get((state.leader, Role.LEADER), 0) + 1
-    keys = {(b, role) for m in moves for b in (*m.original, *m.adding) for role in Role}
-    keys |= set(achieved) | set(copying)
+            for key in _path(b, state.leader):
+                inflow[key] += rate
+                copying[key] += 1
+    keys = keys_of(moves) | set(achieved) | set(copying)
     readings = {
         key: Reading(
             achieved=achieved.get(key, 0.0),
@@ -176,5 +173,11 @@ def _count_collateral(state: PartitionHealth, floor: int, counts: dict[int, _Cou
             c.elr += 1
 
 
-def _add(into: dict[Key, float], key: Key, value: float) -> None:
-    into[key] = into.get(key, 0.0) + value
+def _path(follower: int, leader: int | None) -> list[Key]:
+    """What a new replica copies passes through its broker (follower) and its leader (leader)."""
+    return [(follower, Role.FOLLOWER)] + ([(leader, Role.LEADER)] if leader is not None else [])
+
+
+def keys_of(moves: Iterable[MoveLike]) -> set[Key]:
+    """Both roles of every broker a move holds a replica on or adds one to."""
+    return {(b, role) for m in moves for b in (*m.original, *m.adding) for role in Role}
