@@ -10,11 +10,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
+from support.fake_dirs import FakeDirs
+
 from ferry.errors import KafkaError
-from ferry.kafka.admin import Disks, LogOffsets, OngoingReassignment, PartitionHealth, ReplicaSizes
+from ferry.kafka.admin import (
+    BrokerDirs,
+    Disks,
+    LogOffsets,
+    OngoingReassignment,
+    PartitionHealth,
+    ReplicaSizes,
+    ReplicaTarget,
+)
 from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey
-from ferry.model import Broker, PartitionState, TopicPartition
+from ferry.model import Broker, LogDir, PartitionState, TopicPartition
 
 
 class ExecFakeAdmin:
@@ -43,6 +53,11 @@ class ExecFakeAdmin:
         # What DescribeTopicPartitions shows, where a test says so (else the ISR is all replicas).
         self.isr: dict[TopicPartition, tuple[int, ...]] = {}
         self.min_insync: dict[str, int] = {}
+        self.log_dirs = FakeDirs(
+            lambda: self.replicas,
+            lambda: [b.id for b in self.describe_brokers()],
+            lambda b: LogDir(f"/d{b}/a", 10**12, 10**12 // 2, cordoned=b in self.cordoned),
+        )
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -65,6 +80,14 @@ class ExecFakeAdmin:
 
     def describe_disks(self) -> Mapping[int, Disks]:
         return {b.id: Disks(10**12, b.id in self.cordoned) for b in self.describe_brokers()}
+
+    def describe_log_dirs(self, topics: Collection[str] | None = None) -> Mapping[int, BrokerDirs]:
+        return self.log_dirs.describe(self.describe_replica_sizes(topics), topics)
+
+    def alter_replica_log_dirs(
+        self, targets: Mapping[ReplicaTarget, str]
+    ) -> Mapping[ReplicaTarget, str | None]:
+        return self.log_dirs.alter(targets)
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         if self.unreachable_polls > 0:

@@ -20,11 +20,21 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from support.fake_dirs import FakeDirs
+
 from ferry.errors import KafkaError, PreconditionError
-from ferry.kafka.admin import Disks, LogOffsets, OngoingReassignment, PartitionHealth, ReplicaSizes
+from ferry.kafka.admin import (
+    BrokerDirs,
+    Disks,
+    LogOffsets,
+    OngoingReassignment,
+    PartitionHealth,
+    ReplicaSizes,
+    ReplicaTarget,
+)
 from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
-from ferry.model import Broker, PartitionState, TopicPartition
+from ferry.model import Broker, LogDir, PartitionState, TopicPartition
 
 DEFAULT_MIN_INSYNC = 1
 """Kafka's default ``min.insync.replicas``, which the sandbox cluster keeps."""
@@ -72,6 +82,19 @@ class FakeAdmin:
     configs: dict[ConfigKey, str] = field(default_factory=dict)
     freeze: FreezeState | None = None
     closed: bool = False
+    log_dirs: FakeDirs = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.log_dirs = FakeDirs(
+            lambda: {tp: p.replicas for tp, p in self.partitions.items()},
+            lambda: [b.id for b in self.brokers.values() if b.alive],
+            self._one_dir,
+        )
+
+    def _one_dir(self, broker_id: int) -> LogDir:
+        broker = self.brokers[broker_id]
+        size = broker.capacity_bytes or DISK_BYTES
+        return LogDir(f"/data/{broker_id}", size, size // 2, cordoned=broker.cordoned)
 
     @classmethod
     def of(cls, brokers: Iterable[Broker]) -> FakeAdmin:
@@ -165,6 +188,15 @@ class FakeAdmin:
             for b in self.brokers.values()
             if b.alive
         }
+
+    def describe_log_dirs(self, topics: Collection[str] | None = None) -> Mapping[int, BrokerDirs]:
+        # The fake's brokers have one dir each unless a test gives them more (log_dirs.dirs).
+        return self.log_dirs.describe(self.describe_replica_sizes(topics), topics)
+
+    def alter_replica_log_dirs(
+        self, targets: Mapping[ReplicaTarget, str]
+    ) -> Mapping[ReplicaTarget, str | None]:
+        return self.log_dirs.alter(targets)
 
     def cordon(self, broker_id: int, cordoned: bool = True) -> None:
         """Cordon (or uncordon) every log dir of ``broker_id``."""

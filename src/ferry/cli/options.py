@@ -147,6 +147,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         help="replication throttle per broker (none); with --pace auto the starting rate (10 MB/s)",
     )
     add_pace_options(parser)
+    add_dir_options(parser)
     parser.add_argument(
         "--one-replica-at-a-time",
         action="store_true",
@@ -210,6 +211,30 @@ def add_pace_options(parser: argparse.ArgumentParser, default: str | None = "sta
     parser.add_argument("--pace-period", type=float, default=DEFAULT_PERIOD_S, help=argparse.SUPPRESS)
 
 
+def add_dir_options(parser: argparse.ArgumentParser) -> None:
+    """How replicas move between the log dirs of a broker (a plan's ``log_dirs``, JBOD)."""
+    parser.add_argument(
+        "--dir-throttle",
+        type=_rate,
+        metavar="RATE",
+        help="copy rate between the log dirs of a broker (replica.alter.log.dirs.io.max.bytes.per."
+        "second), e.g. 100MB/s (default: --throttle)",
+    )
+    parser.add_argument(
+        "--max-dir-moves-per-broker",
+        type=int,
+        default=1,
+        metavar="N",
+        help="replicas copied between the log dirs of one broker at once (%(default)s)",
+    )
+    parser.add_argument(
+        "--max-dir-move-brokers",
+        type=int,
+        metavar="N",
+        help="brokers copying between their log dirs at once; 1: one broker at a time (any number)",
+    )
+
+
 def add_request_options(parser: argparse.ArgumentParser, *, originals: bool) -> None:
     """Everything a verb that starts a request takes: connection, journal, run and safety options."""
     add_connection_options(parser)
@@ -226,6 +251,8 @@ def run_options(args: argparse.Namespace) -> ExecuteOptions:
     if args.timeout <= 0 or args.poll_interval <= 0:
         raise UsageError("--timeout and --poll-interval must be positive")
     check_force(args)
+    if args.max_dir_moves_per_broker < 1 or (args.max_dir_move_brokers or 1) < 1:
+        raise UsageError("--max-dir-moves-per-broker and --max-dir-move-brokers must be at least 1")
     pace = pace_settings(args)
     return ExecuteOptions(
         throttle=args.throttle if pace is None else args.throttle or DEFAULT_START,
@@ -237,6 +264,9 @@ def run_options(args: argparse.Namespace) -> ExecuteOptions:
         force=args.force,
         pace=pace,
         one_replica_at_a_time=args.one_replica_at_a_time,
+        dir_throttle=args.dir_throttle,
+        max_dir_moves_per_broker=args.max_dir_moves_per_broker,
+        max_dir_move_brokers=args.max_dir_move_brokers,
     )
 
 

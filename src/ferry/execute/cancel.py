@@ -11,6 +11,10 @@ ISR (``PartitionReassignmentRevert``); ferry cannot keep such a replica while st
 re-targeting to "originals + the joined replica" leaves KRaft's adding set unchanged (it ignores
 an empty one), so the move would go on until the replicas still copying caught up.
 
+A move that names log dirs (JBOD) may be copying a replica between the dirs of its broker once its
+reassignment has ended: that copy is stopped by naming the replica's current dir again, and the
+replica stays in the dir it was in.
+
 Tasks of the cancelled moves (and pending tasks in scope, never submitted) become ``cancelled`` in
 the journal (a submitted move found already at its target becomes ``done``). A task an executor
 claims while the cancel runs is marked first and looked for on the cluster after
@@ -25,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ferry.errors import PreconditionError
-from ferry.execute import concurrent, sharing
+from ferry.execute import concurrent, dir_moves, sharing
 from ferry.execute.journal import Journal
 from ferry.execute.records import TaskRecord
 from ferry.execute.states import OPEN_TASK_STATES, RequestState, TaskState
@@ -103,9 +107,12 @@ def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
     answers = admin.alter_reassignments(dict.fromkeys(moving)) if moving else {}
     refused = {tp: why for tp, why in answers.items() if why}
     ended = [t for t in tasks if t.state is TaskState.SUBMITTED and (t.tp not in ongoing or t.tp in refused)]
-    finished = concurrent.at_target(admin, ended, concurrent.LOOKS)
+    # A move naming dirs whose reassignment ended may still be copying between a broker's dirs.
+    placed, halted = dir_moves.stop(admin, [t for t in ended if t.named_dirs and t.tp not in refused])
+    ended = [t for t in ended if not (t.named_dirs and t.tp not in refused)]
+    finished = [*concurrent.at_target(admin, ended, concurrent.LOOKS), *placed]
     done = set(journal.transition_if([t.id for t in finished], OPEN_TASK_STATES, TaskState.DONE))
-    stopped = {tp for tp in moving if tp not in refused}
+    stopped = {tp for tp in moving if tp not in refused} | {t.tp for t in halted}
     marked = _mark_cancelled(journal, [t for t in tasks if t.id not in done])
     # Marked cancelled but not stopped here: an executor may be sending them right now (see
     # concurrent.withdraw), so they are looked for on the cluster only after the marking.

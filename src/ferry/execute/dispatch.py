@@ -11,7 +11,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from ferry.errors import KafkaError
-from ferry.execute import concurrent
+from ferry.execute import concurrent, dir_moves
+from ferry.execute.dir_moves import DirMoves
 from ferry.execute.events import BatchSubmitted, Listener, StepsSubmitted, TaskFinished
 from ferry.execute.journal import Journal
 from ferry.execute.records import TaskRecord
@@ -52,10 +53,14 @@ class Dispatch:
         current = self._replicas(ended)
         now = self._clock()
         stepped: list[TaskRecord] = []
+        placing: list[TaskRecord] = []
         for task in ended:
             replicas = current.get(task.tp)
             if replicas == task.target:
-                self._end_task(run, task, TaskState.DONE)
+                if task.named_dirs:
+                    placing.append(task)  # done once its replicas sit in their dirs
+                else:
+                    self._end_task(run, task, TaskState.DONE)
                 continue
             if replicas is not None and task.is_step(replicas):
                 stepped.append(task)
@@ -66,6 +71,19 @@ class Dispatch:
                 self._end_task(run, task, TaskState.FAILED, error)
         if stepped:
             self._next_steps(run, stepped, current)
+        if placing:
+            self._place(run, placing)
+
+    def _place(self, run: RunState, tasks: Sequence[TaskRecord]) -> None:
+        """Move the replicas of ``tasks`` into the dirs they name; end those that are there."""
+        options = run.options
+        dirs = DirMoves(self._admin, options.max_dir_moves_per_broker, options.max_dir_move_brokers)
+        found = dirs.advance(tasks)
+        for task in found.done:
+            self._end_task(run, task, TaskState.DONE)
+        for task in tasks:
+            if task.id in found.failed:
+                self._end_task(run, task, TaskState.FAILED, found.failed[task.id])
 
     def _replicas(self, tasks: Sequence[TaskRecord]) -> dict[TopicPartition, tuple[int, ...]]:
         """The replicas the cluster shows now for the partitions of ``tasks``."""
@@ -102,9 +120,11 @@ class Dispatch:
         if not batch:
             return
         concurrent.supersede_earlier(self._journal, batch)
+        refused = self._fail_refused(run, batch, dir_moves.prefer(self._admin, batch), "a broker")
+        batch = [t for t in batch if t.tp not in refused]
         answers = self._send(run, batch, {t.tp: t.targets[0] for t in batch})
         concurrent.withdraw_cancelled(self._admin, self._journal, batch)
-        refused = self._fail_refused(run, batch, answers)
+        refused |= self._fail_refused(run, batch, answers)
         self._listener(BatchSubmitted(run.request_id, run.batches, tuple(t.tp for t in batch), refused))
 
     def resend(self, run: RunState, tasks: Sequence[TaskRecord]) -> None:
@@ -115,23 +135,33 @@ class Dispatch:
         if stepped:
             current = self._replicas(stepped)
             targets |= {t.tp: t.next_target(current.get(t.tp, t.original)) for t in stepped}
+        refused = self._fail_refused(run, tasks, dir_moves.prefer(self._admin, tasks), "a broker")
+        tasks = [t for t in tasks if t.tp not in refused]
         answers = self._send(run, tasks, targets)
         run.unsent.difference_update(t.id for t in tasks)
         self._fail_refused(run, tasks, answers)
 
     def _fail_refused(
-        self, run: RunState, tasks: Sequence[TaskRecord], answers: Mapping[TopicPartition, str | None]
+        self,
+        run: RunState,
+        tasks: Sequence[TaskRecord],
+        answers: Mapping[TopicPartition, str | None],
+        by: str = "the controller",
     ) -> dict[TopicPartition, str]:
-        """End as failed the tasks the controller refused; the refusals, by partition."""
+        """End as failed the tasks ``by`` refused; the refusals, by partition."""
         refused = {t.tp: answers[t.tp] or "" for t in tasks if answers.get(t.tp)}
         for task in tasks:
             if task.tp in refused:
-                self._end_task(run, task, TaskState.FAILED, f"refused by the controller: {refused[task.tp]}")
+                self._end_task(run, task, TaskState.FAILED, f"refused by {by}: {refused[task.tp]}")
         return refused
 
     def _send(
         self, run: RunState, tasks: Sequence[TaskRecord], targets: Mapping[TopicPartition, tuple[int, ...]]
     ) -> Mapping[TopicPartition, str | None]:
+        # A move between the dirs of the same brokers needs no reassignment, only AlterReplicaLogDirs.
+        tasks = [t for t in tasks if t.original != t.target or not t.named_dirs]
+        if not tasks:
+            return {}
         try:
             answers = self._admin.alter_reassignments({t.tp: targets[t.tp] for t in tasks})
         except KafkaError:

@@ -12,7 +12,8 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``)::
     requests   id (monotonic: AUTOINCREMENT never reuses an id), kind, origin_request -> requests,
                bootstrap, cluster_id, plan_json, options_json, state, created_at, finished_at, note
     tasks      id, request_id -> requests, topic, partition, original_json, target_json, size_bytes,
-               state, batch, superseded_by -> tasks, submitted_at, finished_at, error
+               state, batch, superseded_by -> tasks, submitted_at, finished_at, error, steps_json
+               (schema version 3), log_dirs_json, original_dirs_json (schema version 4)
     throttles  request_id -> requests, resource_type, resource_name, config_key,
                previous, planned, applied
     task_log   every task transition (task_id, from_state, to_state, at): the audit trail
@@ -173,6 +174,7 @@ class Journal(TaskTable, ThrottleTable, ProgressTable, PaceTable):
         kind: RequestKind = RequestKind.EXECUTE,
         origin_request: int | None = None,
         steps: Mapping[TopicPartition, Steps] | None = None,
+        original_dirs: Mapping[TopicPartition, Mapping[int, str]] | None = None,
     ) -> int:
         """Record a request, a pending task per move, and its throttles (with the pre-existing values).
 
@@ -182,13 +184,14 @@ class Journal(TaskTable, ThrottleTable, ProgressTable, PaceTable):
         to the new task) in the same transaction: the latest request says where a partition goes,
         so the earlier one must never submit it, even after the new move has finished.
 
-        ``steps`` holds the single-replica steps of the moves made one replica at a time.
+        ``steps`` holds the single-replica steps of the moves made one replica at a time;
+        ``original_dirs`` the dir of each replica of the partitions whose moves name dirs.
 
         Returns:
             The new request id (larger than every earlier one, even deleted ones).
         """
         now = self._clock()
-        steps = steps or {}
+        steps, dirs = steps or {}, original_dirs or {}
         with self.transaction() as conn:
             cursor = conn.execute(
                 "INSERT INTO requests (kind, origin_request, bootstrap, cluster_id, plan_json,"
@@ -206,7 +209,7 @@ class Journal(TaskTable, ThrottleTable, ProgressTable, PaceTable):
             )
             request_id = lastrowid(cursor)
             for move in plan.moves:
-                task_id = self._insert_task(conn, request_id, move, steps.get(move.tp))
+                task_id = self._insert_task(conn, request_id, move, steps.get(move.tp), dirs.get(move.tp))
                 self._log(conn, task_id, None, TaskState.PENDING, now)
                 self._supersede_pending(conn, move.tp, task_id, now)
             for throttle in throttles:
@@ -214,11 +217,18 @@ class Journal(TaskTable, ThrottleTable, ProgressTable, PaceTable):
         return request_id
 
     @staticmethod
-    def _insert_task(conn: sqlite3.Connection, request_id: int, move: Move, steps: Steps | None) -> int:
+    def _insert_task(
+        conn: sqlite3.Connection,
+        request_id: int,
+        move: Move,
+        steps: Steps | None,
+        original_dirs: Mapping[int, str] | None,
+    ) -> int:
         """A pending task for ``move``; its id."""
         task = conn.execute(
             "INSERT INTO tasks (request_id, topic, partition, original_json, target_json,"
-            " size_bytes, state, steps_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " size_bytes, state, steps_json, log_dirs_json, original_dirs_json)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 request_id,
                 move.tp.topic,
@@ -228,6 +238,8 @@ class Journal(TaskTable, ThrottleTable, ProgressTable, PaceTable):
                 move.size_bytes,
                 TaskState.PENDING.value,
                 json.dumps([list(step) for step in steps]) if steps else None,
+                json.dumps(list(move.log_dirs)) if move.log_dirs is not None else None,
+                json.dumps({str(b): d for b, d in sorted(original_dirs.items())}) if original_dirs else None,
             ),
         )
         return lastrowid(task)

@@ -33,6 +33,17 @@ class ExecuteOptions:
     pace: PaceSettings | None = None
     """``--pace auto``: throttles and concurrency per broker chosen as the run goes, starting
     from ``throttle`` (None: the static ``throttle`` for the whole run)."""
+    dir_throttle: int | None = None
+    """Bytes/s a broker copies between its log dirs (None: ``throttle``)."""
+    max_dir_moves_per_broker: int = 1
+    """Replicas copied between the log dirs of one broker at once."""
+    max_dir_move_brokers: int | None = None
+    """Brokers copying between their log dirs at once (None: any number; 1: one broker at a time)."""
+
+    @property
+    def dir_rate(self) -> int | None:
+        """The log-dir throttle: ``dir_throttle``, else the replication ``throttle``."""
+        return self.dir_throttle if self.dir_throttle is not None else self.throttle
 
     def to_json(self) -> dict[str, Any]:
         """The stored form; its keys and values are the journal's, so keep them stable."""
@@ -47,6 +58,9 @@ class ExecuteOptions:
             "force": self.force,
             "pace": self.pace.to_json() if self.pace else None,
             "one_replica_at_a_time": self.one_replica_at_a_time,
+            "dir_throttle": self.dir_throttle,
+            "max_dir_moves_per_broker": self.max_dir_moves_per_broker,
+            "max_dir_move_brokers": self.max_dir_move_brokers,
         }
 
     @classmethod
@@ -62,4 +76,7 @@ class ExecuteOptions:
             force=data.get("force"),
             pace=PaceSettings.from_json(data["pace"]) if data.get("pace") else None,
             one_replica_at_a_time=bool(data.get("one_replica_at_a_time", False)),
+            dir_throttle=data.get("dir_throttle"),
+            max_dir_moves_per_broker=int(data.get("max_dir_moves_per_broker", 1)),
+            max_dir_move_brokers=data.get("max_dir_move_brokers"),
         )

@@ -32,13 +32,14 @@ def prepare_request(
     """Check preconditions and record the request (see :meth:`Executor.prepare`); its id."""
     ongoing = admin.list_reassignments()
     check_in_flight(journal, ongoing, options.additional)
-    keys = thr.required(plan.moves, options.throttle).keys
+    keys = thr.required(plan.moves, options.throttle, dir_rate=options.dir_rate).keys
     on_cluster = admin.describe_throttle_configs(keys) if keys else {}
     # A config another running request has applied holds ferry's value, not the operator's.
     previous = sharing.previous_values(journal, on_cluster, keys)
-    planned = thr.desired(thr.required(plan.moves, options.throttle), previous)
+    planned = thr.desired(thr.required(plan.moves, options.throttle, dir_rate=options.dir_rate), previous)
     records = [ThrottleRecord(k, previous.get(k), planned.get(k)) for k in sorted(keys)]
     steps = _steps(admin, plan) if options.one_replica_at_a_time else {}
+    dirs = _original_dirs(admin, plan)
     return journal.record_request(
         plan,
         bootstrap=bootstrap,
@@ -48,7 +49,21 @@ def prepare_request(
         kind=RequestKind.EXECUTE if rollback_of is None else RequestKind.ROLLBACK,
         origin_request=rollback_of,
         steps=steps,
+        original_dirs=dirs,
     )
+
+
+def _original_dirs(admin: ClusterAdmin, plan: Plan) -> dict[TopicPartition, dict[int, str]]:
+    """The dir each replica is in now, for the partitions whose moves name dirs (a rollback puts
+    them back there)."""
+    named = [m for m in plan.moves if m.named_dirs]
+    if not named:
+        return {}
+    found = admin.describe_log_dirs({m.tp.topic for m in named})
+    return {
+        m.tp: {b: r.path for b, held in sorted(found.items()) if (r := held.replicas.get(m.tp)) is not None}
+        for m in named
+    }
 
 
 def _steps(admin: ClusterAdmin, plan: Plan) -> dict[TopicPartition, Steps]:

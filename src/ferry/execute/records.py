@@ -79,6 +79,11 @@ class TaskRecord(ReplicaChange):
     """With ``--one-replica-at-a-time``, the replica lists the move goes through, one
     reassignment each, the last being ``target`` (:mod:`ferry.execute.steps`); empty: one
     reassignment to ``target``."""
+    log_dirs: tuple[str, ...] | None = None
+    """The log dir named for each replica of ``target`` (``any``: the broker's choice); None:
+    no dir named (:mod:`ferry.execute.dir_moves`)."""
+    original_dirs: tuple[tuple[int, str], ...] = ()
+    """(broker, dir) of each replica when the request was prepared, for a move naming dirs."""
 
     @property
     def targets(self) -> Steps:

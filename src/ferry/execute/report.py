@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ferry.execute.dir_moves import dir_progress
 from ferry.execute.progress import (
     Estimate,
     Progress,
@@ -25,7 +26,7 @@ from ferry.execute.progress import (
 )
 from ferry.execute.records import TaskRecord
 from ferry.execute.states import RequestState, TaskState
-from ferry.kafka.admin import ClusterAdmin
+from ferry.kafka.admin import ClusterAdmin, replica_sizes
 from ferry.model import TopicPartition
 
 _COUNTED = (TaskState.SUBMITTED, TaskState.DONE, TaskState.PENDING)
@@ -33,23 +34,25 @@ _COUNTED = (TaskState.SUBMITTED, TaskState.DONE, TaskState.PENDING)
 
 
 def measure(admin: ClusterAdmin, tasks: Sequence[TaskRecord]) -> tuple[ReplicaProgress, ...]:
-    """Progress of every adding replica of ``tasks``.
+    """Progress of every adding replica of ``tasks``, and of every replica they copy between
+    the log dirs of its broker.
 
     A pending task counts its planned bytes as still to copy, a done one as copied; a submitted
     one is measured on the cluster.
     """
     moving = [t for t in tasks if t.state is TaskState.SUBMITTED]
     topics = {t.tp.topic for t in moving}
-    sizes = admin.describe_replica_sizes(topics) if topics else {}
+    found = admin.describe_log_dirs(topics) if topics else {}
+    sizes = replica_sizes(found)
     leaders = {p.tp: p.leader for p in admin.describe_partitions(topics)} if topics else {}
     replicas: list[ReplicaProgress] = []
     for task in tasks:
         if task.state in _COUNTED:
+            finished = task.state is TaskState.DONE
             replicas.extend(
-                replica_progress(
-                    task, sizes.get(task.tp, {}), leaders.get(task.tp), finished=task.state is TaskState.DONE
-                )
+                replica_progress(task, sizes.get(task.tp, {}), leaders.get(task.tp), finished=finished)
             )
+            replicas.extend(dir_progress(task, found, finished=finished))
     return tuple(replicas)
 
 

@@ -5,7 +5,9 @@ crash a submitted task may be: finished (replicas = target, nothing in flight), 
 target, never sent (replicas still the originals, nothing in flight: ferry died between the journal
 write and the call), or changed by someone else. Only the cluster can tell, so resume asks it:
 
-    finished          -> done (never submitted again)
+    finished          -> done (never submitted again); a move naming log dirs whose replicas
+                         are its target stays submitted: the loop sees its replicas into their
+                         dirs (:mod:`ferry.execute.dir_moves`)
     moving to target  -> stays submitted; the executor's loop sees it finish (a move made one
                          replica at a time: moving to any of its steps). So does a partition
                          whose replicas are still its target + originals while no reassignment is
@@ -60,7 +62,10 @@ def reconcile(admin: ClusterAdmin, submitted: Sequence[TaskRecord]) -> Reconcile
     topics = sorted({t.tp.topic for t in submitted})
     ongoing = {r.tp: r for r in admin.list_reassignments(topics)}
     current = {p.tp: p.replicas for p in admin.describe_partitions(topics)}
-    done, moving, unsent, failed = [], [], [], []
+    done: list[TaskRecord] = []
+    moving: list[TaskRecord] = []
+    unsent: list[TaskRecord] = []
+    failed: list[tuple[TaskRecord, str]] = []
     for task in submitted:
         replicas = current.get(task.tp, ())
         if task.tp in ongoing:
@@ -69,7 +74,8 @@ def reconcile(admin: ClusterAdmin, submitted: Sequence[TaskRecord]) -> Reconcile
             else:
                 failed.append((task, f"re-targeted elsewhere: moving to {list(ongoing[task.tp].target)}"))
         elif replicas == task.target:
-            done.append(task)
+            # A move naming dirs is done once its replicas sit in them: the run looks at that.
+            (moving if task.named_dirs else done).append(task)
         elif replicas == task.original or task.is_step(replicas):
             unsent.append(task)
         elif any(replicas == _in_motion(before, after) for before, after in _legs(task)):

@@ -10,6 +10,9 @@ original replicas can hold its data (each is either out of the ISR or on a broke
 KIP-236's exception: when every original *and* every current replica is offline, the partition is
 offline already and nothing can be lost, so it is rolled back anyway.
 
+A request whose moves named log dirs (JBOD) recorded the dir each replica was in: the rollback
+names those dirs again, so replicas go back into the dirs they came from.
+
 A partition still moving is rolled back by re-targeting its move (the in-flight replicas are
 dropped without waiting for them); pending tasks of the request are cancelled first, so a live
 executor of that request submits nothing more.
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 
 from ferry.kafka.snapshot import LiveSnapshot
 from ferry.model import Move, PartitionState, Plan, TopicPartition
+from ferry.model.plan import ANY_DIR
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +39,18 @@ class RollbackPlan:
     """Partitions rolled back under KIP-236's exception (all original and current replicas down)."""
 
 
-def plan_rollback(originals: Mapping[TopicPartition, Sequence[int]], live: LiveSnapshot) -> RollbackPlan:
+def plan_rollback(
+    originals: Mapping[TopicPartition, Sequence[int]],
+    live: LiveSnapshot,
+    dirs: Mapping[TopicPartition, Mapping[int, str]] | None = None,
+) -> RollbackPlan:
     """The moves back to ``originals`` from the cluster ``live`` describes.
 
     Args:
         originals: the replicas to restore, per partition.
         live: the cluster now (replicas, ISR, brokers alive, reassignments in flight).
+        dirs: the log dir to restore for replicas of the originals, per partition and broker
+            (JBOD; the moves name them, and a partition counts as back only once they are).
     """
     alive = {b.id for b in live.snapshot.brokers if b.alive}
     states = {p.tp: p for p in live.snapshot.partitions}
@@ -55,7 +65,9 @@ def plan_rollback(originals: Mapping[TopicPartition, Sequence[int]], live: LiveS
             continue
         moving = live.reassignments.get(tp)
         current = state.replicas
-        if moving is None and current == tuple(original):
+        wanted = {b: d for b, d in (dirs or {}).get(tp, {}).items() if b in original}
+        in_place = all(state.dir_on(b) == d for b, d in wanted.items())
+        if moving is None and current == tuple(original) and in_place:
             unchanged += 1
             continue
         everything_down = not (set(original) | set(current)) & alive
@@ -68,7 +80,8 @@ def plan_rollback(originals: Mapping[TopicPartition, Sequence[int]], live: LiveS
         if everything_down:
             offline.append(tp)
         start = tuple(b for b in current if moving is None or b not in moving.adding_replicas)
-        moves.append(Move(tp, start, tuple(original), state.size_bytes or 0))
+        named = tuple(wanted.get(b, ANY_DIR) for b in original) if wanted else None
+        moves.append(Move(tp, start, tuple(original), state.size_bytes or 0, named))
     return RollbackPlan(Plan.of(moves), skipped, unchanged, tuple(offline))
 
 

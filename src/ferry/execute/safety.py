@@ -11,6 +11,10 @@ Three ways a correct-looking move hurts a cluster:
   catch up, so the reassignment never ends and holds its throttle and a move slot forever.
 * **onto a cordoned broker**: an operator cordoned every log dir of it (Kafka 4.3, KIP-1066) so that
   it takes no new partitions, most often to empty it; Kafka 4.3.1 itself still accepts the move.
+* **into a log dir that cannot take it** (JBOD): a dir the broker does not have, an offline or
+  cordoned one, a broker with an offline dir (it creates no future log, and a failed disk is no
+  place for new data), or a dir without room for every replica headed there plus a margin of
+  :data:`DIR_MARGIN` of its size (the copy keeps the source until it has caught up).
 * **stale plan**: the partition's replicas changed since the plan was made (someone else moved it,
   or a broker was replaced), so the plan's target was computed from a layout that no longer exists.
   The same replicas in another order are not stale (:func:`reordered`): a cancelled KIP-455
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 
 from ferry.errors import PreconditionError, and_more
 from ferry.execute.strategies import MoveLike
-from ferry.model import ClusterSnapshot, TopicPartition
+from ferry.model import ClusterSnapshot, LogDir, TopicPartition
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +64,12 @@ def check(
     """
     alive = {b.id for b in snapshot.brokers if b.alive}
     cordoned = {b.id for b in snapshot.brokers if b.cordoned}
+    ordered = sorted(moves, key=lambda m: m.tp)
     refusals: list[Refusal] = []
-    for move in sorted(moves, key=lambda m: m.tp):
+    for move in ordered:
         refusals.extend(_refusals(move, alive, cordoned, min_insync.get(move.tp.topic, 1), originals))
-    return tuple(refusals)
+    refusals.extend(_dir_refusals(ordered, snapshot))
+    return tuple(sorted(refusals, key=lambda r: r.tp))
 
 
 def reordered(
@@ -105,6 +111,61 @@ def _refusals(
                 f"stale plan: replicas are {list(move.original)} now, the plan was made from "
                 f"{list(planned_from)}",
             )
+
+
+DIR_MARGIN = 0.05
+"""The share of a log dir's size kept free after every replica headed there has arrived."""
+
+
+def _dir_refusals(moves: Sequence[MoveLike], snapshot: ClusterSnapshot) -> Iterator[Refusal]:
+    """The refusals of the moves that put replicas into dirs (named ones, or any dir of a broker
+    they add a replica to)."""
+    brokers = {b.id: b for b in snapshot.brokers}
+    incoming: dict[tuple[int, str], list[MoveLike]] = {}
+    for move in moves:
+        named = move.named_dirs
+        for broker_id in sorted(set(named) | set(move.adding)):
+            broker = brokers.get(broker_id)
+            if broker is None or not broker.log_dirs:
+                continue  # dirs unknown: Kafka's own answer decides
+            path = named.get(broker_id)
+            found = broker.log_dir(path) if path is not None else None
+            if any(d.offline for d in broker.log_dirs):
+                yield Refusal(move.tp, f"broker {broker_id} has an offline log dir: it takes no new replica")
+            elif path is None:
+                continue
+            elif found is None:
+                yield Refusal(move.tp, f"log dir {path} is not a dir of broker {broker_id}")
+            elif _current_dir(snapshot, move.tp, broker_id) == path:
+                continue  # already there: nothing to copy
+            elif found.cordoned:
+                yield Refusal(
+                    move.tp, f"log dir {path} of broker {broker_id} is cordoned: it takes no new replicas"
+                )
+            else:
+                incoming.setdefault((broker_id, path), []).append(move)
+    for (broker_id, path), headed in sorted(incoming.items()):
+        yield from _room(brokers[broker_id].log_dir(path), broker_id, headed)
+
+
+def _room(found: LogDir | None, broker_id: int, headed: Sequence[MoveLike]) -> Iterator[Refusal]:
+    if found is None or found.usable_bytes is None or found.total_bytes is None:
+        return
+    needed = sum(m.size_bytes for m in headed)
+    spare = found.usable_bytes - int(DIR_MARGIN * found.total_bytes)
+    if needed > spare:
+        why = (
+            f"log dir {found.path} of broker {broker_id} has room for {max(spare, 0)} bytes (keeping "
+            f"{DIR_MARGIN:.0%} free), {needed} bytes of replicas are headed there"
+        )
+        yield from (Refusal(m.tp, why) for m in headed)
+
+
+def _current_dir(snapshot: ClusterSnapshot, tp: TopicPartition, broker: int) -> str | None:
+    try:
+        return snapshot.partition(tp).dir_on(broker)
+    except KeyError:
+        return None
 
 
 def _ids(brokers: Sequence[int]) -> str:

@@ -17,7 +17,7 @@ from ferry.execute.records import RequestKind, RequestRecord, TaskRecord
 from ferry.execute.states import RequestState, TaskState
 from ferry.model import TopicPartition
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 10_000
 
 # Each entry upgrades the schema by one version; index 0 creates version 1.
@@ -101,6 +101,13 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX pace_by_request ON pace (request_id, at);
     """,
+    # 4: the log dir named for each target replica (a reassignment JSON's log_dirs, "any" where
+    # none is), and the dir each replica of the partition was in when the request was prepared
+    # (an object by broker, for a rollback); NULL for moves that name no dir.
+    """
+    ALTER TABLE tasks ADD COLUMN log_dirs_json TEXT;
+    ALTER TABLE tasks ADD COLUMN original_dirs_json TEXT;
+    """,
 )
 
 
@@ -110,7 +117,7 @@ REQUEST_COLUMNS = (
 )
 TASK_COLUMNS = (
     "id, request_id, topic, partition, original_json, target_json, size_bytes, state, batch,"
-    " superseded_by, submitted_at, finished_at, error, steps_json"
+    " superseded_by, submitted_at, finished_at, error, steps_json, log_dirs_json, original_dirs_json"
 )
 
 
@@ -163,7 +170,10 @@ def _request(row: Sequence[Any]) -> RequestRecord:
 
 
 def _task(row: Sequence[Any]) -> TaskRecord:
-    tid, rid, topic, part, original, target, size, state, batch, sup, submitted, finished, error, steps = row
+    tid, rid, topic, part, original, target, size, state, batch, sup, submitted, finished, error, steps = row[
+        :14
+    ]
+    log_dirs, original_dirs = row[14:16]
     return TaskRecord(
         id=tid,
         request_id=rid,
@@ -178,6 +188,10 @@ def _task(row: Sequence[Any]) -> TaskRecord:
         finished_at=finished,
         error=error,
         steps=tuple(tuple(step) for step in json.loads(steps)) if steps else (),
+        log_dirs=tuple(json.loads(log_dirs)) if log_dirs else None,
+        original_dirs=tuple(sorted((int(b), d) for b, d in json.loads(original_dirs).items()))
+        if original_dirs
+        else (),
     )
 
 

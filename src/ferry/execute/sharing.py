@@ -42,8 +42,9 @@ def others_need(journal: Journal, request_id: int) -> thr.Throttles:
             by_request.setdefault(task.request_id, []).append(task)
     needed = thr.Throttles({}, {})
     for other, tasks in sorted(by_request.items()):
-        rate = journal.request(other).options.throttle
-        needed = merge(needed, thr.required(tasks, rate, paced_configs(journal.paced_rates(other))))
+        options = journal.request(other).options
+        paced = paced_configs(journal.paced_rates(other))
+        needed = merge(needed, thr.required(tasks, options.throttle, paced, options.dir_rate))
     return needed
 
 
@@ -61,10 +62,11 @@ def wanted(
     previous: Mapping[ConfigKey, str | None],
     keys: Collection[ConfigKey],
     paced: Mapping[tuple[int, str], int] | None = None,
+    dir_rate: int | None = None,
 ) -> dict[ConfigKey, str]:
     """The values request ``request_id`` should have on its ``keys``: its needs (at its paced
-    rates where it has them), the others', theirs."""
-    needed = merge(thr.required(moving, rate, paced), others_need(journal, request_id))
+    rates where it has them, and its log-dir rate), the others', theirs."""
+    needed = merge(thr.required(moving, rate, paced, dir_rate), others_need(journal, request_id))
     return {k: v for k, v in thr.desired(needed, previous).items() if k in keys}
 
 
@@ -111,16 +113,18 @@ class RequestThrottles:
     applied: dict[ConfigKey, str]
     paced: dict[tuple[int, str], int] = field(default_factory=dict)
     """Rates by broker and rate config that ``--pace auto`` chose, replacing ``rate`` there."""
+    dir_rate: int | None = None
+    """The log-dir throttle of brokers copying between their dirs."""
 
     @classmethod
     def load(cls, admin: ClusterAdmin, journal: Journal, request_id: int) -> RequestThrottles:
         """The request's configs and rate as the journal has them."""
         records = journal.throttles(request_id)
-        rate = journal.request(request_id).options.throttle
+        options = journal.request(request_id).options
         previous = {r.config: r.previous for r in records}
         applied = {r.config: r.applied for r in records if r.applied is not None}
         paced = paced_configs(journal.paced_rates(request_id))
-        return cls(admin, journal, request_id, rate, previous, applied, paced)
+        return cls(admin, journal, request_id, options.throttle, previous, applied, paced, options.dir_rate)
 
     def sync(self, moving: Iterable[TaskRecord]) -> tuple[int, int] | None:
         """Make the configs exactly what ``moving`` and the other requests need.
@@ -128,8 +132,9 @@ class RequestThrottles:
         Returns:
             How many configs the request now owns and how many it released; None: no change.
         """
+        keys = self.previous.keys()
         target = wanted(
-            self.journal, self.request_id, moving, self.rate, self.previous, self.previous.keys(), self.paced
+            self.journal, self.request_id, moving, self.rate, self.previous, keys, self.paced, self.dir_rate
         )
         return self._write(thr.changes(self.applied, target, self.previous), target)
 

@@ -43,6 +43,9 @@ class MoveLike(Protocol):
     @property
     def size_bytes(self) -> int: ...
 
+    @property
+    def named_dirs(self) -> dict[int, str]: ...
+
 
 M = TypeVar("M", bound=MoveLike)
 SortKey = Callable[[MoveLike], tuple[object, ...]]

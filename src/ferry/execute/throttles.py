@@ -12,6 +12,9 @@ Kafka throttles replication with four dynamic configs (what kafka-reassign-parti
   bytes/s, on every broker a moving partition has a current or new replica on (a broker can lead
   one moving partition and follow another, so both rates go on all of them, as Kafka's tool does).
 
+A move that copies replicas between the log dirs of a broker (JBOD) also sets, on that broker,
+``replica.alter.log.dirs.io.max.bytes.per.second`` (the dir rate, ``--dir-throttle``).
+
 Pre-existing values are kept, not clobbered: a replica list becomes the union of the old entries
 and ours (``*``, "all replicas", stays ``*``); a rate becomes ours, because the operator asked for
 this rate for this run. When a move finishes its entries are dropped; when the run ends every
@@ -31,6 +34,8 @@ LEADER_REPLICAS = "leader.replication.throttled.replicas"
 FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
 LEADER_RATE = "leader.replication.throttled.rate"
 FOLLOWER_RATE = "follower.replication.throttled.rate"
+DIR_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
+"""The broker config that throttles copies between its log dirs."""
 ALL_REPLICAS = "*"
 
 ReplicaEntries = frozenset[tuple[int, int]]
@@ -50,17 +55,21 @@ class Throttles:
 
 
 def required(
-    moves: Iterable[MoveLike], rate: int | None, paced: Mapping[tuple[int, str], int] | None = None
+    moves: Iterable[MoveLike],
+    rate: int | None,
+    paced: Mapping[tuple[int, str], int] | None = None,
+    dir_rate: int | None = None,
 ) -> Throttles:
-    """The throttles ``moves`` need at ``rate`` bytes/s (none at all when ``rate`` is None); a
-    broker's rate in ``paced`` (by broker and rate config, set by ``--pace auto``) replaces it."""
-    if rate is None:
-        return Throttles({}, {})
+    """The throttles ``moves`` need at ``rate`` bytes/s (no replication throttle when ``rate`` is
+    None); a broker's rate in ``paced`` (by broker and rate config, set by ``--pace auto``)
+    replaces it. Brokers where a move names a log dir get ``dir_rate`` (none when None)."""
     replicas: dict[ConfigKey, set[tuple[int, int]]] = {}
     brokers: set[int] = set()
+    dir_brokers: set[int] = set()
     for move in moves:
+        dir_brokers.update(move.named_dirs)
         adding = move.adding
-        if not adding:
+        if rate is None or not adding:
             continue  # a pure reorder copies nothing
         topic, p = move.tp.topic, move.tp.partition
         leader = ConfigKey(ResourceType.TOPIC, topic, LEADER_REPLICAS)
@@ -76,7 +85,10 @@ def required(
         ConfigKey(ResourceType.BROKER, str(b), key): paced.get((b, key), rate)
         for b in sorted(brokers)
         for key in (LEADER_RATE, FOLLOWER_RATE)
+        if rate is not None
     }
+    if dir_rate is not None:
+        rates |= {ConfigKey(ResourceType.BROKER, str(b), DIR_RATE): dir_rate for b in sorted(dir_brokers)}
     return Throttles({k: frozenset(v) for k, v in replicas.items()}, rates)
 
 

@@ -1,7 +1,9 @@
 """``verify``: is every partition of a plan at its target, and clean up throttles ferry left.
 
 Like Kafka's ``--verify``: a partition is *reached* when its replicas equal the target (order
-included: the first replica is the preferred leader) and no reassignment of it is in flight.
+included: the first replica is the preferred leader) and no reassignment of it is in flight; where
+the plan names log dirs (JBOD), also when each named replica is in its dir, with no copy between
+dirs in flight (one in flight counts as moving).
 
 Throttles: ferry journals every throttle value *before* writing it, so the journal knows every
 throttle ferry can have left behind -- e.g. after a ``kill -9`` -- together with the value that
@@ -45,14 +47,16 @@ def check(
     targets: Mapping[TopicPartition, Sequence[int]],
     current: Mapping[TopicPartition, Sequence[int]],
     moving: Collection[TopicPartition],
+    misplaced: Collection[TopicPartition] = (),
 ) -> tuple[PartitionCheck, ...]:
-    """The verdict for each partition of ``targets`` (pure), in partition order."""
+    """The verdict for each partition of ``targets`` (pure), in partition order; ``misplaced``
+    partitions have a replica outside the log dir the plan names for it."""
     checks = []
     for tp, target in sorted(targets.items()):
         replicas = tuple(current.get(tp, ()))
         if tp in moving:
             status = Status.MOVING
-        elif replicas == tuple(target):
+        elif replicas == tuple(target) and tp not in misplaced:
             status = Status.REACHED
         else:
             status = Status.NOT_REACHED
@@ -61,13 +65,27 @@ def check(
 
 
 def check_cluster(
-    admin: ClusterAdmin, targets: Mapping[TopicPartition, Sequence[int]]
+    admin: ClusterAdmin,
+    targets: Mapping[TopicPartition, Sequence[int]],
+    dirs: Mapping[TopicPartition, Mapping[int, str]] | None = None,
 ) -> tuple[PartitionCheck, ...]:
-    """:func:`check` against the cluster's current replicas and reassignments in flight."""
+    """:func:`check` against the cluster's current replicas, reassignments in flight and, for the
+    partitions in ``dirs``, the log dir of each replica named there."""
     topics = sorted({tp.topic for tp in targets})
     moving = {r.tp for r in admin.list_reassignments(topics)}
     current = {p.tp: p.replicas for p in admin.describe_partitions(topics)}
-    return check(targets, current, moving)
+    named = {tp: d for tp, d in (dirs or {}).items() if d}
+    found = admin.describe_log_dirs(sorted({tp.topic for tp in named})) if named else {}
+    misplaced: set[TopicPartition] = set()
+    for tp, wanted in named.items():
+        for broker, path in wanted.items():
+            held = found.get(broker)
+            replica = held.replicas.get(tp) if held is not None else None
+            if replica is not None and replica.future_path is not None:
+                moving.add(tp)
+            elif replica is None or replica.path != path:
+                misplaced.add(tp)
+    return check(targets, current, moving, misplaced)
 
 
 def leftover_throttles(

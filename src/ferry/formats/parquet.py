@@ -4,13 +4,16 @@ Layout (one row per broker, one row per partition; the same fields as snapshot J
 
     NAME/brokers.parquet     id int32, rack string (null: no rack), capacity_bytes int64? (disk size),
                              alive bool? (null: alive), cordoned bool? (null: no),
-                             cordoned_log_dirs list<string>? (null: none)
+                             cordoned_log_dirs list<string>? (null: none),
+                             log_dirs list<struct<path string, total_bytes int64?,
+                             usable_bytes int64?, offline bool?, cordoned bool?>>? (null: unknown)
     NAME/partitions.parquet  topic string, partition int32, replicas list<int32>,
                              leader int32?, isr list<int32>?, size_bytes int64?,
-                             replica_sizes list<int64>?
+                             replica_sizes list<int64>?, replica_dirs list<string>?
 
-``replica_sizes`` is aligned with ``replicas``: the bytes of each replica on its broker as measured
-(snapshot JSON's ``replica_sizes``), null where unknown. Files without a nullable column still load
+``replica_sizes`` and ``replica_dirs`` are aligned with ``replicas``: the bytes of each replica on
+its broker as measured and the log dir it is in (snapshot JSON's ``replica_sizes`` and
+``replica_dirs``), null where unknown. Files without a nullable column still load
 (a broker is then alive and not cordoned).
 
 Parquet is the format for large clusters and fleets: columnar, read without parsing text, and
@@ -23,17 +26,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ferry.errors import InputError
-from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
+from ferry.model import Broker, ClusterSnapshot, LogDir, PartitionState, TopicPartition
 
 BROKERS_FILE = "brokers.parquet"
 PARTITIONS_FILE = "partitions.parquet"
 _MAX_PROBLEMS = 20
 
+_LOG_DIR = pa.struct(
+    [
+        pa.field("path", pa.string()),
+        pa.field("total_bytes", pa.int64()),
+        pa.field("usable_bytes", pa.int64()),
+        pa.field("offline", pa.bool_()),
+        pa.field("cordoned", pa.bool_()),
+    ]
+)
 BROKERS_SCHEMA = pa.schema(
     [
         pa.field("id", pa.int32(), nullable=False),
@@ -42,6 +55,7 @@ BROKERS_SCHEMA = pa.schema(
         pa.field("alive", pa.bool_()),
         pa.field("cordoned", pa.bool_()),
         pa.field("cordoned_log_dirs", pa.list_(pa.string())),
+        pa.field("log_dirs", pa.list_(_LOG_DIR)),
     ]
 )
 PARTITIONS_SCHEMA = pa.schema(
@@ -53,6 +67,7 @@ PARTITIONS_SCHEMA = pa.schema(
         pa.field("isr", pa.list_(pa.int32())),
         pa.field("size_bytes", pa.int64()),
         pa.field("replica_sizes", pa.list_(pa.int64())),
+        pa.field("replica_dirs", pa.list_(pa.string())),
     ]
 )
 
@@ -72,6 +87,7 @@ def snapshot_tables(snapshot: ClusterSnapshot) -> tuple[pa.Table, pa.Table]:
             "alive": [b.alive for b in snapshot.brokers],
             "cordoned": [b.cordoned for b in snapshot.brokers],
             "cordoned_log_dirs": [list(b.cordoned_log_dirs) for b in snapshot.brokers],
+            "log_dirs": [_log_dirs(b) for b in snapshot.brokers],
         },
         schema=BROKERS_SCHEMA,
     )
@@ -85,6 +101,7 @@ def snapshot_tables(snapshot: ClusterSnapshot) -> tuple[pa.Table, pa.Table]:
             "isr": [None if p.isr is None else list(p.isr) for p in parts],
             "size_bytes": [p.size_bytes for p in parts],
             "replica_sizes": [_aligned_sizes(p) for p in parts],
+            "replica_dirs": [_aligned_dirs(p) for p in parts],
         },
         schema=PARTITIONS_SCHEMA,
     )
@@ -96,6 +113,20 @@ def _aligned_sizes(p: PartitionState) -> list[int | None] | None:
         return None
     measured = dict(p.replica_bytes)
     return [measured.get(b) for b in p.replicas]
+
+
+def _aligned_dirs(p: PartitionState) -> list[str | None] | None:
+    if not p.replica_dirs:
+        return None
+    found = dict(p.replica_dirs)
+    return [found.get(b) for b in p.replicas]
+
+
+def _log_dirs(b: Broker) -> list[dict[str, object]] | None:
+    if not b.log_dirs:
+        return None
+    fields = ("path", "total_bytes", "usable_bytes", "offline", "cordoned")
+    return [{f: getattr(d, f) for f in fields} for d in b.log_dirs]
 
 
 ROW_GROUP = 65_536
@@ -205,22 +236,45 @@ def _brokers(table: pa.Table, source: str) -> list[Broker]:
     alive = [a is not False for a in table.column("alive").to_pylist()]
     cordoned = [c is True for c in table.column("cordoned").to_pylist()]
     dirs = [tuple(sorted(d or ())) for d in table.column("cordoned_log_dirs").to_pylist()]
-    return [
-        Broker(i, r, alive=a, capacity_bytes=c, cordoned=k, cordoned_log_dirs=d)
-        for i, r, c, a, k, d in zip(ids, racks, capacities, alive, cordoned, dirs, strict=True)
+    log_dirs = [
+        _parse_log_dirs(found, row, source) for row, found in enumerate(table.column("log_dirs").to_pylist())
     ]
+    return [
+        Broker(i, r, alive=a, capacity_bytes=c, cordoned=k, cordoned_log_dirs=d, log_dirs=ld)
+        for i, r, c, a, k, d, ld in zip(ids, racks, capacities, alive, cordoned, dirs, log_dirs, strict=True)
+    ]
+
+
+def _parse_log_dirs(found: list[dict[str, Any]] | None, row: int, source: str) -> tuple[LogDir, ...]:
+    if not found:
+        return ()
+    if any(not d.get("path") for d in found) or len({d["path"] for d in found}) != len(found):
+        raise InputError(f"{source}: row {row}: log_dirs: every dir needs a path of its own")
+    return tuple(
+        sorted(
+            (
+                LogDir(
+                    d["path"], d["total_bytes"], d["usable_bytes"], bool(d["offline"]), bool(d["cordoned"])
+                )
+                for d in found
+            ),
+            key=lambda d: d.path,
+        )
+    )
 
 
 def _partitions(table: pa.Table, known: frozenset[int], source: str) -> list[PartitionState]:
     cols = [table.column(name).to_pylist() for name in PARTITIONS_SCHEMA.names]
     out: list[PartitionState] = []
     problems: list[str] = []
-    for row, (topic, number, replicas, leader, isr, size, sizes) in enumerate(zip(*cols, strict=True)):
+    for row, (topic, number, replicas, leader, isr, size, sizes, dirs) in enumerate(zip(*cols, strict=True)):
         problem = None
         if not _row_ok(topic, number, replicas, leader, isr, size, known):
             problem = _row_problem(topic, number, replicas, leader, isr, size, known)
         elif sizes is not None:
             problem = _sizes_problem(replicas, sizes)
+        if not problem and dirs is not None and len(dirs) != len(replicas):
+            problem = f"replica_dirs: {len(dirs)} dirs for {len(replicas)} replicas {list(replicas)}"
         if problem:
             problems.append(f"{source}: row {row}: {problem}")
             if len(problems) >= _MAX_PROBLEMS:
@@ -228,8 +282,13 @@ def _partitions(table: pa.Table, known: frozenset[int], source: str) -> list[Par
             continue
         tp = TopicPartition(topic, number)
         measured = () if sizes is None else _measured(replicas, sizes)
+        where = (
+            () if dirs is None else tuple(sorted((b, d) for b, d in zip(replicas, dirs, strict=True) if d))
+        )
         out.append(
-            PartitionState(tp, tuple(replicas), leader, None if isr is None else tuple(isr), size, measured)
+            PartitionState(
+                tp, tuple(replicas), leader, None if isr is None else tuple(isr), size, measured, where
+            )
         )
     _raise_if(problems)
     return out

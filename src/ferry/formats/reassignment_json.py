@@ -31,6 +31,7 @@ from ferry.formats._problems import (
 )
 from ferry.formats.atomic import dumps_json, dumps_rows, write_files_atomic
 from ferry.model import ClusterSnapshot, Move, Plan, TopicPartition
+from ferry.model.plan import named_dirs
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,13 @@ class Reassignment:
     def targets(self) -> Mapping[TopicPartition, tuple[int, ...]]:
         """The new replicas of each partition."""
         return MappingProxyType({e.tp: e.replicas for e in self.entries})
+
+    @property
+    def named_dirs(self) -> Mapping[TopicPartition, Mapping[int, str]]:
+        """The log dir named for each replica that has one (not ``any``), of the partitions whose
+        entries have ``log_dirs``."""
+        named = {e.tp: named_dirs(e.replicas, e.log_dirs) for e in self.entries}
+        return MappingProxyType({tp: d for tp, d in named.items() if d})
 
     def to_moves(self, snapshot: ClusterSnapshot, source: str) -> tuple[Move, ...]:
         """Moves from the snapshot's current replicas to these targets.

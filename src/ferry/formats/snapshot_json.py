@@ -13,8 +13,9 @@ with the file and the JSON path of the offending value, e.g.
 ``snapshot.json: partitions[12].replicas: broker 9 is not in brokers``.
 
 A snapshot read from a live cluster (``ferry snapshot``) also fills the optional fields that only a
-live cluster knows: ``alive``, ``capacity_bytes``, ``cordoned`` and ``cordoned_log_dirs`` per
-broker (absent: true, unknown, false, none),
+live cluster knows: ``alive``, ``capacity_bytes``, ``cordoned``, ``cordoned_log_dirs`` and
+``log_dirs`` per broker (absent: true, unknown, false, none, unknown), ``replica_dirs`` per
+partition (:mod:`ferry.formats.log_dirs_json`),
 ``replica_sizes`` (bytes per broker
 holding a replica), ``adding_replicas`` / ``removing_replicas`` of a partition in motion and the
 top-level ``min_insync_replicas`` per topic. They are validated like the rest, and they live here
@@ -45,9 +46,18 @@ from ferry.formats._problems import (
     read_root,
 )
 from ferry.formats.atomic import dumps_rows
+from ferry.formats.log_dirs_json import dump_log_dirs, dump_replica_dirs, parse_log_dirs, parse_replica_dirs
 from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
 
-_PARTITION_OPTIONAL = ("leader", "isr", "size_bytes", "replica_sizes", "adding_replicas", "removing_replicas")
+_PARTITION_OPTIONAL = (
+    "leader",
+    "isr",
+    "size_bytes",
+    "replica_sizes",
+    "adding_replicas",
+    "removing_replicas",
+    "replica_dirs",
+)
 _ROOT_OPTIONAL = ("min_insync_replicas",)
 
 
@@ -181,6 +191,8 @@ def _dump_broker(b: Broker) -> dict[str, Any]:
         out["cordoned"] = True
     if b.cordoned_log_dirs:
         out["cordoned_log_dirs"] = list(b.cordoned_log_dirs)
+    if b.log_dirs:
+        out["log_dirs"] = dump_log_dirs(b)
     return out
 
 
@@ -203,6 +215,8 @@ def _dump_partition(p: PartitionState, details: SnapshotDetails) -> dict[str, An
     if p.tp in details.adding_replicas or p.tp in details.removing_replicas:
         out["adding_replicas"] = list(details.adding_replicas.get(p.tp, ()))
         out["removing_replicas"] = list(details.removing_replicas.get(p.tp, ()))
+    if p.replica_dirs:
+        out["replica_dirs"] = dump_replica_dirs(p)
     return out
 
 
@@ -235,7 +249,7 @@ def _parse_brokers(value: object, problems: Problems) -> tuple[list[Broker], fro
 def _parse_broker(value: object, path: str, problems: Problems) -> tuple[int | None, Broker | None]:
     """The entry's id if readable, and the broker if the whole entry is valid."""
     obj = as_object(value, path, problems)
-    optional = ("rack", "alive", "capacity_bytes", "cordoned", "cordoned_log_dirs")
+    optional = ("rack", "alive", "capacity_bytes", "cordoned", "cordoned_log_dirs", "log_dirs")
     if obj is None or not check_fields(obj, path, problems, required=("id",), optional=optional):
         return None, None
     broker_id = as_int(obj["id"], f"{path}.id", problems)
@@ -247,16 +261,18 @@ def _parse_broker(value: object, path: str, problems: Problems) -> tuple[int | N
     )
     bad_rack = rack is not None and as_str(rack, f"{path}.rack", problems) is None
     dirs = _paths(obj.get("cordoned_log_dirs"), f"{path}.cordoned_log_dirs", problems)
+    log_dirs = parse_log_dirs(obj.get("log_dirs"), f"{path}.log_dirs", problems)
     if (
         bad_rack
         or alive is None
         or capacity is False
         or cordoned is None
         or dirs is None
+        or log_dirs is None
         or broker_id is None
     ):
         return broker_id, None
-    return broker_id, Broker(broker_id, rack, alive, capacity or None, cordoned, dirs)
+    return broker_id, Broker(broker_id, rack, alive, capacity or None, cordoned, dirs, log_dirs)
 
 
 def _paths(value: object, path: str, problems: Problems) -> tuple[str, ...] | None:
@@ -308,6 +324,7 @@ def _parse_partition(
     sizes = _parse_replica_sizes(obj.get("replica_sizes"), f"{path}.replica_sizes", replicas, problems)
     adding = _parse_subset(obj, "adding_replicas", path, replicas, problems)
     removing = _parse_subset(obj, "removing_replicas", path, replicas, problems)
+    dirs = parse_replica_dirs(obj.get("replica_dirs"), f"{path}.replica_dirs", replicas, problems)
     if not entry.valid(problems):
         return None
     assert entry.tp is not None and replicas is not None  # valid() checked both
@@ -317,7 +334,7 @@ def _parse_partition(
         details.adding[entry.tp] = adding or ()
         details.removing[entry.tp] = removing or ()
     return PartitionState(
-        entry.tp, replicas, leader, isr, size, tuple(sorted(sizes.items())) if sizes else ()
+        entry.tp, replicas, leader, isr, size, tuple(sorted(sizes.items())) if sizes else (), dirs
     )
 
 

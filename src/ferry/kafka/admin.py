@@ -13,7 +13,7 @@ from typing import Protocol
 
 from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey
-from ferry.model import Broker, PartitionState, TopicPartition
+from ferry.model import Broker, LogDir, PartitionState, TopicPartition
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +65,60 @@ class LogOffsets:
     """The first offset still on the leader's disk (tiered topics: where the local log starts)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ReplicaDir:
+    """Where one replica lives inside its broker, and a move between its dirs in flight."""
+
+    path: str
+    """The dir of its current log."""
+    size: int
+    """Bytes of its current log."""
+    future_path: str | None = None
+    """The dir an intra-broker move (AlterReplicaLogDirs) copies it into; None: no move."""
+    future_size: int = 0
+    """Bytes copied so far into the future log."""
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerDirs:
+    """One broker's log dirs and the replicas of the asked topics in them (DescribeLogDirs)."""
+
+    dirs: tuple[LogDir, ...]
+    replicas: Mapping[TopicPartition, ReplicaDir]
+
+    def dir(self, path: str) -> LogDir | None:
+        return next((d for d in self.dirs if d.path == path), None)
+
+
+ReplicaTarget = tuple[TopicPartition, int]
+"""A replica: its partition and its broker."""
+
 ReplicaSizes = Mapping[TopicPartition, Mapping[int, int]]
 """Bytes on disk per partition, per broker holding a replica."""
+
+
+def disks_of(found: BrokerDirs) -> Disks:
+    """A broker's dirs taken together: the size of its online ones (None where one does not say)
+    and its cordons."""
+    online = [d for d in found.dirs if not d.offline]
+    sizes = [d.total_bytes for d in online]
+    capacity = sum(n for n in sizes if n is not None) if online and None not in sizes else None
+    closed = tuple(d.path for d in online if d.cordoned)
+    return Disks(capacity, bool(online) and len(closed) == len(online), closed)
+
+
+def replica_sizes(by_broker: Mapping[int, BrokerDirs]) -> ReplicaSizes:
+    """Bytes of each replica's current log, per partition and broker (future logs left out: an
+    intra-broker copy in progress is not a second replica)."""
+    sizes: dict[TopicPartition, dict[int, int]] = {}
+    for broker, found in by_broker.items():
+        for tp, replica in found.replicas.items():
+            sizes.setdefault(tp, {})[broker] = replica.size
+    return sizes
+
+
+NOT_THERE_YET = "replica not on the broker yet: the dir is recorded as its preferred one"
+""":meth:`ClusterAdmin.alter_replica_log_dirs`'s answer for a replica its broker does not hold."""
 
 
 class ClusterAdmin(Protocol):
@@ -94,6 +146,11 @@ class ClusterAdmin(Protocol):
     def describe_disks(self) -> Mapping[int, Disks]:
         """Each live broker's disks from DescribeLogDirs: ``TotalBytes`` summed over its online log
         dirs, and whether every one of them is cordoned (Kafka 4.3, KIP-1066)."""
+        ...
+
+    def describe_log_dirs(self, topics: Collection[str] | None = None) -> Mapping[int, BrokerDirs]:
+        """Each live broker's log dirs and where the replicas of ``topics`` (all when None; none
+        when empty) live in them, future logs included: one DescribeLogDirs request per broker."""
         ...
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
@@ -131,6 +188,20 @@ class ClusterAdmin(Protocol):
         Returns:
             Per partition, None when accepted or a one-line reason when the controller refused it
             (e.g. ``NoReassignmentInProgressError`` for a cancel with nothing to cancel).
+        """
+        ...
+
+    def alter_replica_log_dirs(
+        self, targets: Mapping[ReplicaTarget, str]
+    ) -> Mapping[ReplicaTarget, str | None]:
+        """Move each replica into the log dir named (AlterReplicaLogDirs, one request per broker).
+
+        A replica the broker holds gets a future log in that dir, copied in the background; one it
+        does not hold yet gets the dir as its preferred one, used when a reassignment creates it.
+
+        Returns:
+            Per replica, None when accepted, :data:`NOT_THERE_YET` when only recorded as preferred,
+            or a one-line reason when refused (an offline or cordoned dir, an unknown path).
         """
         ...
 

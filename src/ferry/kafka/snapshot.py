@@ -21,7 +21,14 @@ from typing import Any
 
 from ferry.errors import InputError
 from ferry.formats import SnapshotDetails, dump_snapshot, render_snapshot, write_text_atomic
-from ferry.kafka.admin import ClusterAdmin, Disks, OngoingReassignment, ReplicaSizes
+from ferry.kafka.admin import (
+    BrokerDirs,
+    ClusterAdmin,
+    OngoingReassignment,
+    ReplicaSizes,
+    disks_of,
+    replica_sizes,
+)
 from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
 
 
@@ -55,18 +62,21 @@ def collect(admin: ClusterAdmin, topics: Collection[str] | None = None) -> LiveS
         PreconditionError: a requested topic does not exist.
     """
     partitions = admin.describe_partitions(topics)
-    disks = admin.describe_disks()
-    registered = [_with_disks(b, disks.get(b.id)) for b in admin.describe_brokers(include_fenced=True)]
-    brokers = _brokers_of(registered, partitions)
     names = sorted({p.tp.topic for p in partitions})
-    # Passing the explicit list keeps the log-dir and config requests as narrow as the metadata.
-    sizes = admin.describe_replica_sizes(names) if names else {}
+    # Passing the explicit list keeps the log-dir and config requests as narrow as the metadata;
+    # one DescribeLogDirs per broker gives the dirs, their cordons and the replicas in them.
+    found = admin.describe_log_dirs(names)
+    registered = [_with_disks(b, found.get(b.id)) for b in admin.describe_brokers(include_fenced=True)]
+    brokers = _brokers_of(registered, partitions)
+    sizes = replica_sizes(found)
+    dirs = _replica_dirs(found)
     reassignments = {r.tp: r for r in admin.list_reassignments(names)} if names else {}
     sized = tuple(
         replace(
             p,
             size_bytes=leader_size(p, sizes.get(p.tp, {})),
             replica_bytes=tuple(sorted(sizes.get(p.tp, {}).items())),
+            replica_dirs=tuple(sorted(dirs.get(p.tp, {}).items())),
         )
         for p in partitions
     )
@@ -91,15 +101,25 @@ def with_current_brokers(admin: ClusterAdmin, snapshot: ClusterSnapshot) -> Clus
     return replace(snapshot, brokers=brokers)
 
 
-def _with_disks(broker: Broker, disks: Disks | None) -> Broker:
-    if disks is None:  # down: its dirs say nothing
+def _with_disks(broker: Broker, found: BrokerDirs | None) -> Broker:
+    if found is None:  # down: its dirs say nothing
         return broker
+    disks = disks_of(found)
     return replace(
         broker,
         capacity_bytes=disks.capacity_bytes,
         cordoned=disks.cordoned,
         cordoned_log_dirs=disks.cordoned_dirs,
+        log_dirs=found.dirs,
     )
+
+
+def _replica_dirs(found: Mapping[int, BrokerDirs]) -> dict[TopicPartition, dict[int, str]]:
+    dirs: dict[TopicPartition, dict[int, str]] = {}
+    for broker, held in found.items():
+        for tp, replica in held.replicas.items():
+            dirs.setdefault(tp, {})[broker] = replica.path
+    return dirs
 
 
 def _brokers_of(registered: Sequence[Broker], partitions: Sequence[PartitionState]) -> tuple[Broker, ...]:

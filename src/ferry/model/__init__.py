@@ -1,6 +1,6 @@
 """Immutable domain types; no I/O."""
 
-from ferry.model.cluster import Broker, ClusterSnapshot, PartitionState, TopicPartition
+from ferry.model.cluster import Broker, ClusterSnapshot, LogDir, PartitionState, TopicPartition
 from ferry.model.goal import BalanceMode, Goal, RackMode
 from ferry.model.plan import Move, Plan, PlanJob
 from ferry.model.report import PlanReport
@@ -10,6 +10,7 @@ __all__ = [
     "Broker",
     "ClusterSnapshot",
     "Goal",
+    "LogDir",
     "Move",
     "PartitionState",
     "Plan",

@@ -22,6 +22,28 @@ class TopicPartition(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
+class LogDir:
+    """One log directory of a broker (JBOD): a disk, as DescribeLogDirs shows it.
+
+    ``total_bytes`` and ``usable_bytes`` are the volume's size and free space (Kafka 3.3+, else
+    None; local data only, never remote storage). An ``offline`` dir failed: the broker serves
+    nothing from it and creates no future log anywhere while it is down. A ``cordoned`` dir
+    (Kafka 4.3, KIP-1066) takes no new replicas.
+    """
+
+    path: str
+    total_bytes: int | None = None
+    usable_bytes: int | None = None
+    offline: bool = False
+    cordoned: bool = False
+
+    @property
+    def open(self) -> bool:
+        """Whether new replicas may go into it: online and not cordoned."""
+        return not self.offline and not self.cordoned
+
+
+@dataclass(frozen=True, slots=True)
 class Broker:
     """A broker and its rack (``None`` when the cluster has no rack information).
 
@@ -31,7 +53,8 @@ class Broker:
     live snapshot sums DescribeLogDirs' ``TotalBytes`` over its online log dirs). ``cordoned``: every
     log dir of it is cordoned (Kafka 4.3, KIP-1066), so it takes no new partitions;
     ``cordoned_log_dirs``: the paths of those of its dirs that are (a broker with only some of them
-    cordoned takes new replicas in its other dirs).
+    cordoned takes new replicas in its other dirs). ``log_dirs``: each of its dirs, where known
+    (a live snapshot), sorted by path.
     """
 
     id: int
@@ -40,6 +63,11 @@ class Broker:
     capacity_bytes: int | None = None
     cordoned: bool = False
     cordoned_log_dirs: tuple[str, ...] = ()
+    log_dirs: tuple[LogDir, ...] = ()
+
+    def log_dir(self, path: str) -> LogDir | None:
+        """Its dir at ``path``, None when it has no such dir (or its dirs are unknown)."""
+        return next((d for d in self.log_dirs if d.path == path), None)
 
     def __post_init__(self) -> None:
         if self.id < 0:
@@ -66,6 +94,9 @@ class PartitionState:
     """(broker, bytes on its disk) per replica, where measured (DescribeLogDirs): replicas of one
     partition differ in size (a follower that lags, segments deleted at different times). A
     measurement, not part of what the partition is: two states differing only here are equal."""
+    replica_dirs: tuple[tuple[int, str], ...] = field(default=(), compare=False)
+    """(broker, log dir) per replica, where known (DescribeLogDirs), by broker id; a measurement
+    like ``replica_bytes``."""
 
     def __post_init__(self) -> None:
         if not self.replicas:
@@ -81,6 +112,10 @@ class PartitionState:
     def size(self) -> int:
         """Size in bytes, 0 when unknown."""
         return self.size_bytes or 0
+
+    def dir_on(self, broker: int) -> str | None:
+        """The log dir of this partition's replica on ``broker``, None where unknown."""
+        return next((d for b, d in self.replica_dirs if b == broker), None)
 
     def bytes_on(self, broker: int) -> int:
         """Bytes of this partition's replica on ``broker``: as measured there, else its size."""

@@ -17,14 +17,32 @@ def replicas_added(original: Sequence[int], target: Sequence[int]) -> tuple[int,
     return tuple(b for b in target if b not in original)
 
 
+ANY_DIR = "any"
+"""The log dir of a reassignment JSON entry that leaves the choice to the broker."""
+
+
+def named_dirs(replicas: Sequence[int], log_dirs: Sequence[str] | None) -> dict[int, str]:
+    """The log dir named for each of ``replicas`` (one per replica, as a reassignment JSON's
+    ``log_dirs`` gives them), by broker; ``any`` names none."""
+    if log_dirs is None:
+        return {}
+    return {b: d for b, d in zip(replicas, log_dirs, strict=True) if d != ANY_DIR}
+
+
 class ReplicaChange:
     """A partition's change from ``original`` to ``target`` replicas, as KIP-455 splits it: the
-    replicas to add and the replicas to remove. Shared by a planned :class:`Move` and the journal's
-    record of one."""
+    replicas to add and the replicas to remove, and the log dir named for each replica, if any.
+    Shared by a planned :class:`Move` and the journal's record of one."""
 
     __slots__ = ()
     original: tuple[int, ...]
     target: tuple[int, ...]
+    log_dirs: tuple[str, ...] | None
+
+    @property
+    def named_dirs(self) -> dict[int, str]:
+        """The log dir named for each replica of ``target`` that has one (not ``any``), by broker."""
+        return named_dirs(self.target, self.log_dirs)
 
     @property
     def adding(self) -> tuple[int, ...]:
@@ -52,6 +70,8 @@ class Move(ReplicaChange):
             raise ValueError(f"{self.tp}: target replicas must not be empty")
         if len(set(self.target)) != len(self.target):
             raise ValueError(f"{self.tp}: duplicate replica in target {list(self.target)}")
+        if self.log_dirs is not None and len(self.log_dirs) != len(self.target):
+            raise ValueError(f"{self.tp}: {len(self.log_dirs)} log dirs for {len(self.target)} replicas")
 
     @property
     def leader_changes(self) -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path
 from ferry.errors import KafkaError, PreconditionError, UsageError
 from ferry.sandbox import layout, process, security
 from ferry.sandbox.jars import KAFKA_VERSION
-from ferry.sandbox.layout import ClusterSpec, NodeSpec
+from ferry.sandbox.layout import ClusterSpec, NodeSpec, Role
 from ferry.sandbox.state import STATE_FILE, NodeState, SandboxState, load_state, save_state
 
 Probe = Callable[[str], frozenset[int]]
@@ -33,7 +33,6 @@ _ACL_LOG4J, _ACL_LOG = "acl-log4j2.xml", "acl.log"
 _FORMAT_TIMEOUT_S = 60.0
 _STOP_GRACE_S = 15.0
 _CONSOLE_LOG = "console.log"
-_DATA_DIR = "data"  # log.dirs; Kafka keeps its lock file in it
 # Console lines that explain a JVM's end: log4j errors, exceptions, the JVM's own out-of-memory exit
 # ("Terminating due to java.lang.OutOfMemoryError") and its crash banner.
 _ERROR_MARKS = (" ERROR ", "Exception", "OutOfMemoryError", "fatal error has been detected")
@@ -99,7 +98,7 @@ class Sandbox:
             cluster_id = layout.new_cluster_id(os.urandom(16))
         keystore = self._make_certificates() if spec.ssl else None
         for node in nodes:
-            self._write_node_files(node, nodes, keystore)
+            self._write_node_files(node, nodes, keystore, spec.log_dirs if node.role is Role.BROKER else 1)
         self._format_all(nodes, lib, cluster_id)
         sasl = layout.bootstrap_servers(nodes, sasl=True) if spec.sasl else None
         if sasl is not None:
@@ -136,7 +135,9 @@ class Sandbox:
         node = self._node(state, node_id)
         process.stop(node.pid, _marker(node), grace_s=_STOP_GRACE_S)
         ports = [p for p in (node.port, node.sasl_port, node.ssl_port) if p is not None]
-        busy = process.wait_released(ports, Path(node.home) / _DATA_DIR / ".lock", timeout_s=_STOP_GRACE_S)
+        busy = process.wait_released(
+            ports, Path(node.home) / layout.DATA_DIR / ".lock", timeout_s=_STOP_GRACE_S
+        )
         if busy is not None:
             raise KafkaError(
                 f"cannot restart {node.spec.name}: {busy} still held by another process",
@@ -200,10 +201,14 @@ class Sandbox:
         keystore.write_text("".join(part.read_text() for part in parts), encoding="utf-8")
         return keystore
 
-    def _write_node_files(self, node: NodeSpec, nodes: tuple[NodeSpec, ...], keystore: Path | None) -> None:
+    def _write_node_files(
+        self, node: NodeSpec, nodes: tuple[NodeSpec, ...], keystore: Path | None, log_dirs: int
+    ) -> None:
         home = self._home(node)
-        (home / _DATA_DIR).mkdir(parents=True, exist_ok=True)
-        props = layout.server_properties(node, nodes, home / _DATA_DIR, keystore)
+        dirs = layout.data_dirs(home, log_dirs)
+        for d in dirs:
+            d.mkdir(parents=True, exist_ok=True)
+        props = layout.server_properties(node, nodes, dirs, keystore)
         (home / "server.properties").write_text(layout.render_properties(props), encoding="utf-8")
         log4j = layout.log4j2_config(home / "server.log")
         (home / "log4j2.xml").write_text(log4j, encoding="utf-8")

@@ -29,6 +29,14 @@ SCRAM_USERS = {"admin": "admin-secret", "operator": "operator-secret", "reader":
 but not change configs, so no throttle; ``reader`` describe only."""
 _AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 _SUPER_USERS = f"User:ANONYMOUS;User:{SASL_USER};User:admin"
+MAX_LOG_DIRS = 8
+DATA_DIR = "data"
+"""The (first) log dir of a node, in its folder; Kafka keeps its lock file in it."""
+
+
+def data_dirs(home: Path, count: int) -> tuple[Path, ...]:
+    """The log dirs of a node living in ``home``: ``data``, then ``data2``, ``data3``..."""
+    return (home / DATA_DIR, *(home / f"{DATA_DIR}{i}" for i in range(2, count + 1)))
 
 
 class Role(StrEnum):
@@ -54,6 +62,8 @@ class ClusterSpec:
     sasl: bool = False
     ssl: bool = False
     """Every broker also listens on an SSL port, with a certificate from a CA made for the sandbox."""
+    log_dirs: int = 1
+    """Log dirs per broker (JBOD); controllers keep one."""
 
     def __post_init__(self) -> None:
         if self.brokers < 1:
@@ -65,6 +75,8 @@ class ClusterSpec:
             raise ValueError(f"racks must be 0 (no racks) or more, got {self.racks}")
         if not 128 <= self.heap_mb <= 512:
             raise ValueError(f"heap must be between 128 and 512 MiB, got {self.heap_mb}")
+        if not 1 <= self.log_dirs <= MAX_LOG_DIRS:
+            raise ValueError(f"log dirs per broker must be between 1 and {MAX_LOG_DIRS}, got {self.log_dirs}")
 
     @property
     def node_count(self) -> int:
@@ -147,10 +159,10 @@ def new_cluster_id(random16: bytes) -> str:
 
 
 def server_properties(
-    node: NodeSpec, nodes: Sequence[NodeSpec], data_dir: Path, keystore: Path | None = None
+    node: NodeSpec, nodes: Sequence[NodeSpec], log_dirs: Sequence[Path], keystore: Path | None = None
 ) -> dict[str, str]:
-    """The ``server.properties`` of ``node`` in a cluster of ``nodes``; ``keystore`` is the PEM
-    file of the SSL listener (brokers with an SSL port)."""
+    """The ``server.properties`` of ``node`` in a cluster of ``nodes``, keeping its data in
+    ``log_dirs``; ``keystore`` is the PEM file of the SSL listener (brokers with an SSL port)."""
     controllers = [n for n in nodes if n.role is Role.CONTROLLER]
     brokers = sum(1 for n in nodes if n.role is Role.BROKER)
     props = {
@@ -160,7 +172,7 @@ def server_properties(
         "controller.quorum.voters": ",".join(f"{c.node_id}@{c.address}" for c in controllers),
         "controller.listener.names": "CONTROLLER",
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-        "log.dirs": str(data_dir),
+        "log.dirs": ",".join(str(d) for d in log_dirs),
         "num.network.threads": "2",
         "num.io.threads": "2",
         "background.threads": "2",

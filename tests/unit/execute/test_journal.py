@@ -289,7 +289,7 @@ def test_a_version_1_journal_is_upgraded_and_keeps_its_requests(tmp_path: Path) 
     conn.commit()
     conn.close()
     with _open(tmp_path) as journal:
-        assert journal.schema_version == SCHEMA_VERSION == 3
+        assert journal.schema_version == SCHEMA_VERSION == 4
         assert [r.id for r in journal.requests()] == [1]
         journal.record_progress(1, {3: Progress(5, 10), 4: Progress(10, 10)}, 2.5)
         samples = journal.progress_samples(1)
@@ -340,3 +340,20 @@ def test_a_write_to_a_journal_locked_meanwhile_is_refused_with_the_same_line(tmp
             other.close()
         journal.set_request_state(rid, RequestState.RUNNING)  # and works once the lock is gone
         assert journal.request(rid).state is RequestState.RUNNING
+
+
+def test_a_task_keeps_the_dirs_its_move_names_and_the_dirs_its_replicas_were_in(tmp_path: Path) -> None:
+    tp = TopicPartition("t", 0)
+    named = Move(tp, (1, 2), (1, 3), 10, ("/d/b", "any"))
+    plain = Move(TopicPartition("t", 1), (1, 2), (2, 3), 10)
+    with _open(tmp_path) as journal:
+        rid = journal.record_request(
+            Plan.of([named, plain]), bootstrap="b", original_dirs={tp: {1: "/d/a", 2: "/d/a"}}
+        )
+        first, second = journal.tasks(rid)
+    assert (first.log_dirs, first.original_dirs, first.named_dirs) == (
+        ("/d/b", "any"),
+        ((1, "/d/a"), (2, "/d/a")),
+        {1: "/d/b"},
+    )
+    assert (second.log_dirs, second.original_dirs, second.named_dirs) == (None, (), {})

@@ -6,7 +6,7 @@ import pytest
 
 from ferry.errors import PreconditionError
 from ferry.execute import safety
-from ferry.model import Broker, ClusterSnapshot, Move, PartitionState, TopicPartition
+from ferry.model import Broker, ClusterSnapshot, LogDir, Move, PartitionState, TopicPartition
 
 T0 = TopicPartition("t", 0)
 T1 = TopicPartition("t", 1)
@@ -92,3 +92,57 @@ def test_summary_names_the_first_refusal_and_counts_the_rest() -> None:
     refusals = safety.check([Move(T0, (1, 2, 3), (1,)), Move(T1, (2, 3, 4), (2,))], _cluster(), {"t": 2})
     assert safety.summary(refusals) == f"{refusals[0]} (and 1 more)"
     assert safety.summary(refusals[:1]) == str(refusals[0])
+
+
+def _jbod(**changes: LogDir) -> ClusterSnapshot:
+    """Brokers 1-5 with dirs /a and /b each (1000 bytes, 600 free), some replaced by ``changes``."""
+    dirs = {"a": LogDir("/a", 1000, 600), "b": LogDir("/b", 1000, 600)}
+    brokers = [
+        Broker(b, log_dirs=tuple(changes.get(f"b{b}{d}", dirs[d]) for d in ("a", "b"))) for b in range(1, 6)
+    ]
+    parts = [
+        PartitionState(T0, (1, 2, 3), size_bytes=300, replica_dirs=((1, "/a"), (2, "/a"), (3, "/a"))),
+        PartitionState(T1, (2, 3, 4), size_bytes=300),
+    ]
+    return ClusterSnapshot.of(brokers, parts)
+
+
+@pytest.mark.parametrize(
+    ("moves", "changes", "reason"),
+    [
+        (
+            [Move(T0, (1, 2, 3), (1, 2, 3), 300, ("/c", "any", "any"))],
+            {},
+            "log dir /c is not a dir of broker 1",
+        ),
+        (
+            [Move(T0, (1, 2, 3), (1, 2, 3), 300, ("/b", "any", "any"))],
+            {"b1b": LogDir("/b", 1000, 600, cordoned=True)},
+            "log dir /b of broker 1 is cordoned: it takes no new replicas",
+        ),
+        (
+            [Move(T0, (1, 2, 3), (1, 2, 5), 300)],
+            {"b5b": LogDir("/b", offline=True)},
+            "broker 5 has an offline log dir: it takes no new replica",
+        ),
+        (
+            [
+                Move(T0, (1, 2, 3), (1, 2, 5), 300, ("any", "any", "/b")),
+                Move(T1, (2, 3, 4), (2, 3, 5), 300, ("any", "any", "/b")),
+            ],
+            {},
+            "log dir /b of broker 5 has room for 550 bytes (keeping 5% free), "
+            "600 bytes of replicas are headed there",
+        ),
+    ],
+)
+def test_a_move_into_a_dir_that_cannot_take_it_is_refused(
+    moves: list[Move], changes: dict[str, LogDir], reason: str
+) -> None:
+    refusals = safety.check(moves, _jbod(**changes), {})
+    assert refusals and all(r.reason == reason for r in refusals)
+
+
+def test_a_replica_named_into_the_dir_it_is_in_or_into_an_open_dir_with_room_passes() -> None:
+    moves = [Move(T0, (1, 2, 3), (1, 2, 5), 300, ("/a", "any", "/b"))]
+    assert safety.check(moves, _jbod(b1a=LogDir("/a", 1000, 0, cordoned=True)), {}) == ()

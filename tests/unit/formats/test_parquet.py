@@ -21,7 +21,7 @@ from ferry.formats.parquet import (
     write_parquet_snapshot,
 )
 from ferry.formats.sources import fleet_members, load_any, write_any
-from ferry.model import Broker, ClusterSnapshot
+from ferry.model import Broker, ClusterSnapshot, LogDir
 
 
 def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
@@ -200,4 +200,35 @@ def test_replica_sizes_that_do_not_fit_the_replicas_name_the_row(
         table.set_column(table.schema.get_field_index("replica_sizes"), "replica_sizes", column), path
     )
     with pytest.raises(InputError, match=expected.replace("[", r"\[").replace("]", r"\]")):
+        load_parquet_snapshot(tmp_path / "s")
+
+
+def test_log_dirs_and_replica_dirs_survive_the_round_trip_in_both_formats(tmp_path: Path) -> None:
+    dirs = (LogDir("/a", 100, 40), LogDir("/b", None, None, offline=True), LogDir("/c", 9, 9, cordoned=True))
+    placed = replace(partition("t", 0, [1, 2], size=10), replica_dirs=((1, "/b"), (2, "/a")))
+    snap = ClusterSnapshot.of([Broker(1, "a", log_dirs=dirs), broker(2, "b")], [placed])
+    write_parquet_snapshot(snap, tmp_path / "s")
+    table = pq.read_table(tmp_path / "s" / PARTITIONS_FILE)
+    assert table.column("replica_dirs").to_pylist() == [["/b", "/a"]]
+    for loaded in (load_parquet_snapshot(tmp_path / "s"), _json_round_trip(snap, tmp_path)):
+        assert loaded.brokers[0].log_dirs == dirs
+        assert loaded.brokers[0].log_dir("/c") == dirs[2]
+        assert loaded.partition(placed.tp).replica_dirs == ((1, "/b"), (2, "/a"))
+
+
+def _json_round_trip(snap: ClusterSnapshot, tmp_path: Path) -> ClusterSnapshot:
+    write_any(snap, tmp_path / "s.json")
+    return load_any(tmp_path / "s.json")
+
+
+def test_replica_dirs_that_do_not_fit_the_replicas_name_the_row(tmp_path: Path) -> None:
+    snap = snapshot([1, 2], [partition("t", 0, [1, 2], size=10)])
+    write_parquet_snapshot(snap, tmp_path / "s")
+    path = tmp_path / "s" / PARTITIONS_FILE
+    table = pq.read_table(path)
+    column = pa.array([["/a"]], pa.list_(pa.string()))
+    pq.write_table(
+        table.set_column(table.schema.get_field_index("replica_dirs"), "replica_dirs", column), path
+    )
+    with pytest.raises(InputError, match="row 0: replica_dirs: 1 dirs for 2 replicas"):
         load_parquet_snapshot(tmp_path / "s")

@@ -342,3 +342,26 @@ def test_live_root_problems(data: dict[str, Any], expected: str) -> None:
     partitions = [{"topic": "t", "partition": 0, "replicas": [1]}]
     base = doc(partitions=partitions, brokers=data.pop("brokers", None), **data)
     assert one_problem(base) == f"{SRC}: {expected}"
+
+
+@pytest.mark.parametrize(
+    ("dirs", "expected"),
+    [
+        ([{"path": "/a"}, {"path": "/a"}], "brokers[0].log_dirs: a log dir is listed twice"),
+        ([{"total_bytes": 5}], "brokers[0].log_dirs[0]: missing field 'path'"),
+        ([{"path": "/a", "offline": "no"}], "brokers[0].log_dirs[0].offline: expected"),
+        ([{"path": "/a", "usable_bytes": -1}], "brokers[0].log_dirs[0].usable_bytes: expected"),
+        ({"path": "/a"}, "brokers[0].log_dirs: expected an array"),
+    ],
+)
+def test_a_bad_log_dir_is_named_by_its_path(dirs: object, expected: str) -> None:
+    brokers = [{"id": 1, "rack": "a", "log_dirs": dirs}, {"id": 2, "rack": "b"}]
+    assert one_problem(doc(brokers=brokers)).startswith(f"{SRC}: {expected}")
+
+
+def test_replica_dirs_name_only_replicas() -> None:
+    partitions = [{"topic": "t", "partition": 0, "replicas": [1, 2], "replica_dirs": {"3": "/a", "1": 5}}]
+    assert problems_of(doc(partitions=partitions)) == (
+        f"{SRC}: partitions[0].replica_dirs.3: broker 3 is not one of replicas [1, 2]",
+        f"{SRC}: partitions[0].replica_dirs.1: expected a string, got integer 5",
+    )

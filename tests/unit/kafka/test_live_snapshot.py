@@ -12,7 +12,7 @@ from support.fake_admin import FakeAdmin
 
 from ferry.errors import InputError
 from ferry.formats import parse_snapshot_details
-from ferry.kafka.admin import ClusterAdmin, Disks, OngoingReassignment, ReplicaSizes
+from ferry.kafka.admin import BrokerDirs, ClusterAdmin, OngoingReassignment, ReplicaDir
 from ferry.kafka.snapshot import (
     collect,
     leader_size,
@@ -21,13 +21,23 @@ from ferry.kafka.snapshot import (
     with_current_brokers,
     write_json,
 )
-from ferry.model import Broker, PartitionState, TopicPartition
+from ferry.model import Broker, LogDir, PartitionState, TopicPartition
 
 pytestmark = pytest.mark.unit
 
 A0 = TopicPartition("a", 0)
 A1 = TopicPartition("a", 1)
 B0 = TopicPartition("b", 0)
+
+
+HALF = 5 * 10**11
+DIRS = {
+    # Broker 1: two dirs, one of them cordoned; broker 3's dirs do not say how big they are, and
+    # are all cordoned.
+    1: (LogDir("/data/a", HALF, HALF), LogDir("/data/b", HALF, HALF, cordoned=True)),
+    2: (LogDir("/data/a", 2 * 10**12, 10**12),),
+    3: (LogDir("/data/a", cordoned=True), LogDir("/data/b", cordoned=True)),
+}
 
 
 @dataclass
@@ -48,16 +58,23 @@ class StubAdmin:
         )
         return tuple(p for p in every if topics is None or p.tp.topic in topics)
 
-    def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
-        self.calls.append(("sizes", topics))
-        return {A0: {1: 100, 2: 120}, A1: {2: 50, 3: 70}, B0: {3: 9, 1: 9}}
-
-    def describe_disks(self) -> Mapping[int, Disks]:
-        # Broker 3's dirs do not say how big they are, and are all cordoned.
+    def describe_log_dirs(self, topics: Collection[str] | None = None) -> Mapping[int, BrokerDirs]:
+        self.calls.append(("log dirs", topics))
+        held = {
+            A0: {1: ("/data/a", 100), 2: ("/data/a", 120)},
+            A1: {2: ("/data/a", 50), 3: ("/data/b", 70)},
+            B0: {3: ("/data/a", 9), 1: ("/data/b", 9)},
+        }
         return {
-            1: Disks(10**12, False, ("/data/b",)),  # one of its two dirs
-            2: Disks(2 * 10**12, False),
-            3: Disks(None, True, ("/data/a", "/data/b")),
+            broker: BrokerDirs(
+                dirs,
+                {
+                    tp: ReplicaDir(*on[broker])
+                    for tp, on in held.items()
+                    if broker in on and (topics is None or tp.topic in topics)
+                },
+            )
+            for broker, dirs in DIRS.items()
         }
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
@@ -90,7 +107,7 @@ def test_collect_narrows_every_call_to_the_requested_topics() -> None:
     admin = StubAdmin()
     live = collect(admin, ["b"])
     assert [p.tp for p in live.snapshot.partitions] == [B0]
-    assert admin.calls == [("partitions", ["b"]), ("sizes", ["b"])]
+    assert admin.calls == [("partitions", ["b"]), ("log dirs", ["b"])]
 
 
 def test_leader_size_unknown_without_sizes() -> None:
@@ -102,9 +119,29 @@ def test_json_extends_snapshot_v1() -> None:
     assert doc["version"] == 1
     # Each disk's size as the cluster gives it; a broker whose dirs do not say has none.
     assert doc["brokers"] == [
-        {"id": 1, "rack": "r0", "capacity_bytes": 10**12, "cordoned_log_dirs": ["/data/b"]},
-        {"id": 2, "rack": "r1", "capacity_bytes": 2 * 10**12},
-        {"id": 3, "rack": "r0", "cordoned": True, "cordoned_log_dirs": ["/data/a", "/data/b"]},
+        {
+            "id": 1,
+            "rack": "r0",
+            "capacity_bytes": 10**12,
+            "cordoned_log_dirs": ["/data/b"],
+            "log_dirs": [
+                {"path": "/data/a", "total_bytes": HALF, "usable_bytes": HALF},
+                {"path": "/data/b", "total_bytes": HALF, "usable_bytes": HALF, "cordoned": True},
+            ],
+        },
+        {
+            "id": 2,
+            "rack": "r1",
+            "capacity_bytes": 2 * 10**12,
+            "log_dirs": [{"path": "/data/a", "total_bytes": 2 * 10**12, "usable_bytes": 10**12}],
+        },
+        {
+            "id": 3,
+            "rack": "r0",
+            "cordoned": True,
+            "cordoned_log_dirs": ["/data/a", "/data/b"],
+            "log_dirs": [{"path": "/data/a", "cordoned": True}, {"path": "/data/b", "cordoned": True}],
+        },
     ]
     a0, a1, _ = doc["partitions"]
     assert a0 == {
@@ -117,6 +154,7 @@ def test_json_extends_snapshot_v1() -> None:
         "replica_sizes": {"1": 100, "2": 120},
         "adding_replicas": [2],
         "removing_replicas": [1],
+        "replica_dirs": {"1": "/data/a", "2": "/data/a"},
     }
     assert "leader" not in a1
     assert doc["min_insync_replicas"] == {"a": 2, "b": 2}
@@ -131,6 +169,8 @@ def test_live_json_reads_back_as_a_snapshot_with_its_details() -> None:
     assert extra.adding_replicas == {A0: (2,)}
     assert extra.removing_replicas == {A0: (1,)}
     assert extra.min_insync == live.min_insync
+    assert [p.replica_dirs for p in snap.partitions] == [p.replica_dirs for p in live.snapshot.partitions]
+    assert snap.partition(B0).dir_on(1) == "/data/b"
 
 
 def test_write_json_is_atomic_and_reports_unwritable_path(tmp_path: Path) -> None:
@@ -166,8 +206,8 @@ class UnregisteredStub(StubAdmin):
 def test_an_unregistered_replica_holder_is_listed_dead_without_rack() -> None:
     live = collect(UnregisteredStub())
     assert live.snapshot.brokers == (
-        Broker(1, "r0", capacity_bytes=10**12, cordoned_log_dirs=("/data/b",)),
-        Broker(2, "r1", capacity_bytes=2 * 10**12),
+        Broker(1, "r0", capacity_bytes=10**12, cordoned_log_dirs=("/data/b",), log_dirs=DIRS[1]),
+        Broker(2, "r1", capacity_bytes=2 * 10**12, log_dirs=DIRS[2]),
         Broker(3, None, alive=False),
     )
     doc = to_json(live)

@@ -15,6 +15,7 @@ from ferry.sandbox.layout import (
     ClusterSpec,
     Role,
     bootstrap_servers,
+    data_dirs,
     format_args,
     java_command,
     jvm_options,
@@ -48,7 +49,10 @@ def test_plan_nodes_needs_one_distinct_port_per_node() -> None:
         plan_nodes(ClusterSpec(brokers=2), [1, 1, 2])
 
 
-@pytest.mark.parametrize("kwargs", [{"brokers": 0}, {"controllers": 2}, {"racks": -1}, {"heap_mb": 1024}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"brokers": 0}, {"controllers": 2}, {"racks": -1}, {"heap_mb": 1024}, {"log_dirs": 0}, {"log_dirs": 9}],
+)
 def test_cluster_spec_rejects_bad_values(kwargs: dict[str, int]) -> None:
     with pytest.raises(ValueError):
         ClusterSpec(**kwargs)
@@ -61,7 +65,7 @@ def test_rack_name_round_robin_or_none() -> None:
 
 def test_three_controllers_form_a_static_voter_set() -> None:
     nodes = plan_nodes(ClusterSpec(brokers=1, controllers=3), [7000, 7001, 7002, 7003])
-    props = server_properties(nodes[3], nodes, Path("/d"))
+    props = server_properties(nodes[3], nodes, [Path("/d")])
     assert props["controller.quorum.voters"] == (
         "1000@127.0.0.1:7000,1001@127.0.0.1:7001,1002@127.0.0.1:7002"
     )
@@ -70,8 +74,8 @@ def test_three_controllers_form_a_static_voter_set() -> None:
 
 def test_broker_and_controller_properties() -> None:
     nodes = plan_nodes(ClusterSpec(brokers=4), [9000, 9001, 9002, 9003, 9004])
-    controller = server_properties(nodes[0], nodes, Path("/data/c"))
-    broker = server_properties(nodes[2], nodes, Path("/data/b"))
+    controller = server_properties(nodes[0], nodes, [Path("/data/c")])
+    broker = server_properties(nodes[2], nodes, [Path("/data/b")])
     assert controller["process.roles"] == "controller"
     assert controller["listeners"] == "CONTROLLER://127.0.0.1:9000"
     assert "broker.rack" not in controller
@@ -82,6 +86,8 @@ def test_broker_and_controller_properties() -> None:
     assert broker["auto.create.topics.enable"] == "false"
     assert broker["offsets.topic.replication.factor"] == "3"
     assert broker["log.dirs"] == "/data/b"
+    jbod = server_properties(nodes[2], nodes, data_dirs(Path("/n"), 3))
+    assert jbod["log.dirs"] == "/n/data,/n/data2,/n/data3"
     assert render_properties({"a": "1", "b": "x"}) == "a=1\nb=x\n"
 
 
@@ -142,14 +148,14 @@ def test_sasl_gives_each_broker_a_second_listener_with_a_static_plain_user(tmp_p
     nodes = plan_nodes(spec, [5000, 5001, 5002, 5003, 5004])
     assert [n.sasl_port for n in nodes] == [None, 5003, 5004]
     assert bootstrap_servers(nodes, sasl=True) == "127.0.0.1:5003,127.0.0.1:5004"
-    props = server_properties(nodes[1], nodes, tmp_path)
+    props = server_properties(nodes[1], nodes, [tmp_path])
     assert props["listeners"] == "PLAINTEXT://127.0.0.1:5001,SASL_PLAINTEXT://127.0.0.1:5003"
     assert props["advertised.listeners"] == props["listeners"]
     assert props["inter.broker.listener.name"] == "PLAINTEXT"
     assert "SASL_PLAINTEXT:SASL_PLAINTEXT" in props["listener.security.protocol.map"]
     jaas = props["listener.name.sasl_plaintext.plain.sasl.jaas.config"]
     assert jaas.endswith(f'required user_{SASL_USER}="{SASL_PASSWORD}";')
-    assert "SASL" not in server_properties(nodes[0], nodes, tmp_path)["listener.security.protocol.map"]
+    assert "SASL" not in server_properties(nodes[0], nodes, [tmp_path])["listener.security.protocol.map"]
 
 
 def test_sasl_client_properties_map_to_plain_credentials() -> None:
@@ -175,14 +181,14 @@ def test_sasl_and_ssl_give_each_broker_three_listeners_and_every_node_an_authori
     assert [(n.sasl_port, n.ssl_port) for n in nodes] == [(None, None), (5003, 5005), (5004, 5006)]
     assert bootstrap_servers(nodes, ssl=True) == "127.0.0.1:5005,127.0.0.1:5006"
     keystore = tmp_path / "keystore.pem"
-    props = server_properties(nodes[1], nodes, tmp_path, keystore)
+    props = server_properties(nodes[1], nodes, [tmp_path], keystore)
     assert props["listeners"] == (
         "PLAINTEXT://127.0.0.1:5001,SASL_PLAINTEXT://127.0.0.1:5003,SSL://127.0.0.1:5005"
     )
     assert props["listener.security.protocol.map"].endswith(",SSL:SSL")
     assert props["listener.name.ssl.ssl.keystore.location"] == str(keystore)
     assert props["listener.name.sasl_plaintext.sasl.enabled.mechanisms"] == "PLAIN,SCRAM-SHA-512"
-    controller = server_properties(nodes[0], nodes, tmp_path)
+    controller = server_properties(nodes[0], nodes, [tmp_path])
     for node_props in (props, controller):
         assert node_props["authorizer.class.name"].endswith("StandardAuthorizer")
         assert "User:ANONYMOUS" in node_props["super.users"]

@@ -30,7 +30,7 @@ from ferry.execute.options import ExecuteOptions
 from ferry.execute.resume import resumable_request
 from ferry.formats import Reassignment, load_reassignment
 from ferry.kafka.snapshot import LiveSnapshot, collect
-from ferry.model import Plan, TopicPartition
+from ferry.model import Move, Plan, TopicPartition
 
 _DESCRIPTION = """\
 Run a reassignment plan (Kafka's reassignment JSON, e.g. from 'ferry plan') on a live cluster.
@@ -78,7 +78,8 @@ def _run(args: argparse.Namespace) -> int:
             return _resume(Executor(admin, journal), journal, interrupted, (options, args.wait, metrics))
         if not plan.moves:
             print(
-                "ferry execute: every partition of the plan has its target replicas already", file=sys.stderr
+                "ferry execute: every partition of the plan has its target replicas (and log dirs) already",
+                file=sys.stderr,
             )
             return 0
         originals = _originals(args)
@@ -133,8 +134,14 @@ def _live_plan(live: LiveSnapshot, reassignment: Reassignment, source: str, jour
     return Plan.of(
         replace(m, original=_original_of(m.tp, live, journal)) if m.tp in live.reassignments else m
         for m in moves
-        if m.original != m.target
+        if m.original != m.target or _dirs_to_change(m, live)
     )
+
+
+def _dirs_to_change(move: Move, live: LiveSnapshot) -> bool:
+    """Whether a replica of ``move`` is not in the log dir the move names for it."""
+    state = live.snapshot.partition(move.tp)
+    return any(state.dir_on(b) != path for b, path in move.named_dirs.items())
 
 
 def _original_of(tp: TopicPartition, live: LiveSnapshot, journal: Journal) -> tuple[int, ...]:

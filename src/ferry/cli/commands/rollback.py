@@ -58,9 +58,9 @@ def _run(args: argparse.Namespace) -> int:
         connection.open() as admin,
         Journal.open(journal_path(args)) as journal,
     ):
-        originals = _originals(journal, args)
+        originals, dirs = _originals(journal, args)
         live = collect(admin, sorted({tp.topic for tp in originals}))
-        rollback = plan_rollback(originals, live)
+        rollback = plan_rollback(originals, live, dirs)
         _report(rollback)
         if not rollback.plan.moves:
             print("ferry rollback: nothing to move", file=sys.stderr)
@@ -79,15 +79,21 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _originals(journal: Journal, args: argparse.Namespace) -> dict[TopicPartition, tuple[int, ...]]:
-    """The replicas to restore: from the request's tasks (submitted ones), or from ``--file``."""
+def _originals(
+    journal: Journal, args: argparse.Namespace
+) -> tuple[dict[TopicPartition, tuple[int, ...]], dict[TopicPartition, dict[int, str]]]:
+    """The replicas to restore, and the log dirs to restore them into where known: from the
+    request's tasks (submitted ones), or from ``--file`` (its ``log_dirs``)."""
     if args.file is not None:
-        return dict(load_reassignment(args.file).targets)
+        loaded = load_reassignment(args.file)
+        return dict(loaded.targets), {tp: dict(d) for tp, d in loaded.named_dirs.items()}
     journal.request(args.request)  # an unknown id is an error, not "nothing to do"
     touched = [t for t in journal.tasks(args.request) if t.submitted_at is not None]
     if not touched:
         raise PreconditionError(f"request {args.request} submitted no move: nothing to roll back")
-    return {t.tp: t.original for t in touched}
+    return {t.tp: t.original for t in touched}, {
+        t.tp: dict(t.original_dirs) for t in touched if t.original_dirs
+    }
 
 
 def _cancel_pending(journal: Journal, request_id: int) -> None:

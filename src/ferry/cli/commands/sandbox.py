@@ -64,6 +64,13 @@ def _add_up(verbs: Any, common: argparse.ArgumentParser) -> None:
     up.add_argument("--heap-mb", type=int, default=384, help="heap per JVM, MiB (default 384)")
     up.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for readiness")
     up.add_argument(
+        "--log-dirs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="log dirs per broker (JBOD), DIR/broker-ID/data, data2, ... (default 1)",
+    )
+    up.add_argument(
         "--sasl",
         action="store_true",
         help="also open a SASL_PLAINTEXT listener on every broker, with ACLs (StandardAuthorizer): "
@@ -88,7 +95,13 @@ def _sandbox(args: argparse.Namespace) -> Sandbox:
 def _up(args: argparse.Namespace) -> int:
     try:
         spec = ClusterSpec(
-            args.brokers, args.racks, args.controllers, args.heap_mb, sasl=args.sasl, ssl=args.ssl
+            args.brokers,
+            args.racks,
+            args.controllers,
+            args.heap_mb,
+            sasl=args.sasl,
+            ssl=args.ssl,
+            log_dirs=args.log_dirs,
         )
     except ValueError as exc:
         raise UsageError(f"sandbox up: {exc}") from exc

@@ -34,7 +34,7 @@ def _run(args: argparse.Namespace) -> int:
     reassignment = load_reassignment(args.plan)
     path = journal_path(args)
     with open_admin(args) as admin:
-        checks = check_cluster(admin, reassignment.targets)
+        checks = check_cluster(admin, reassignment.targets, reassignment.named_dirs)
         for line in map(check_line, checks):
             print(line)
         moving = any(c.status is Status.MOVING for c in checks)

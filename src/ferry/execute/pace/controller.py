@@ -1,7 +1,8 @@
 """The pace controller: one broker's throttle in one role, and its move concurrency (pure).
 
 Every control period (15-30 s: Kafka measures a throttle over 11 s, and an ISR shrink shows
-within ``replica.lag.time.max.ms``, 30 s) each broker gets a :class:`Reading` per role -- leader
+within ``replica.lag.time.max.ms``, 30 s; a third of it while the rates still double, see
+:meth:`ferry.execute.pace.pacer.Pacer.period`) each broker gets a :class:`Reading` per role -- leader
 (the data its moving partitions send) and follower (the data its new replicas fetch) -- and
 :func:`decide` turns the last :class:`Pace` into the next by the first rule of this table that
 applies:

@@ -1,7 +1,7 @@
 """The pace controller at work in a run: read the cluster every control period, decide, remember.
 
-The executor asks :meth:`Pacer.step` at every poll; at most once per period it reads, through the
-Admin API only:
+The executor asks :meth:`Pacer.step` at every poll; at most once per period (:meth:`Pacer.period`:
+shorter during slow start) it reads, through the Admin API only:
 
 * DescribeLogDirs of the moving topics (the bytes of every new replica and of every leader);
 * ListOffsets of the moving partitions on their leaders (log end and local start offsets);
@@ -31,6 +31,15 @@ from ferry.model import TopicPartition
 
 _MIN_ISR_EVERY = 10
 """Periods between reads of every topic's min ISR (a config that rarely changes)."""
+SLOW_START_SHARE = 1 / 3
+"""The share of the control period between readings while the run is still doubling."""
+SLOW_START_MIN_S = 5.0
+"""The shortest slow-start period: a reading over less than half of Kafka's 11-second throttle
+window would see the burst a raised throttle allows as the new rate."""
+
+
+_DOUBLING = frozenset({ctl.State.START, ctl.State.FLOOR, ctl.State.RAISE})
+"""The states of a rate that may still double (until a back-off, see :func:`ctl.decide`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +71,24 @@ class Pacer:
         ceiling = self.settings.ceiling_at(self.local_time())
         return Bounds(ceiling, self.start_rate, self.max_concurrency)
 
+    def period(self) -> float:
+        """Seconds between readings: the control period, or a third of it (at least
+        :data:`SLOW_START_MIN_S`) while some rate is still doubling and none has backed off.
+
+        Doubling goes on only while the throttle binds, so reading sooner finds the limit (the
+        disks, the network) sooner and overshoots it no more than at the full period: by at most
+        one doubling, with the copy still held by that other limit. After a back-off the run
+        reads at the full period, so ISR shrinks (which take ``replica.lag.time.max.ms`` to show)
+        are seen before the rate climbs again.
+        """
+        full = self.settings.period_s
+        active = [p for p in self.paces.values() if p.state is not ctl.State.IDLE]
+        if any(p.backed_off for p in active) or not any(p.state in _DOUBLING for p in active):
+            return full
+        return max(min(full, SLOW_START_MIN_S), full * SLOW_START_SHARE)
+
     def due(self, now: float) -> bool:
-        return self._last is None or now - self._last.at >= self.settings.period_s
+        return self._last is None or now - self._last.at >= self.period()
 
     def step(self, admin: ClusterAdmin, moves: Sequence[MoveLike], now: float) -> PaceRound | None:
         """Read and decide if a period has passed since the last reading; None otherwise."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,8 +20,18 @@ from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.errors import InputError, KafkaError
-from ferry.kafka.admin import Disks, LogOffsets, OngoingReassignment, PartitionHealth, ReplicaSizes
-from ferry.kafka.client import health
+from ferry.kafka.admin import (
+    BrokerDirs,
+    Disks,
+    LogOffsets,
+    OngoingReassignment,
+    PartitionHealth,
+    ReplicaSizes,
+    ReplicaTarget,
+    disks_of,
+    replica_sizes,
+)
+from ferry.kafka.client import health, log_dirs
 from ferry.kafka.client.configs import RESOURCE_TYPES, own_value, per_request, side_by_side
 from ferry.kafka.client.connect import new_admin_client
 from ferry.kafka.client.errors import RETRIED, bounded, error_text, needed_for, raise_for, translated
@@ -133,39 +143,20 @@ class KafkaPythonAdmin:
 
     def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
         """Replica sizes per partition and broker (one DescribeLogDirs request per broker)."""
-        wanted = None if topics is None else sorted(topics)
-        # Named explicitly: kafka-python's default is the brokers of its cached metadata, which lacks
-        # a restarted broker until the periodic refresh minutes later, and its replicas would read as
-        # empty. An unknown id fails the request instead, and _call refreshes and retries.
-        live = sorted(b.id for b in self.describe_brokers())
-        replies = self._call(
-            "describing log dirs",
-            lambda: self._client.describe_log_dirs(topic_partitions=wanted, brokers=live),
-        )
-        sizes: dict[TopicPartition, dict[int, int]] = {}
-        for reply in replies:
-            for tp, size in _log_dir_sizes(reply["log_dirs"]):
-                per_broker = sizes.setdefault(tp, {})
-                per_broker[reply["broker"]] = per_broker.get(reply["broker"], 0) + size
-        return sizes
+        return replica_sizes(self.describe_log_dirs(topics))
 
     def describe_disks(self) -> Mapping[int, Disks]:
         """Each live broker's log dirs (one DescribeLogDirs request per broker, for no partition)."""
-        live = sorted(b.id for b in self.describe_brokers())
-        replies = self._call(
-            "describing log dirs",
-            # An empty mapping asks for no partition: the dirs alone, with their sizes.
-            lambda: self._client.describe_log_dirs(topic_partitions={}, brokers=live),
-        )
-        disks: dict[int, Disks] = {}
-        for reply in replies:
-            online = [d for d in reply["log_dirs"] if d["error_code"] == 0]
-            sizes = [d.get("total_bytes", -1) for d in online]
-            # -1: a broker before DescribeLogDirs v4 (Kafka 3.3) does not say.
-            capacity = sum(sizes) if online and all(n > 0 for n in sizes) else None
-            closed = tuple(sorted(d["log_dir"] for d in online if d.get("is_cordoned", False)))
-            disks[reply["broker"]] = Disks(capacity, bool(online) and len(closed) == len(online), closed)
-        return disks
+        return {broker: disks_of(found) for broker, found in self.describe_log_dirs(()).items()}
+
+    def describe_log_dirs(self, topics: Collection[str] | None = None) -> Mapping[int, BrokerDirs]:
+        """Every live broker's dirs and the replicas of ``topics`` in them (one DescribeLogDirs
+        request per broker)."""
+        # Named explicitly: kafka-python's default is the brokers of its cached metadata, which lacks
+        # a restarted broker until the periodic refresh minutes later, and its replicas would read as
+        # empty. An unknown id fails the request instead, and _call refreshes and retries.
+        live = [b.id for b in self.describe_brokers()]
+        return log_dirs.describe_log_dirs(self._client, self._call, live, topics)
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         """Ongoing reassignments (one ListPartitionReassignments request to the controller)."""
@@ -272,6 +263,12 @@ class KafkaPythonAdmin:
             answers[tp] = error_text(results[key]) if key in results else "the controller did not answer"
         return answers
 
+    def alter_replica_log_dirs(
+        self, targets: Mapping[ReplicaTarget, str]
+    ) -> Mapping[ReplicaTarget, str | None]:
+        """AlterReplicaLogDirs (one request per broker of ``targets``)."""
+        return log_dirs.alter_replica_log_dirs(self._client, self._call, targets)
+
     def describe_throttle_configs(self, keys: Collection[ConfigKey]) -> Mapping[ConfigKey, str]:
         """Values of ``keys`` set on the resource itself (one DescribeConfigs per broker/for topics)."""
         if not keys:
@@ -371,18 +368,3 @@ def _partition_state(topic: str, p: Mapping[str, Any]) -> PartitionState:
         leader=leader if leader >= 0 else None,
         isr=tuple(int(r) for r in p["isr_nodes"]),
     )
-
-
-def _log_dir_sizes(log_dirs: list[Mapping[str, Any]]) -> Iterator[tuple[TopicPartition, int]]:
-    for log_dir in log_dirs:
-        # An offline log dir reports an error and no sizes; its replicas are simply not counted.
-        if log_dir["error_code"] != 0:
-            continue
-        for topic in log_dir["topics"]:
-            for part in topic["partitions"]:
-                # A "future" replica is an intra-broker copy in progress, not a second replica.
-                if not part.get("is_future_key", False):
-                    yield (
-                        TopicPartition(topic["name"], part["partition_index"]),
-                        part["partition_size"],
-                    )

@@ -4,6 +4,7 @@ under min ISR, the journal's record, and every throttle restored at the end."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import replace
 from datetime import time
 from pathlib import Path
 
@@ -147,3 +148,21 @@ def test_the_first_reading_waits_for_the_first_moves() -> None:
     assert started is not None and set(started.decisions) == {(b, r) for b in (1, 2, 3, 4) for r in Role}
     assert pacer.step(admin, moves, 1.0) is None  # a period after the first reading, not before
     assert pacer.step(admin, moves, 1.5) is not None
+
+
+def test_slow_start_reads_at_a_third_of_the_period_until_a_rate_stops_doubling() -> None:
+    moves = [Move(TopicPartition("t", 0), (1, 2), (3, 4), 100)]
+    pacer = Pacer(PaceSettings(period_s=15), 1000, 5, lambda: time(12, 0))
+    admin = ExecFakeAdmin({TopicPartition("t", 0): (1, 2)})
+    assert pacer.step(admin, moves, 0.0) is not None
+    assert pacer.period() == 5.0
+    assert pacer.step(admin, moves, 4.9) is None
+    assert pacer.step(admin, moves, 5.0) is not None
+    held = {key: replace(pace, state=State.HOLD) for key, pace in pacer.paces.items()}
+    pacer.paces = dict(held)
+    assert pacer.period() == 15.0  # every rate found its limit
+    pacer.paces[(3, Role.FOLLOWER)] = replace(held[(3, Role.FOLLOWER)], state=State.RAISE)
+    assert pacer.period() == 5.0  # one still doubling
+    pacer.paces[(4, Role.FOLLOWER)] = replace(held[(4, Role.FOLLOWER)], backed_off=True)
+    assert pacer.period() == 15.0  # after a back-off, ISR shrinks get the time to show
+    assert Pacer(PaceSettings(period_s=3), 1000, 5, lambda: time(12, 0)).period() == 3.0

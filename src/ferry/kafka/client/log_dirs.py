@@ -1,0 +1,96 @@
+"""Log dirs through one kafka-python admin client: what DescribeLogDirs shows of every broker's
+dirs and replicas, and AlterReplicaLogDirs, which moves replicas between them (KIP-113)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping
+from typing import Any
+
+import kafka.errors as kerrors
+from kafka.structs import TopicPartitionReplica
+
+from ferry.kafka.admin import NOT_THERE_YET, BrokerDirs, ReplicaDir, ReplicaTarget
+from ferry.kafka.client.errors import error_text
+from ferry.kafka.client.health import Call
+from ferry.model import LogDir, TopicPartition
+
+_NOT_THERE_YET = (kerrors.ReplicaNotAvailableError, kerrors.NotLeaderForPartitionError)
+"""The answers of a broker that does not hold the replica yet (it records the preferred dir)."""
+
+
+def describe_log_dirs(
+    client: Any, call: Call, brokers: Collection[int], topics: Collection[str] | None
+) -> dict[int, BrokerDirs]:
+    """Every broker's dirs and the replicas of ``topics`` in them (None: all; empty: none)."""
+    # kafka-python reads an empty mapping as "no partition" and None as "every partition".
+    wanted: dict[str, list[int]] | list[str] | None = None
+    if topics is not None:
+        wanted = sorted(topics) if topics else {}
+    replies = call(
+        "describing log dirs",
+        lambda: client.describe_log_dirs(topic_partitions=wanted, brokers=sorted(brokers)),
+    )
+    return {int(reply["broker"]): broker_dirs(reply["log_dirs"]) for reply in replies}
+
+
+def broker_dirs(results: list[Mapping[str, Any]]) -> BrokerDirs:
+    """One broker's DescribeLogDirs results as its dirs and the replicas in them."""
+    dirs: list[LogDir] = []
+    current: dict[TopicPartition, tuple[str, int]] = {}
+    future: dict[TopicPartition, tuple[str, int]] = {}
+    for result in results:
+        path = result["log_dir"]
+        dirs.append(_log_dir(result))
+        # An offline dir reports an error and no replicas: the broker serves none from it.
+        for tp, size, is_future in _replicas(result):
+            (future if is_future else current)[tp] = (path, size)
+    replicas = {
+        tp: ReplicaDir(path, size, *future.get(tp, (None, 0))) for tp, (path, size) in current.items()
+    }
+    return BrokerDirs(tuple(sorted(dirs, key=lambda d: d.path)), replicas)
+
+
+def _log_dir(result: Mapping[str, Any]) -> LogDir:
+    # -1: a broker before DescribeLogDirs v4 (Kafka 3.3) does not say.
+    total, usable = result.get("total_bytes", -1), result.get("usable_bytes", -1)
+    return LogDir(
+        result["log_dir"],
+        total if total >= 0 else None,
+        usable if usable >= 0 else None,
+        offline=result["error_code"] != 0,
+        cordoned=bool(result.get("is_cordoned", False)),
+    )
+
+
+def _replicas(result: Mapping[str, Any]) -> Iterator[tuple[TopicPartition, int, bool]]:
+    if result["error_code"] != 0:
+        return
+    for topic in result["topics"]:
+        for part in topic["partitions"]:
+            tp = TopicPartition(topic["name"], part["partition_index"])
+            yield tp, part["partition_size"], bool(part.get("is_future_key", False))
+
+
+def alter_replica_log_dirs(
+    client: Any, call: Call, targets: Mapping[ReplicaTarget, str]
+) -> dict[ReplicaTarget, str | None]:
+    """AlterReplicaLogDirs for ``targets`` (see ``ClusterAdmin.alter_replica_log_dirs``)."""
+    if not targets:
+        return {}
+    wanted = {
+        TopicPartitionReplica(tp.topic, tp.partition, broker): path for (tp, broker), path in targets.items()
+    }
+    answers = call("moving replicas between log dirs", lambda: client.alter_replica_log_dirs(wanted))
+    said: dict[ReplicaTarget, str | None] = dict.fromkeys(targets, "the broker did not answer")
+    for tpr, error in answers.items():
+        key = (TopicPartition(tpr.topic, tpr.partition), tpr.broker_id)
+        said[key] = _answer(error)
+    return said
+
+
+def _answer(error: Any) -> str | None:
+    if error is kerrors.NoError:
+        return None
+    if isinstance(error, type) and issubclass(error, _NOT_THERE_YET):
+        return NOT_THERE_YET
+    return error_text(error)
