@@ -17,7 +17,7 @@ from typing import Protocol
 import pytest
 
 from ferry.errors import KafkaError, PreconditionError
-from ferry.kafka.admin import ClusterAdmin
+from ferry.kafka.admin import NOT_THERE_YET, ClusterAdmin
 from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import TopicPartition
@@ -160,6 +160,32 @@ class ClusterAdminContract:
         assert set(sizes[TopicPartition(topic, 1)]) == {2, 3}
         assert all(n >= 200_000 for per_broker in sizes.values() for n in per_broker.values())
         assert TopicPartition(other, 0) not in sizes
+
+    def test_every_replica_is_in_one_of_its_brokers_dirs_and_a_dir_move_is_answered(
+        self, cluster: ContractCluster
+    ) -> None:
+        topic = cluster.new_topic({0: [1, 2]})
+        tp = TopicPartition(topic, 0)
+        # Each broker creates its replica's log a moment after the topic is visible.
+        eventually(
+            lambda: all(tp in cluster.admin.describe_log_dirs([topic])[b].replicas for b in (1, 2)),
+            "both logs",
+        )
+        found = cluster.admin.describe_log_dirs([topic])
+        assert set(found) == set(cluster.racks)
+        for broker in (1, 2):
+            replica = found[broker].replicas[tp]
+            assert found[broker].dir(replica.path) is not None and replica.future_path is None
+        assert tp not in found[3].replicas
+        assert all(d.total_bytes and not d.offline and not d.cordoned for f in found.values() for d in f.dirs)
+        here = found[1].replicas[tp].path
+        answers = cluster.admin.alter_replica_log_dirs(
+            {(tp, 1): here, (tp, 2): "/contract-no-such-dir", (tp, 3): found[3].dirs[0].path}
+        )
+        assert answers[(tp, 1)] is None  # its own dir: nothing to do
+        assert (answers[(tp, 2)] or "").startswith("LogDirNotFoundError")
+        assert answers[(tp, 3)] == NOT_THERE_YET
+        assert cluster.admin.describe_log_dirs([topic])[1].replicas[tp] == found[1].replicas[tp]
 
     def test_min_insync_is_the_topic_value_or_the_default(self, cluster: ContractCluster) -> None:
         strict = cluster.new_topic({0: [1, 2, 3]}, min_insync=2)
