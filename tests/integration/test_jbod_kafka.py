@@ -149,3 +149,37 @@ def test_cancelling_a_copy_between_dirs_leaves_the_replica_in_its_dir(
     )
     assert _no_throttles(admin)
     assert admin.describe_partitions([topic])[0].replicas == (1,)
+
+
+def test_a_dir_evacuated_then_balanced_back_through_plan_and_execute(
+    jbod: tuple[Path, str], admin: KafkaPythonAdmin, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home, bootstrap = jbod
+    topic = "jbod-evacuate"
+    create_topics(bootstrap, {topic: {"assignments": {p: [2] for p in range(4)}}})
+    produce(bootstrap, topic, 8 * MB)
+    full = _dir(home, 2, False)
+    common = ["--bootstrap-server", bootstrap]
+    journal = ["--journal", str(tmp_path / "j.sqlite")]
+    evacuate = tmp_path / "evacuate"
+    assert main(["plan", *common, "--evacuate-dir", f"2:{full}", "--output-dir", str(evacuate)]) == 0
+    report = json.loads((evacuate / "report.json").read_text())
+    assert {r["path"]: r["bytes_after"] for r in report["log_dirs"] if r["broker"] == 2}[full] == 0
+    plan = ["--plan", str(evacuate / "reassignment.json")]
+    assert (
+        main(["execute", *plan, *common, *journal, "--dir-throttle", "5MB/s", "--poll-interval", "0.5"]) == 0
+    )
+    held = admin.describe_log_dirs(None)[2].replicas
+    assert held and all(r.path != full and r.future_path is None for r in held.values())
+    assert _no_throttles(admin)
+    balance = tmp_path / "balance"
+    assert main(["plan", *common, "--disks", "balance", "--output-dir", str(balance)]) == 0
+    plan = ["--plan", str(balance / "reassignment.json")]
+    assert (
+        main(["execute", *plan, *common, *journal, "--dir-throttle", "5MB/s", "--poll-interval", "0.5"]) == 0
+    )
+    capsys.readouterr()
+    again = tmp_path / "again"
+    assert main(["plan", *common, "--disks", "balance", "--output-dir", str(again)]) == 0
+    assert json.loads((again / "reassignment.json").read_text())["partitions"] == []
+    assert _no_throttles(admin)

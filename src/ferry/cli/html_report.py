@@ -51,6 +51,8 @@ def write_html_report(
 def html_page(view: PlanView, report: Mapping[str, Any], title: str, timeline: Timeline | None = None) -> str:
     """The page for ``view`` and its report.json document ``report`` (and a run's ``timeline``)."""
     named = [("brokers", _brokers(view, report)), ("topics", _topics(view)), ("moved", _matrix(view))]
+    if report.get("log_dirs"):
+        named.append(("dirs", _dirs(report["log_dirs"])))
     if timeline is not None and timeline.samples:
         named += [("copied", _copied(timeline)), ("eta", _eta(timeline))]
         if timeline.paced:
@@ -60,6 +62,17 @@ def html_page(view: PlanView, report: Mapping[str, Any], title: str, timeline: T
         for i, (name, fig) in enumerate(named)
     ]
     return _PAGE.format(title=html.escape(title), summary=_summary(report), charts="\n".join(charts))
+
+
+def _dirs(rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Bytes in each log dir (JBOD) before and after the plan, broker by broker."""
+    placed = [r for r in rows if r.get("path") is not None]
+    labels = [f"{r['broker']} {r['path']}" for r in placed]
+    fig = go.Figure()
+    for name, key, colour in (("before", "bytes_before", _BEFORE), ("after", "bytes_after", _AFTER)):
+        fig.add_trace(go.Bar(name=name, x=labels, y=[r[key] / 1e9 for r in placed], marker_color=colour))
+    fig.update_layout(title="bytes per log dir (GB)", barmode="group")
+    return fig
 
 
 def _labels(view: PlanView) -> list[str]:

@@ -21,7 +21,8 @@ def finish_request(
         ExecutionIncomplete: some moves failed (the journal names them).
     """
     tasks = journal.tasks(request_id)
-    done = [t.tp for t in tasks if t.state is TaskState.DONE]
+    # A move between log dirs alone (same replicas, same order) leaves leadership as it was.
+    done = [t.tp for t in tasks if t.state is TaskState.DONE and t.original != t.target]
     if elect and done:
         answers = admin.elect_preferred_leaders(done)
         failed = {tp: why for tp, why in answers.items() if why}

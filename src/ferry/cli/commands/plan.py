@@ -25,13 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from ferry.cli import render
+from ferry.cli.dir_plan import add_dir_options, check_dir_usage, plan_dirs, wants_dirs
+from ferry.cli.dir_plan import summary as dir_summary
 from ferry.cli.engines import add_engine_options, plan_clusters
 from ferry.cli.html_report import html_page
-from ferry.cli.options import (
-    add_safety_options,
-    open_admin,
-    take_snapshot,
-)
+from ferry.cli.options import add_safety_options, open_admin, take_snapshot
 from ferry.cli.plan_args import (
     add_balance_options,
     add_broker_options,
@@ -41,14 +39,11 @@ from ferry.cli.plan_args import (
     check_usage,
     usage_error,
 )
+from ferry.cli.plan_help import DESCRIPTION, EPILOG, FORCE_HELP
 from ferry.cli.plan_view import plan_view
 from ferry.errors import InputError, PreconditionError, and_more
 from ferry.execute import safety
-from ferry.formats import (
-    parse_snapshot,
-    render_snapshot,
-    write_plan,
-)
+from ferry.formats import parse_snapshot, render_snapshot, write_plan
 from ferry.formats.capacity_json import load_capacity
 from ferry.formats.goal_json import goal_json
 from ferry.formats.parquet import is_parquet_snapshot
@@ -58,64 +53,12 @@ from ferry.kafka.snapshot import to_json, with_current_brokers
 from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, PlanJob, RackMode
 from ferry.model.goal import DEFAULT_MAX_DISK_FRACTION
 from ferry.plan.gc_pause import paused
+from ferry.plan.log_dirs.choose import choose_dirs
+from ferry.plan.log_dirs.figures import dir_figures
 from ferry.plan.prepare.validate_goal import validate_goal
 
 EXAMPLE_NAME = "six_brokers_add_two.json"
 SNAPSHOT_NAME = "snapshot.json"
-
-_DESCRIPTION = """\
-Plan a partition reassignment from a cluster snapshot (a file, or one taken from a live cluster
-with --bootstrap-server), moving as few replicas as balance requires: replicas end evenly spread
-over the target brokers, never two replicas of a partition in one rack (or on one broker),
-preferred leaders evenly spread. The cluster is never changed.
-
-Writes DIR/reassignment.json (the partitions that change, in the JSON format of Kafka's
-kafka-reassign-partitions.sh), DIR/rollback.json (their current replicas) and DIR/report.json
-(moves, bytes, lower bound, balance before and after); with --bootstrap-server also
-DIR/snapshot.json, the snapshot the plan was made from. A broker that is down (alive: false in
-the snapshot) never receives replicas: plan it away with --remove-brokers.
-
-With --bootstrap-server the plan also passes the safety checks 'ferry execute' runs before it
-submits: no move may leave a partition with fewer replicas than its topic's min.insync.replicas,
-and none may go onto a broker that is not alive (liveness is read again once the plan is made).
-A plan that fails them is refused (exit 4, one line naming the partition and why) and nothing is
-written, not even snapshot.json, unless --force REASON is given: then the plan is written and
-report.json records the reason and the checks it overrode ("forced"). A snapshot file
-(--snapshot, --fleet, --example) holds no live state, so offline plans are not checked."""
-
-_EPILOG = """\
-examples:
-  rebalance onto every broker of the snapshot, e.g. after adding brokers 7 and 8:
-    ferry plan --snapshot snapshot.json --output-dir out
-  decommission brokers 4 and 5:
-    ferry plan --snapshot snapshot.json --remove-brokers 4,5 --output-dir out
-  the same, straight from a live cluster (snapshot saved as out/snapshot.json):
-    ferry plan --bootstrap-server 127.0.0.1:9092 --remove-brokers 4,5 --output-dir out
-  write a live plan the safety checks refuse, saying why (kept in report.json):
-    ferry plan --bootstrap-server 127.0.0.1:9092 --replication-factor logs=1 \\
-        --force 'logs is scratch data' --output-dir out
-  with TLS or SASL, the client properties file Kafka's own tools take:
-    ferry plan --bootstrap-server kafka1:9093 --command-config client.properties --output-dir out
-  move everything from broker 3 to broker 9 and nothing else:
-    ferry plan --snapshot snapshot.json --replace 3=9 --output-dir out
-  raise orders to 3 replicas, planning only that topic:
-    ferry plan --snapshot snapshot.json --topics orders --replication-factor orders=3 \\
-        --output-dir out
-  try it on the bundled example (8 brokers, 2 of them new):
-    ferry plan --example --output-dir out
-  plan every snapshot of a folder in one Spark job (OUT/<cluster>/ per cluster + a summary):
-    ferry plan --fleet snapshots/ --output-dir out
-  even the disks rather than replica counts, each broker to the same fraction of its capacity:
-    ferry plan --snapshot snapshot.json --balance bytes --capacity disks.json --output-dir out
-  plan without Spark, in this process:
-    ferry plan --snapshot snapshot.json --engine local --output-dir out"""
-
-
-_FORCE_HELP = (
-    "with --bootstrap-server: write the plan even if the safety checks refuse it (below "
-    "min.insync.replicas, onto a broker that is not alive); REASON and the refusals it "
-    'overrode go into report.json as "forced"'
-)
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -123,8 +66,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "plan",
         help="plan a minimal-movement reassignment from a snapshot",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
+        description=DESCRIPTION,
+        epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         # Scripts keep working when a new flag shares a prefix with an old one.
         allow_abbrev=False,
@@ -134,8 +77,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     add_topic_options(parser)
     add_balance_options(parser)
     add_budget_options(parser)
+    add_dir_options(parser)
     add_engine_options(parser)
-    add_safety_options(parser, originals=False, force_help=_FORCE_HELP)
+    add_safety_options(parser, originals=False, force_help=FORCE_HELP)
     parser.add_argument(
         "--rack-mode",
         choices=[mode.value for mode in RackMode],
@@ -172,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
         KafkaError: the live cluster could not be read.
     """
     check_usage(args)
+    check_dir_usage(args)
     # Loading, planning and writing build millions of long-lived objects (ferry.plan.gc_pause).
     with paused():
         return _run(args)
@@ -184,25 +129,52 @@ def _run(args: argparse.Namespace) -> int:
         return run_fleet(args, _build_goal)
     loaded = _load(args)
     snapshot, source = loaded.snapshot, loaded.source
+    if wants_dirs(args):
+        return _run_dirs(args, loaded)
     goal = _build_goal(args, snapshot, source)
     _check_targets_alive(snapshot, goal, source)
     parquet = args.snapshot if args.snapshot is not None and is_parquet_snapshot(args.snapshot) else None
     cluster = PlanJob(source, source, snapshot, goal, parquet)
     [planned], _ = plan_clusters([cluster], engine=args.engine, master=args.spark_master, debug=args.debug)
-    result = planned.plan
+    # Where the snapshot lists log dirs, each new replica goes into its broker's emptiest dir.
+    result = choose_dirs(planned.plan, snapshot)
     _check_cordons(snapshot, result, source)
     forced = _check_safety(args, loaded, result)
-    saved = args.output_dir / SNAPSHOT_NAME if loaded.text is not None else None
+    saved, extra = _snapshot_file(args, loaded)
     report = report_json(result.figures, snapshot=str(saved) if saved else source, goal=goal_json(goal))
     if forced is not None:
         report["forced"] = forced
-    extra = {saved: loaded.text} if saved is not None and loaded.text is not None else {}
+    if any(b.log_dirs for b in snapshot.brokers):
+        report["log_dirs"] = dir_figures(snapshot, result.moves)
     if args.html:
         view = plan_view(snapshot, {m.tp: m.target for m in result.moves}, report["target_brokers"])
         extra[args.output_dir / "report.html"] = html_page(view, report, title=f"ferry plan: {source}")
     files = _write_outputs(args.output_dir, result, report, extra)
     print(render.plan_summary(report, snapshot=source, files=files))
     return 0
+
+
+def _run_dirs(args: argparse.Namespace, loaded: _Loaded) -> int:
+    """``--disks balance`` or ``--evacuate-dir``: plan, check and write as any plan."""
+    result, report = plan_dirs(args, loaded.snapshot, loaded.source)
+    forced = _check_safety(args, loaded, result)
+    report |= {"forced": forced} if forced is not None else {}
+    extra = _snapshot_file(args, loaded)[1]
+    if args.html:
+        alive = [b.id for b in loaded.snapshot.brokers if b.alive]
+        view = plan_view(loaded.snapshot, {m.tp: m.target for m in result.moves}, alive)
+        extra[args.output_dir / "report.html"] = html_page(view, report, title=f"ferry plan: {loaded.source}")
+    files = _write_outputs(args.output_dir, result, report, extra)
+    print(dir_summary(report, files))
+    return 0
+
+
+def _snapshot_file(args: argparse.Namespace, loaded: _Loaded) -> tuple[Path | None, dict[Path, str]]:
+    """Where a snapshot taken live is saved beside the plan, and the file to write there."""
+    if loaded.text is None:
+        return None, {}
+    saved = args.output_dir / SNAPSHOT_NAME
+    return saved, {saved: loaded.text}
 
 
 @dataclass(frozen=True, slots=True)
