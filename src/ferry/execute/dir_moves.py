@@ -14,7 +14,10 @@ A move that names dirs is done once its replicas are its target and each named r
 in its dir with no future log left (:meth:`DirMoves.advance`, every poll, for the tasks whose
 replicas are in place). Future logs are started at most ``per_broker`` at a time on a broker,
 and on at most ``brokers`` brokers at once: a disk copy competes with the broker's produce and
-fetch traffic for the same disks.
+fetch traffic for the same disks. A copy about to end (less than ``lead_bytes`` left: what the
+log-dir throttle copies in two polls) frees its slot early, so the next copy is under way when it
+ends rather than a poll later; the throttle is the broker's, so both together still copy at most
+at its rate.
 """
 
 from __future__ import annotations
@@ -72,6 +75,10 @@ class DirMoves:
     per_broker: int = 1
     brokers: int | None = None
     """Brokers copying between their dirs at once (None: any number)."""
+    lead_bytes: int = 0
+    """A copy with fewer bytes than this left no longer holds its slot: the next one starts
+    alongside it, so the broker-wide throttle never idles between two copies (it still bounds
+    both together)."""
 
     def advance(self, tasks: Sequence[TaskRecord]) -> DirRound:
         """Look at the dirs of ``tasks`` (their replicas are their targets): the ones whose
@@ -82,7 +89,7 @@ class DirMoves:
         found = self.admin.describe_log_dirs({t.tp.topic for t in tasks})
         left = {t.id: misplaced(t, found) for t in tasks}
         done = tuple(t for t in tasks if not left[t.id])
-        busy = _copying(found)
+        busy = _copying(found, self.lead_bytes)
         wanted: dict[ReplicaTarget, str] = {}
         owner: dict[TopicPartition, int] = {}
         for task in tasks:
@@ -131,9 +138,17 @@ def stop(admin: ClusterAdmin, tasks: Sequence[TaskRecord]) -> tuple[list[TaskRec
     return placed, halted
 
 
-def _copying(found: Mapping[int, BrokerDirs]) -> dict[int, int]:
-    """Future logs in flight per broker (among the replicas asked about)."""
-    return {b: sum(1 for r in d.replicas.values() if r.future_path is not None) for b, d in found.items()}
+def _copying(found: Mapping[int, BrokerDirs], lead_bytes: int) -> dict[int, int]:
+    """Future logs in flight per broker (among the replicas asked about), but those with less
+    than ``lead_bytes`` left to copy."""
+    return {
+        b: sum(
+            1
+            for r in d.replicas.values()
+            if r.future_path is not None and r.size - r.future_size >= lead_bytes
+        )
+        for b, d in found.items()
+    }
 
 
 def _refusals(answers: Mapping[ReplicaTarget, str | None]) -> dict[TopicPartition, str]:

@@ -25,6 +25,9 @@ from ferry.model import TopicPartition
 # yet is given this long before it counts as failed: KRaft brokers apply metadata a few ms apart,
 # so the broker answering the metadata request may not have seen the completion.
 _ENDED_GRACE_S = 10.0
+# A copy between log dirs with less left than the log-dir throttle copies in this many polls
+# frees its slot for the next (ferry.execute.dir_moves.DirMoves.lead_bytes).
+_LEAD_POLLS = 2
 
 
 class Dispatch:
@@ -77,7 +80,8 @@ class Dispatch:
     def _place(self, run: RunState, tasks: Sequence[TaskRecord]) -> None:
         """Move the replicas of ``tasks`` into the dirs they name; end those that are there."""
         options = run.options
-        dirs = DirMoves(self._admin, options.max_dir_moves_per_broker, options.max_dir_move_brokers)
+        lead = int(_LEAD_POLLS * options.poll_interval_s * options.dir_rate) if options.dir_rate else 0
+        dirs = DirMoves(self._admin, options.max_dir_moves_per_broker, options.max_dir_move_brokers, lead)
         found = dirs.advance(tasks)
         for task in found.done:
             self._end_task(run, task, TaskState.DONE)

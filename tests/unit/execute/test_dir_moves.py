@@ -12,7 +12,7 @@ from support.fake_dirs import CORDONED_DIR
 
 from ferry.errors import ExecutionIncomplete
 from ferry.execute.cancel import Scope, cancel
-from ferry.execute.dir_moves import dir_changes, dir_progress
+from ferry.execute.dir_moves import DirMoves, dir_changes, dir_progress
 from ferry.execute.events import Event, ProgressUpdate
 from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
@@ -157,3 +157,17 @@ def test_only_replicas_that_change_dir_count_as_copies(journal: Journal) -> None
     (task,) = journal.tasks(rid)
     assert dir_changes(task) == {1: "/d1/a"}  # broker 3's replica is new: it is an adding one
     assert dir_progress(task, {}, finished=True)[0].progress == Progress(100, 100)
+
+
+def test_a_copy_about_to_end_frees_its_slot_for_the_next(journal: Journal) -> None:
+    admin = _admin({T0: (1, 2), T1: (1, 2)})
+    rid = journal.record_request(
+        Plan.of([Move(tp, (1, 2), (1, 2), 100, ("/d1/b", "any")) for tp in (T0, T1)]), bootstrap="b"
+    )
+    tasks = journal.tasks(rid)
+    DirMoves(admin, per_broker=1).advance(tasks)
+    assert set(admin.log_dirs.future) == {(T0, 1)}  # one at a time
+    # The fake's copies are half done at the next look: with 50 bytes left under a lead of 60,
+    # the first no longer holds the slot.
+    DirMoves(admin, per_broker=1, lead_bytes=60).advance(tasks)
+    assert set(admin.log_dirs.future) == {(T0, 1), (T1, 1)}
