@@ -116,6 +116,7 @@ def _run(args: argparse.Namespace, home: Path, bootstrap: str, lib: Path) -> dic
         moved = sum(size for _, _, size in _where(admin).values())
         _ferry("plan", *common, "--evacuate-dir", f"1:{data}", "--output-dir", str(home / "evacuate"))
         execute = ["execute", *common, "--journal", str(journal), "--dir-throttle", str(throttle)]
+        execute += ["--max-dir-moves-per-broker", str(args.per_broker)]
         _ferry(*execute, "--plan", str(home / "evacuate" / "reassignment.json"))
         span, ideal = _span(journal), moved / throttle
         left = [p for p, (path, _, _) in _where(admin).items() if path == data]
@@ -152,6 +153,7 @@ def main() -> int:
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--mib", type=int, default=48, help="MiB per partition")
     parser.add_argument("--throttle-mb", type=int, default=20, help="--dir-throttle, MB/s")
+    parser.add_argument("--per-broker", type=int, default=1, help="--max-dir-moves-per-broker")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ferry-dirs-") as tmp:
         home = Path(tmp)
