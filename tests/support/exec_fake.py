@@ -11,23 +11,23 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
 from support.fake_dirs import FakeDirs
+from support.fake_disks import FakeDisks
 
 from ferry.errors import KafkaError
 from ferry.kafka.admin import (
-    BrokerDirs,
     Disks,
     LogOffsets,
     OngoingReassignment,
     PartitionHealth,
     ReplicaSizes,
-    ReplicaTarget,
+    Tiering,
 )
 from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey
 from ferry.model import Broker, LogDir, PartitionState, TopicPartition
 
 
-class ExecFakeAdmin:
+class ExecFakeAdmin(FakeDisks):
     """Partitions, configs and reassignments in dicts; see the module docstring."""
 
     def __init__(self, replicas: Mapping[TopicPartition, Sequence[int]], *, polls_to_finish: int = 2) -> None:
@@ -53,6 +53,8 @@ class ExecFakeAdmin:
         # What DescribeTopicPartitions shows, where a test says so (else the ISR is all replicas).
         self.isr: dict[TopicPartition, tuple[int, ...]] = {}
         self.min_insync: dict[str, int] = {}
+        self.tiering = Tiering()
+        self.tiered_offsets: dict[TopicPartition, int] = {}
         self.log_dirs = FakeDirs(
             lambda: self.replicas,
             lambda: [b.id for b in self.describe_brokers()],
@@ -80,14 +82,6 @@ class ExecFakeAdmin:
 
     def describe_disks(self) -> Mapping[int, Disks]:
         return {b.id: Disks(10**12, b.id in self.cordoned) for b in self.describe_brokers()}
-
-    def describe_log_dirs(self, topics: Collection[str] | None = None) -> Mapping[int, BrokerDirs]:
-        return self.log_dirs.describe(self.describe_replica_sizes(topics), topics)
-
-    def alter_replica_log_dirs(
-        self, targets: Mapping[ReplicaTarget, str]
-    ) -> Mapping[ReplicaTarget, str | None]:
-        return self.log_dirs.alter(targets)
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         if self.unreachable_polls > 0:

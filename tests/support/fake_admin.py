@@ -21,16 +21,16 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from support.fake_dirs import FakeDirs
+from support.fake_disks import FakeDisks
 
 from ferry.errors import KafkaError, PreconditionError
 from ferry.kafka.admin import (
-    BrokerDirs,
     Disks,
     LogOffsets,
     OngoingReassignment,
     PartitionHealth,
     ReplicaSizes,
-    ReplicaTarget,
+    Tiering,
 )
 from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
@@ -73,7 +73,7 @@ class _Partition:
 
 
 @dataclass
-class FakeAdmin:
+class FakeAdmin(FakeDisks):
     """A cluster of ``brokers`` with no topics; every broker starts alive."""
 
     brokers: dict[int, Broker] = field(default_factory=dict)
@@ -83,6 +83,9 @@ class FakeAdmin:
     freeze: FreezeState | None = None
     closed: bool = False
     log_dirs: FakeDirs = field(init=False)
+    tiering: Tiering = field(default_factory=Tiering)
+    """Tiered topics and KIP-1023 brokers, where a test says so."""
+    tiered_offsets: dict[TopicPartition, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.log_dirs = FakeDirs(
@@ -188,15 +191,6 @@ class FakeAdmin:
             for b in self.brokers.values()
             if b.alive
         }
-
-    def describe_log_dirs(self, topics: Collection[str] | None = None) -> Mapping[int, BrokerDirs]:
-        # The fake's brokers have one dir each unless a test gives them more (log_dirs.dirs).
-        return self.log_dirs.describe(self.describe_replica_sizes(topics), topics)
-
-    def alter_replica_log_dirs(
-        self, targets: Mapping[ReplicaTarget, str]
-    ) -> Mapping[ReplicaTarget, str | None]:
-        return self.log_dirs.alter(targets)
 
     def cordon(self, broker_id: int, cordoned: bool = True) -> None:
         """Cordon (or uncordon) every log dir of ``broker_id``."""

@@ -62,6 +62,7 @@ from ferry.execute.report import measure
 from ferry.execute.resume import Reconciled, reconcile
 from ferry.execute.run_state import RunState
 from ferry.execute.states import RequestState, TaskState
+from ferry.execute.tiered import tiered_copies
 from ferry.execute.waiting import blockers_of, next_waiting
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
 from ferry.model import Plan
@@ -354,7 +355,9 @@ class Executor:
 
     def _report_progress(self, run: RunState) -> None:
         tasks = self._journal.tasks(run.request_id)
-        replicas = measure(self._admin, tasks)
+        if not run.tiered_read:
+            run.tiered, run.tiered_read = tiered_copies(self._admin, tasks), True
+        replicas = measure(self._admin, tasks, run.tiered)
         progress = total_progress(replicas)
         now = self._clock()
         run.history = run.history.add(now, replicas)

@@ -74,7 +74,12 @@ class ReplicaProgress:
 
 
 def replica_progress(
-    move: MoveLike, sizes: Mapping[int, int], leader: int | None, *, finished: bool = False
+    move: MoveLike,
+    sizes: Mapping[int, int],
+    leader: int | None,
+    *,
+    finished: bool = False,
+    to_copy: Mapping[int, int] | None = None,
 ) -> tuple[ReplicaProgress, ...]:
     """Progress of each adding replica of ``move``.
 
@@ -84,10 +89,13 @@ def replica_progress(
         leader: the current leader; when unknown or without a size, the largest original replica
             stands in, then the planned size.
         finished: the move is done: every replica counts as complete.
+        to_copy: per adding broker, the bytes it copies where that is not the leader's size (a
+            tiered topic's new replica that starts at the last uploaded offset).
     """
-    total = _denominator(move, sizes, leader)
+    whole = _denominator(move, sizes, leader)
     result = []
     for broker in move.adding:
+        total = (to_copy or {}).get(broker, whole)
         done = total if finished else min(sizes.get(broker, 0), total)
         result.append(ReplicaProgress(move.tp, broker, Progress(done, total)))
     return tuple(result)

@@ -26,6 +26,7 @@ from ferry.execute.progress import (
 )
 from ferry.execute.records import TaskRecord
 from ferry.execute.states import RequestState, TaskState
+from ferry.execute.tiered import TieredCopies
 from ferry.kafka.admin import ClusterAdmin, replica_sizes
 from ferry.model import TopicPartition
 
@@ -33,24 +34,29 @@ _COUNTED = (TaskState.SUBMITTED, TaskState.DONE, TaskState.PENDING)
 """Tasks whose bytes count: failed and cancelled moves are no longer part of the request's work."""
 
 
-def measure(admin: ClusterAdmin, tasks: Sequence[TaskRecord]) -> tuple[ReplicaProgress, ...]:
+def measure(
+    admin: ClusterAdmin, tasks: Sequence[TaskRecord], tiered: TieredCopies | None = None
+) -> tuple[ReplicaProgress, ...]:
     """Progress of every adding replica of ``tasks``, and of every replica they copy between
     the log dirs of its broker.
 
     A pending task counts its planned bytes as still to copy, a done one as copied; a submitted
-    one is measured on the cluster.
+    one is measured on the cluster; ``tiered`` estimates what the new replicas of tiered topics
+    copy where that is less than their leader's local log (:mod:`ferry.execute.tiered`).
     """
     moving = [t for t in tasks if t.state is TaskState.SUBMITTED]
     topics = {t.tp.topic for t in moving}
     found = admin.describe_log_dirs(topics) if topics else {}
     sizes = replica_sizes(found)
     leaders = {p.tp: p.leader for p in admin.describe_partitions(topics)} if topics else {}
+    copies = tiered.to_copy(admin, moving, sizes, leaders) if tiered is not None else {}
     replicas: list[ReplicaProgress] = []
     for task in tasks:
         if task.state in _COUNTED:
             finished = task.state is TaskState.DONE
+            by_broker, to_copy = sizes.get(task.tp, {}), copies.get(task.tp)
             replicas.extend(
-                replica_progress(task, sizes.get(task.tp, {}), leaders.get(task.tp), finished=finished)
+                replica_progress(task, by_broker, leaders.get(task.tp), finished=finished, to_copy=to_copy)
             )
             replicas.extend(dir_progress(task, found, finished=finished))
     return tuple(replicas)

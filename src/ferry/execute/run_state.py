@@ -9,6 +9,7 @@ from ferry.execute.options import ExecuteOptions
 from ferry.execute.outage import RIDE_OUT_S, Outage
 from ferry.execute.pace.pacer import Pacer
 from ferry.execute.progress import History
+from ferry.execute.tiered import TieredCopies
 from ferry.execute.waiting import Waiting
 from ferry.kafka.freeze import FreezeState
 
@@ -34,6 +35,9 @@ class RunState:
     sampled_at: float | None = None  # when progress last went to the journal (executor clock)
     outage: Outage = field(default_factory=lambda: Outage(RIDE_OUT_S))
     pacer: Pacer | None = None  # --pace auto
+    # What new replicas of tiered topics copy (read at the first poll; None: nothing tiered).
+    tiered: TieredCopies | None = None
+    tiered_read: bool = False
     # --one-replica-at-a-time: the step (1-based) each submitted stepped task has in flight.
     step_sent: dict[int, int] = field(default_factory=dict)
 

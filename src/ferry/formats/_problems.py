@@ -184,6 +184,13 @@ def as_id_list(value: object, path: str, problems: Problems) -> tuple[int, ...] 
     return tuple(checked)
 
 
+def as_names(value: object, path: str, problems: Problems) -> tuple[str, ...]:
+    """An optional JSON array of names (``()`` when absent or after recording a problem)."""
+    items = [] if value is None else as_array(value, path, problems) or []
+    names = [as_str(item, f"{path}[{i}]", problems) for i, item in enumerate(items)]
+    return tuple(sorted({n for n in names if n is not None}))
+
+
 def as_replicas(
     value: object, path: str, known: frozenset[int] | None, problems: Problems
 ) -> tuple[int, ...] | None:

@@ -9,7 +9,8 @@ Layout (one row per broker, one row per partition; the same fields as snapshot J
                              usable_bytes int64?, offline bool?, cordoned bool?>>? (null: unknown)
     NAME/partitions.parquet  topic string, partition int32, replicas list<int32>,
                              leader int32?, isr list<int32>?, size_bytes int64?,
-                             replica_sizes list<int64>?, replica_dirs list<string>?
+                             replica_sizes list<int64>?, replica_dirs list<string>?,
+                             tiered bool? (true: its topic has remote.storage.enable)
 
 ``replica_sizes`` and ``replica_dirs`` are aligned with ``replicas``: the bytes of each replica on
 its broker as measured and the log dir it is in (snapshot JSON's ``replica_sizes`` and
@@ -68,6 +69,7 @@ PARTITIONS_SCHEMA = pa.schema(
         pa.field("size_bytes", pa.int64()),
         pa.field("replica_sizes", pa.list_(pa.int64())),
         pa.field("replica_dirs", pa.list_(pa.string())),
+        pa.field("tiered", pa.bool_()),
     ]
 )
 
@@ -102,6 +104,7 @@ def snapshot_tables(snapshot: ClusterSnapshot) -> tuple[pa.Table, pa.Table]:
             "size_bytes": [p.size_bytes for p in parts],
             "replica_sizes": [_aligned_sizes(p) for p in parts],
             "replica_dirs": [_aligned_dirs(p) for p in parts],
+            "tiered": [p.tp.topic in snapshot.tiered_topics or None for p in parts],
         },
         schema=PARTITIONS_SCHEMA,
     )
@@ -178,8 +181,10 @@ def snapshot_from_tables(brokers: pa.Table, partitions: pa.Table, directory: Pat
     known = _brokers(brokers, str(directory / BROKERS_FILE))
     source = str(directory / PARTITIONS_FILE)
     states = _partitions(partitions, frozenset(b.id for b in known), source)
+    flags = partitions.column("tiered").to_pylist()
+    tiered = {p.tp.topic for p, flag in zip(states, flags, strict=True) if flag}
     try:
-        return ClusterSnapshot.of(known, states)
+        return ClusterSnapshot.of(known, states, tiered)
     except ValueError as exc:
         raise InputError(f"{source}: {exc}") from None
 
@@ -267,7 +272,9 @@ def _partitions(table: pa.Table, known: frozenset[int], source: str) -> list[Par
     cols = [table.column(name).to_pylist() for name in PARTITIONS_SCHEMA.names]
     out: list[PartitionState] = []
     problems: list[str] = []
-    for row, (topic, number, replicas, leader, isr, size, sizes, dirs) in enumerate(zip(*cols, strict=True)):
+    for row, (topic, number, replicas, leader, isr, size, sizes, dirs, _) in enumerate(
+        zip(*cols, strict=True)
+    ):
         problem = None
         if not _row_ok(topic, number, replicas, leader, isr, size, known):
             problem = _row_problem(topic, number, replicas, leader, isr, size, known)

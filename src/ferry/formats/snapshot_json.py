@@ -15,7 +15,8 @@ with the file and the JSON path of the offending value, e.g.
 A snapshot read from a live cluster (``ferry snapshot``) also fills the optional fields that only a
 live cluster knows: ``alive``, ``capacity_bytes``, ``cordoned``, ``cordoned_log_dirs`` and
 ``log_dirs`` per broker (absent: true, unknown, false, none, unknown), ``replica_dirs`` per
-partition (:mod:`ferry.formats.log_dirs_json`),
+partition (:mod:`ferry.formats.log_dirs_json`), the top-level ``tiered_topics`` (those with
+``remote.storage.enable``),
 ``replica_sizes`` (bytes per broker
 holding a replica), ``adding_replicas`` / ``removing_replicas`` of a partition in motion and the
 top-level ``min_insync_replicas`` per topic. They are validated like the rest, and they live here
@@ -36,6 +37,7 @@ from ferry.formats._problems import (
     as_bool,
     as_id_list,
     as_int,
+    as_names,
     as_object,
     as_str,
     brokers_phrase,
@@ -58,7 +60,7 @@ _PARTITION_OPTIONAL = (
     "removing_replicas",
     "replica_dirs",
 )
-_ROOT_OPTIONAL = ("min_insync_replicas",)
+_ROOT_OPTIONAL = ("min_insync_replicas", "tiered_topics")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +112,7 @@ def parse_snapshot_details(data: object, source: str) -> tuple[ClusterSnapshot, 
     details = _Details()
     brokers, partitions = _parse_root(read_root(data, problems), problems, details)
     problems.raise_if_any()
-    return ClusterSnapshot.of(brokers, partitions), details.frozen()
+    return ClusterSnapshot.of(brokers, partitions, details.tiered), details.frozen()
 
 
 @dataclass(slots=True)
@@ -121,6 +123,7 @@ class _Details:
     adding: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
     removing: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
     min_insync: dict[str, int] = field(default_factory=dict)
+    tiered: tuple[str, ...] = ()
 
     def frozen(self) -> SnapshotDetails:
         return SnapshotDetails(self.replica_sizes, self.adding, self.removing, self.min_insync)
@@ -146,6 +149,7 @@ def _parse_root(
         else []
     )
     details.min_insync = _parse_min_insync(decoded.get("min_insync_replicas"), problems)
+    details.tiered = as_names(decoded.get("tiered_topics"), "tiered_topics", problems)
     return brokers, partitions
 
 
@@ -171,6 +175,8 @@ def dump_snapshot(snapshot: ClusterSnapshot, details: SnapshotDetails | None = N
     }
     if details.min_insync:
         doc["min_insync_replicas"] = dict(sorted(details.min_insync.items()))
+    if snapshot.tiered_topics:
+        doc["tiered_topics"] = sorted(snapshot.tiered_topics)
     return doc
 
 

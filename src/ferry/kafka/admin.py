@@ -93,6 +93,18 @@ class BrokerDirs:
 ReplicaTarget = tuple[TopicPartition, int]
 """A replica: its partition and its broker."""
 
+
+@dataclass(frozen=True, slots=True)
+class Tiering:
+    """Tiered storage (KIP-405) where it matters to a move."""
+
+    topics: frozenset[str] = frozenset()
+    """Topics with ``remote.storage.enable``: a new replica copies only the leader's local log."""
+    from_last_tiered: frozenset[int] = frozenset()
+    """Brokers with ``follower.fetch.last.tiered.offset.enable`` (KIP-1023): a new replica there
+    copies only what its leader has not uploaded yet."""
+
+
 ReplicaSizes = Mapping[TopicPartition, Mapping[int, int]]
 """Bytes on disk per partition, per broker holding a replica."""
 
@@ -168,6 +180,15 @@ class ClusterAdmin(Protocol):
     def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
         """Log end and local start offsets of ``partitions``, from their leaders (one ListOffsets
         request per leader and kind of offset); a partition without a leader is left out."""
+        ...
+
+    def describe_tiering(self, topics: Collection[str], brokers: Collection[int]) -> Tiering:
+        """Which of ``topics`` are tiered and which of ``brokers`` fetch from the last tiered
+        offset (DescribeConfigs)."""
+        ...
+
+    def latest_tiered(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, int]:
+        """The last offset of each partition in remote storage, -1 where none (ListOffsets)."""
         ...
 
     def close(self) -> None:

@@ -1,10 +1,10 @@
 """Collect a live :class:`~ferry.model.ClusterSnapshot` through a ClusterAdmin, and save it as JSON.
 
-Five batched calls make a snapshot, whatever the partition count: DescribeCluster, one Metadata
-request, DescribeLogDirs (one request per broker), ListPartitionReassignments and one
-DescribeConfigs for every topic. Metadata and sizes are read a few milliseconds apart, so a
-partition that moves in between may show a size from its old leader: good enough for planning,
-which only needs relative sizes.
+Six batched calls make a snapshot, whatever the partition count: DescribeCluster, one Metadata
+request, DescribeLogDirs (one request per broker), ListPartitionReassignments and two
+DescribeConfigs for every topic (min.insync.replicas, remote.storage.enable). Metadata and sizes
+are read a few milliseconds apart, so a partition that moves in between may show a size from its
+old leader: good enough for planning, which only needs relative sizes.
 
 A broker that is down when the snapshot is taken is kept, marked ``alive=False``: the metadata still
 lists it among the replicas, the ISR shows the truth (it drops out once the controller notices), and
@@ -80,8 +80,9 @@ def collect(admin: ClusterAdmin, topics: Collection[str] | None = None) -> LiveS
         )
         for p in partitions
     )
+    tiered = admin.describe_tiering(names, ()).topics if names else frozenset()
     return LiveSnapshot(
-        snapshot=ClusterSnapshot.of(brokers, sized),
+        snapshot=ClusterSnapshot.of(brokers, sized, tiered),
         replica_sizes=sizes,
         reassignments=reassignments,
         min_insync=admin.describe_min_insync(names),

@@ -132,10 +132,15 @@ class PartitionState:
 
 @dataclass(frozen=True, slots=True)
 class ClusterSnapshot:
-    """Brokers and partitions at one moment; partitions are kept sorted by topic-partition."""
+    """Brokers and partitions at one moment; partitions are kept sorted by topic-partition.
+
+    ``tiered_topics``: the topics with ``remote.storage.enable`` (KIP-405), whose older segments
+    live in remote storage: their sizes are local bytes, all a new replica copies.
+    """
 
     brokers: tuple[Broker, ...]
     partitions: tuple[PartitionState, ...]
+    tiered_topics: frozenset[str] = frozenset()
     _by_tp: Mapping[TopicPartition, PartitionState] = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -148,8 +153,10 @@ class ClusterSnapshot:
         object.__setattr__(self, "_by_tp", by_tp)
 
     @classmethod
-    def of(cls, brokers: Iterable[Broker], partitions: Iterable[PartitionState]) -> ClusterSnapshot:
-        return cls(tuple(brokers), tuple(partitions))
+    def of(
+        cls, brokers: Iterable[Broker], partitions: Iterable[PartitionState], tiered: Iterable[str] = ()
+    ) -> ClusterSnapshot:
+        return cls(tuple(brokers), tuple(partitions), frozenset(tiered))
 
     def partition(self, tp: TopicPartition) -> PartitionState:
         return self._by_tp[tp]

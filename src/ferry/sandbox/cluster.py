@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ferry.errors import KafkaError, PreconditionError, UsageError
-from ferry.sandbox import layout, process, security
+from ferry.sandbox import layout, node_logs, process, security
 from ferry.sandbox.jars import KAFKA_VERSION
 from ferry.sandbox.layout import ClusterSpec, NodeSpec, Role
 from ferry.sandbox.state import STATE_FILE, NodeState, SandboxState, load_state, save_state
@@ -28,14 +28,11 @@ Probe = Callable[[str], frozenset[int]]
 It should return an empty set (not raise) while the cluster is still starting."""
 
 SASL_CONFIG_FILE = "client-sasl.properties"
+_TIERED_DIR = "tiered"  # the remote storage of --tiered, shared by every broker
 _ACL_LOG4J, _ACL_LOG = "acl-log4j2.xml", "acl.log"
 """The logging config and log of Kafka's AclCommand runs (``--sasl``)."""
 _FORMAT_TIMEOUT_S = 60.0
 _STOP_GRACE_S = 15.0
-_CONSOLE_LOG = "console.log"
-# Console lines that explain a JVM's end: log4j errors, exceptions, the JVM's own out-of-memory exit
-# ("Terminating due to java.lang.OutOfMemoryError") and its crash banner.
-_ERROR_MARKS = (" ERROR ", "Exception", "OutOfMemoryError", "fatal error has been detected")
 
 
 def default_sandbox_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -97,8 +94,16 @@ class Sandbox:
             # kafka-storage would read "-..." as an option (Kafka's Uuid.randomUuid rerolls too).
             cluster_id = layout.new_cluster_id(os.urandom(16))
         keystore = self._make_certificates() if spec.ssl else None
+        tiered = (
+            layout.Tiered(self.directory / _TIERED_DIR, spec.fetch_last_tiered_offset)
+            if spec.tiered
+            else None
+        )
+        if tiered is not None:
+            tiered.storage_dir.mkdir(parents=True, exist_ok=True)
         for node in nodes:
-            self._write_node_files(node, nodes, keystore, spec.log_dirs if node.role is Role.BROKER else 1)
+            dirs = spec.log_dirs if node.role is Role.BROKER else 1
+            self._write_node_files(node, nodes, keystore, dirs, tiered)
         self._format_all(nodes, lib, cluster_id)
         sasl = layout.bootstrap_servers(nodes, sasl=True) if spec.sasl else None
         if sasl is not None:
@@ -143,7 +148,7 @@ class Sandbox:
                 f"cannot restart {node.spec.name}: {busy} still held by another process",
                 hint="find it with 'ss -ltnp' or 'fuser', stop it, and restart again",
             )
-        _set_logs_aside(node)
+        node_logs.set_logs_aside(node)
         started = node.with_pid(self._launch(state, node.spec))
         state = state.with_node(started)
         save_state(self.directory, state)
@@ -202,13 +207,18 @@ class Sandbox:
         return keystore
 
     def _write_node_files(
-        self, node: NodeSpec, nodes: tuple[NodeSpec, ...], keystore: Path | None, log_dirs: int
+        self,
+        node: NodeSpec,
+        nodes: tuple[NodeSpec, ...],
+        keystore: Path | None,
+        log_dirs: int,
+        tiered: layout.Tiered | None,
     ) -> None:
         home = self._home(node)
         dirs = layout.data_dirs(home, log_dirs)
         for d in dirs:
             d.mkdir(parents=True, exist_ok=True)
-        props = layout.server_properties(node, nodes, dirs, keystore)
+        props = layout.server_properties(node, nodes, dirs, keystore, tiered)
         (home / "server.properties").write_text(layout.render_properties(props), encoding="utf-8")
         log4j = layout.log4j2_config(home / "server.log")
         (home / "log4j2.xml").write_text(log4j, encoding="utf-8")
@@ -258,7 +268,7 @@ class Sandbox:
         argv = layout.java_command(
             self.java, Path(state.lib), "kafka.Kafka", [str(home / "server.properties")], options
         )
-        return process.launch(argv, home / _CONSOLE_LOG)
+        return process.launch(argv, node_logs.console_log_of(home))
 
     def _wait_ready(
         self, state: SandboxState, wanted: frozenset[int], probe: Probe, timeout_s: float
@@ -285,8 +295,8 @@ class Sandbox:
         for node in state.nodes:
             if node.pid is not None and not _running(node):
                 raise KafkaError(
-                    f"{node.spec.name} exited during startup{exit_reason(node)}",
-                    hint=f"see {node.log_file} and {_console_log(node)}",
+                    f"{node.spec.name} exited during startup{node_logs.exit_reason(node)}",
+                    hint=f"see {node.log_file} and {node_logs.console_log(node)}",
                 )
 
     def _stop_nodes(self, state: SandboxState, nodes: tuple[NodeState, ...], *, hard: bool) -> None:
@@ -303,6 +313,7 @@ class Sandbox:
         # Delete only what the sandbox created: --dir may point at a folder holding other files.
         for node in state.nodes:
             shutil.rmtree(node.home, ignore_errors=True)
+        shutil.rmtree(self.directory / _TIERED_DIR, ignore_errors=True)
         (self.directory / STATE_FILE).unlink(missing_ok=True)
         self.sasl_config_file.unlink(missing_ok=True)
         for user in layout.SCRAM_USERS:
@@ -328,59 +339,6 @@ class Sandbox:
 
 def _marker(node: NodeState) -> str:
     return str(node.properties_file)
-
-
-def _console_log(node: NodeState) -> Path:
-    return Path(node.home) / _CONSOLE_LOG
-
-
-def _set_logs_aside(node: NodeState) -> None:
-    """Move a node's logs to ``*.previous`` before it starts again.
-
-    Both files are appended to, so without this the last error in them may be the old JVM's shutdown
-    noise and a failed restart would be explained by the wrong incarnation.
-    """
-    for path in (Path(node.log_file), _console_log(node)):
-        with contextlib.suppress(FileNotFoundError):
-            path.replace(path.with_name(path.name + ".previous"))
-
-
-def exit_reason(node: NodeState) -> str:
-    """Why the node's JVM stopped, so a failed start explains itself (CI keeps no sandbox files: the
-    session wipes them).
-
-    Kafka logs the cause as a FATAL line followed by the exception, then shuts down, and the shutdown
-    logs errors of its own (fetchers cut off mid-request); so the first FATAL line wins over the last
-    error. The JVM's own failures (no memory, bad options, a crash) reach only the console log, and a
-    signal (the kernel's OOM killer, a stray kill) none: the wait status says so.
-    """
-    parts = (process.how_it_ended(node.pid), _logged_cause(node))
-    found = "; ".join(p for p in parts if p)
-    return f": {found}" if found else ""
-
-
-def _logged_cause(node: NodeState) -> str:
-    server = _lines(Path(node.log_file))
-    for i, line in enumerate(server):
-        if " FATAL " in line:
-            cause = server[i + 1].strip() if i + 1 < len(server) else ""
-            return _clipped(f"{line.strip()} {cause}")
-    for lines in (_lines(_console_log(node)), server):
-        for line in reversed(lines):
-            if any(mark in line for mark in _ERROR_MARKS) or line.startswith("Error"):
-                return _clipped(line)
-    return ""
-
-
-def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(errors="replace").splitlines()
-    except OSError:
-        return []
-
-
-def _clipped(text: str) -> str:
-    return text.strip()[:400]
 
 
 def _running(node: NodeState) -> bool:

@@ -20,6 +20,9 @@ KAFKA_VERSION = "4.3.1"
 """The pinned Kafka release; must match ``kafka.version`` in ``kafka/pom.xml``."""
 
 _MARKER = ".ferry-complete"
+_CONTENTS = f"{KAFKA_VERSION} with-local-tiered-storage"
+"""What the marker says of a finished copy: the version, and the jar set (a pom that gains a
+jar changes it, so an older cache is fetched again)."""
 _POM = Path(__file__).resolve().parents[3] / "kafka" / "pom.xml"
 
 
@@ -35,7 +38,7 @@ def kafka_home(env: Mapping[str, str] | None = None) -> Path:
 def is_complete(lib: Path) -> bool:
     """True when ``lib`` holds a finished copy of this Kafka version's jars."""
     marker = lib / _MARKER
-    return marker.is_file() and marker.read_text(encoding="utf-8").strip() == KAFKA_VERSION
+    return marker.is_file() and marker.read_text(encoding="utf-8").strip() == _CONTENTS
 
 
 def ensure_jars(
@@ -57,7 +60,7 @@ def ensure_jars(
     scratch = lib.with_name("lib.partial")
     shutil.rmtree(scratch, ignore_errors=True)
     _run_maven(mvn_path, pom, scratch, timeout_s)
-    (scratch / _MARKER).write_text(KAFKA_VERSION + "\n", encoding="utf-8")
+    (scratch / _MARKER).write_text(_CONTENTS + "\n", encoding="utf-8")
     shutil.rmtree(lib, ignore_errors=True)
     os.replace(scratch, lib)
     return lib

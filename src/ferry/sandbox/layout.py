@@ -64,6 +64,11 @@ class ClusterSpec:
     """Every broker also listens on an SSL port, with a certificate from a CA made for the sandbox."""
     log_dirs: int = 1
     """Log dirs per broker (JBOD); controllers keep one."""
+    tiered: bool = False
+    """Remote storage (KIP-405) on a local folder shared by the brokers (:class:`Tiered`)."""
+    fetch_last_tiered_offset: bool = False
+    """With ``tiered``: new followers start at the leader's earliest offset not yet uploaded
+    (``follower.fetch.last.tiered.offset.enable``, KIP-1023) rather than its earliest local one."""
 
     def __post_init__(self) -> None:
         if self.brokers < 1:
@@ -75,6 +80,8 @@ class ClusterSpec:
             raise ValueError(f"racks must be 0 (no racks) or more, got {self.racks}")
         if not 128 <= self.heap_mb <= 512:
             raise ValueError(f"heap must be between 128 and 512 MiB, got {self.heap_mb}")
+        if self.fetch_last_tiered_offset and not self.tiered:
+            raise ValueError("fetching from the last tiered offset needs tiered storage")
         if not 1 <= self.log_dirs <= MAX_LOG_DIRS:
             raise ValueError(f"log dirs per broker must be between 1 and {MAX_LOG_DIRS}, got {self.log_dirs}")
 
@@ -158,11 +165,45 @@ def new_cluster_id(random16: bytes) -> str:
     return base64.urlsafe_b64encode(random16).rstrip(b"=").decode("ascii")
 
 
+@dataclass(frozen=True, slots=True)
+class Tiered:
+    """Tiered storage for the brokers: Kafka's own ``LocalTieredStorage`` (from the kafka-storage
+    test jar) keeping the remote segments in ``storage_dir``, one folder all brokers share, as an
+    object store would be."""
+
+    storage_dir: Path
+    fetch_last_tiered_offset: bool = False
+
+    def properties(self, brokers: int) -> dict[str, str]:
+        return {
+            "remote.log.storage.system.enable": "true",
+            "remote.log.storage.manager.class.name": _LOCAL_TIERED_STORAGE,
+            "remote.log.storage.manager.impl.prefix": "rsm.config.",
+            "rsm.config.dir": str(self.storage_dir),
+            "remote.log.metadata.manager.listener.name": "PLAINTEXT",
+            "rlmm.config.remote.log.metadata.topic.replication.factor": str(min(3, brokers)),
+            "rlmm.config.remote.log.metadata.topic.num.partitions": "5",
+            # Upload within a second of a segment rolling, and delete uploaded local segments past
+            # local retention as soon: a test sees its topic tiered in seconds.
+            "remote.log.manager.task.interval.ms": "1000",
+            "log.retention.check.interval.ms": "1000",
+            "follower.fetch.last.tiered.offset.enable": str(self.fetch_last_tiered_offset).lower(),
+        }
+
+
+_LOCAL_TIERED_STORAGE = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
+
+
 def server_properties(
-    node: NodeSpec, nodes: Sequence[NodeSpec], log_dirs: Sequence[Path], keystore: Path | None = None
+    node: NodeSpec,
+    nodes: Sequence[NodeSpec],
+    log_dirs: Sequence[Path],
+    keystore: Path | None = None,
+    tiered: Tiered | None = None,
 ) -> dict[str, str]:
     """The ``server.properties`` of ``node`` in a cluster of ``nodes``, keeping its data in
-    ``log_dirs``; ``keystore`` is the PEM file of the SSL listener (brokers with an SSL port)."""
+    ``log_dirs``; ``keystore`` is the PEM file of the SSL listener (brokers with an SSL port),
+    ``tiered`` the brokers' remote storage."""
     controllers = [n for n in nodes if n.role is Role.CONTROLLER]
     brokers = sum(1 for n in nodes if n.role is Role.BROKER)
     props = {
@@ -180,8 +221,13 @@ def server_properties(
     }
     if node.role is Role.CONTROLLER:
         props["listeners"] = f"CONTROLLER://{node.address}"
+        if tiered is not None:
+            # The controller validates topic configs: remote.storage.enable needs the system on.
+            props["remote.log.storage.system.enable"] = "true"
     else:
         props.update(_broker_properties(node, brokers, keystore))
+        if tiered is not None:
+            props.update(tiered.properties(brokers))
     if any(n.sasl_port is not None for n in nodes):
         # Every node authorizes (controllers too: brokers forward requests with the client's
         # principal); the PLAINTEXT and CONTROLLER listeners' ANONYMOUS is a super user.

@@ -203,17 +203,22 @@ def test_replica_sizes_that_do_not_fit_the_replicas_name_the_row(
         load_parquet_snapshot(tmp_path / "s")
 
 
-def test_log_dirs_and_replica_dirs_survive_the_round_trip_in_both_formats(tmp_path: Path) -> None:
+def test_log_dirs_replica_dirs_and_tiered_topics_survive_the_round_trip_in_both_formats(
+    tmp_path: Path,
+) -> None:
     dirs = (LogDir("/a", 100, 40), LogDir("/b", None, None, offline=True), LogDir("/c", 9, 9, cordoned=True))
     placed = replace(partition("t", 0, [1, 2], size=10), replica_dirs=((1, "/b"), (2, "/a")))
-    snap = ClusterSnapshot.of([Broker(1, "a", log_dirs=dirs), broker(2, "b")], [placed])
+    other = partition("u", 0, [2, 1], size=10)
+    snap = ClusterSnapshot.of([Broker(1, "a", log_dirs=dirs), broker(2, "b")], [placed, other], ["t"])
     write_parquet_snapshot(snap, tmp_path / "s")
     table = pq.read_table(tmp_path / "s" / PARTITIONS_FILE)
-    assert table.column("replica_dirs").to_pylist() == [["/b", "/a"]]
+    assert table.column("replica_dirs").to_pylist() == [["/b", "/a"], None]
+    assert table.column("tiered").to_pylist() == [True, None]
     for loaded in (load_parquet_snapshot(tmp_path / "s"), _json_round_trip(snap, tmp_path)):
         assert loaded.brokers[0].log_dirs == dirs
         assert loaded.brokers[0].log_dir("/c") == dirs[2]
         assert loaded.partition(placed.tp).replica_dirs == ((1, "/b"), (2, "/a"))
+        assert loaded.tiered_topics == frozenset({"t"})
 
 
 def _json_round_trip(snap: ClusterSnapshot, tmp_path: Path) -> ClusterSnapshot:

@@ -12,7 +12,7 @@ from support.fake_admin import FakeAdmin
 
 from ferry.errors import InputError
 from ferry.formats import parse_snapshot_details
-from ferry.kafka.admin import BrokerDirs, ClusterAdmin, OngoingReassignment, ReplicaDir
+from ferry.kafka.admin import BrokerDirs, ClusterAdmin, OngoingReassignment, ReplicaDir, Tiering
 from ferry.kafka.snapshot import (
     collect,
     leader_size,
@@ -80,6 +80,10 @@ class StubAdmin:
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         # Moving a-0 from [1] to [2]: while it lasts, replicas are target + original (KIP-455).
         return (OngoingReassignment(A0, (1, 2), (2,), (1,)),)
+
+    def describe_tiering(self, topics: Collection[str], brokers: Collection[int]) -> Tiering:
+        # Topic b keeps its older segments in remote storage.
+        return Tiering(frozenset({"b"}) & set(topics))
 
     def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
         return {t: 2 for t in topics}
@@ -158,6 +162,7 @@ def test_json_extends_snapshot_v1() -> None:
     }
     assert "leader" not in a1
     assert doc["min_insync_replicas"] == {"a": 2, "b": 2}
+    assert doc["tiered_topics"] == ["b"]
     assert json.loads(render_json(collect(StubAdmin()))) == doc
 
 
@@ -171,6 +176,7 @@ def test_live_json_reads_back_as_a_snapshot_with_its_details() -> None:
     assert extra.min_insync == live.min_insync
     assert [p.replica_dirs for p in snap.partitions] == [p.replica_dirs for p in live.snapshot.partitions]
     assert snap.partition(B0).dir_on(1) == "/data/b"
+    assert snap.tiered_topics == frozenset({"b"})
 
 
 def test_write_json_is_atomic_and_reports_unwritable_path(tmp_path: Path) -> None:

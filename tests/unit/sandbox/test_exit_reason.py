@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ferry.sandbox import process
-from ferry.sandbox.cluster import exit_reason
+from ferry.sandbox.node_logs import exit_reason
 from ferry.sandbox.state import NodeState
 
 pytestmark = pytest.mark.unit

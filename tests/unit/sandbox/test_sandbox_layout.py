@@ -14,6 +14,7 @@ from ferry.sandbox.layout import (
     SASL_USER,
     ClusterSpec,
     Role,
+    Tiered,
     bootstrap_servers,
     data_dirs,
     format_args,
@@ -199,3 +200,19 @@ def test_scram_users_are_created_when_storage_is_formatted(tmp_path: Path) -> No
     assert args[args.index("--add-scram") + 1] == "SCRAM-SHA-512=[name=admin,password=admin-secret]"
     assert args.count("--add-scram") == 3
     assert "--add-scram" not in format_args("id", tmp_path / "server.properties")
+
+
+def test_tiered_brokers_get_local_tiered_storage_in_one_shared_folder() -> None:
+    nodes = plan_nodes(ClusterSpec(brokers=4, tiered=True), [9000, 9001, 9002, 9003, 9004])
+    tiered = Tiered(Path("/s/tiered"), fetch_last_tiered_offset=True)
+    broker = server_properties(nodes[1], nodes, [Path("/b")], tiered=tiered)
+    assert broker["remote.log.storage.system.enable"] == "true"
+    assert broker["remote.log.storage.manager.class.name"].endswith(".LocalTieredStorage")
+    assert broker["rsm.config.dir"] == "/s/tiered"
+    assert broker["follower.fetch.last.tiered.offset.enable"] == "true"
+    assert broker["rlmm.config.remote.log.metadata.topic.replication.factor"] == "3"
+    controller = server_properties(nodes[0], nodes, [Path("/c")], tiered=tiered)
+    assert "rsm.config.dir" not in controller
+    assert controller["remote.log.storage.system.enable"] == "true"  # it validates topic configs
+    with pytest.raises(ValueError, match="needs tiered storage"):
+        ClusterSpec(fetch_last_tiered_offset=True)

@@ -146,6 +146,9 @@ def _run(args: argparse.Namespace) -> int:
         report["forced"] = forced
     if any(b.log_dirs for b in snapshot.brokers):
         report["log_dirs"] = dir_figures(snapshot, result.moves)
+    if snapshot.tiered_topics:
+        # Their sizes are local bytes: what a new replica copies (less on a KIP-1023 broker).
+        report["tiered_topics"] = sorted(snapshot.tiered_topics)
     if args.html:
         view = plan_view(snapshot, {m.tp: m.target for m in result.moves}, report["target_brokers"])
         extra[args.output_dir / "report.html"] = html_page(view, report, title=f"ferry plan: {source}")

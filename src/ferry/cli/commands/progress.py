@@ -23,6 +23,7 @@ from ferry.errors import UsageError
 from ferry.execute.progress import History
 from ferry.execute.report import RequestProgress, measure, to_json
 from ferry.execute.states import RequestState, TaskState
+from ferry.execute.tiered import tiered_copies
 from ferry.formats import dumps_json
 from ferry.kafka.admin import ClusterAdmin
 
@@ -56,14 +57,15 @@ def _run(args: argparse.Namespace) -> int:
         request = pick_request(journal, args.request, [RequestState.RUNNING], live=True)
         tasks = journal.tasks(request.id)
         with connection.open() as admin:
-            replicas = measure(admin, tasks)
+            tiered = tiered_copies(admin, tasks)
+            replicas = measure(admin, tasks, tiered)
             throttle = request.options.throttle
             history = History(throttle=throttle).add(time.monotonic(), replicas)
             if args.interval > 0 and any(t.state is TaskState.SUBMITTED for t in tasks):
                 time.sleep(args.interval)
                 # The journal may have moved on meanwhile (a move finished): measure its new state.
                 request, tasks = journal.request(request.id), journal.tasks(request.id)
-                replicas = measure(admin, tasks)
+                replicas = measure(admin, tasks, tiered)
                 history = history.add(time.monotonic(), replicas)
             frozen = args.metrics_textfile is not None and _frozen(admin)
     report = RequestProgress(request.id, request.state, tasks, replicas, history.estimate(replicas))

@@ -71,6 +71,19 @@ def _add_up(verbs: Any, common: argparse.ArgumentParser) -> None:
         help="log dirs per broker (JBOD), DIR/broker-ID/data, data2, ... (default 1)",
     )
     up.add_argument(
+        "--tiered",
+        action="store_true",
+        help="tiered storage (KIP-405) through Kafka's LocalTieredStorage, the remote segments in "
+        "DIR/tiered; a topic with remote.storage.enable=true uploads each rolled segment within a "
+        "second and keeps local.retention.bytes/ms of it on the brokers",
+    )
+    up.add_argument(
+        "--fetch-last-tiered-offset",
+        action="store_true",
+        help="with --tiered: follower.fetch.last.tiered.offset.enable (KIP-1023): a new replica "
+        "copies only what its leader has not uploaded yet",
+    )
+    up.add_argument(
         "--sasl",
         action="store_true",
         help="also open a SASL_PLAINTEXT listener on every broker, with ACLs (StandardAuthorizer): "
@@ -102,6 +115,8 @@ def _up(args: argparse.Namespace) -> int:
             sasl=args.sasl,
             ssl=args.ssl,
             log_dirs=args.log_dirs,
+            tiered=args.tiered,
+            fetch_last_tiered_offset=args.fetch_last_tiered_offset,
         )
     except ValueError as exc:
         raise UsageError(f"sandbox up: {exc}") from exc

@@ -28,10 +28,11 @@ from ferry.kafka.admin import (
     PartitionHealth,
     ReplicaSizes,
     ReplicaTarget,
+    Tiering,
     disks_of,
     replica_sizes,
 )
-from ferry.kafka.client import health, log_dirs
+from ferry.kafka.client import health, log_dirs, tiering
 from ferry.kafka.client.configs import RESOURCE_TYPES, own_value, per_request, side_by_side
 from ferry.kafka.client.connect import new_admin_client
 from ferry.kafka.client.errors import RETRIED, bounded, error_text, needed_for, raise_for, translated
@@ -200,6 +201,14 @@ class KafkaPythonAdmin:
     def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
         """Log end and local start offsets (ListOffsets; :mod:`.health`)."""
         return health.log_offsets(self._client, self._call, partitions)
+
+    def describe_tiering(self, topics: Collection[str], brokers: Collection[int]) -> Tiering:
+        """Tiered topics and KIP-1023 brokers (DescribeConfigs; :mod:`.tiering`)."""
+        return tiering.describe_tiering(self._client, self._call, topics, brokers)
+
+    def latest_tiered(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, int]:
+        """The last uploaded offset per partition (ListOffsets; :mod:`.tiering`)."""
+        return tiering.latest_tiered(self._client, self._call, partitions)
 
     # -- error translation -----------------------------------------------------------------------
 
