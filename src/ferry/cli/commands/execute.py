@@ -38,6 +38,8 @@ The request is recorded in the journal before anything is submitted and its id i
 stdout. Moves are submitted in batches as the limits allow; with --throttle, replication of
 exactly the moving replicas is throttled and every throttle config is restored when the run ends,
 however it ends. ferry stays until the last move has ended (--wait prints progress meanwhile).
+The plan's log_dirs (JBOD) are honoured: a new replica is created in its dir, a replica changing
+dir on its broker is copied there under --dir-throttle, one per broker at a time by default.
 Refuses (exit 4) while reassignments ferry did not start are in flight, unless --additional.
 While the cluster is frozen ('ferry freeze', from any machine) it submits no new moves: started
 frozen, it records the request, says the cluster is frozen, by whom and why, and waits paused;
