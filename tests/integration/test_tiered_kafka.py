@@ -52,8 +52,15 @@ def test_a_tiered_topic_is_seen_snapshotted_and_moved_with_its_local_log_only(
         out = tmp_path / "plan"
         planned = ["plan", "--bootstrap-server", bootstrap, "--topics", TOPIC, "--brokers", "2"]
         assert main([*planned, "--output-dir", str(out)]) == 0
-        assert json.loads((out / "snapshot.json").read_text())["tiered_topics"] == [TOPIC]
-        assert json.loads((out / "report.json").read_text())["tiered_topics"] == [TOPIC]
+        snapshot = json.loads((out / "snapshot.json").read_text())
+        assert snapshot["tiered_topics"] == [TOPIC]
+        (state,) = [p for p in snapshot["partitions"] if p["topic"] == TOPIC]
+        assert 0 <= state["untiered_bytes"] < state["size_bytes"]  # the active segment at most
+        report = json.loads((out / "report.json").read_text())
+        assert report["tiered_topics"] == [TOPIC]
+        assert (
+            report["bytes_to_copy"] == report["bytes_moved"]
+        )  # no broker here fetches from the last tiered offset
         journal = str(tmp_path / "j.sqlite")
         plan = [
             "--plan",

@@ -6,11 +6,13 @@ Layout (one row per broker, one row per partition; the same fields as snapshot J
                              alive bool? (null: alive), cordoned bool? (null: no),
                              cordoned_log_dirs list<string>? (null: none),
                              log_dirs list<struct<path string, total_bytes int64?,
-                             usable_bytes int64?, offline bool?, cordoned bool?>>? (null: unknown)
+                             usable_bytes int64?, offline bool?, cordoned bool?>>? (null: unknown),
+                             fetch_last_tiered bool? (null: no; KIP-1023)
     NAME/partitions.parquet  topic string, partition int32, replicas list<int32>,
                              leader int32?, isr list<int32>?, size_bytes int64?,
                              replica_sizes list<int64>?, replica_dirs list<string>?,
-                             tiered bool? (true: its topic has remote.storage.enable)
+                             tiered bool? (true: its topic has remote.storage.enable),
+                             untiered_bytes int64? (of a tiered topic: local bytes not uploaded)
 
 ``replica_sizes`` and ``replica_dirs`` are aligned with ``replicas``: the bytes of each replica on
 its broker as measured and the log dir it is in (snapshot JSON's ``replica_sizes`` and
@@ -57,6 +59,7 @@ BROKERS_SCHEMA = pa.schema(
         pa.field("cordoned", pa.bool_()),
         pa.field("cordoned_log_dirs", pa.list_(pa.string())),
         pa.field("log_dirs", pa.list_(_LOG_DIR)),
+        pa.field("fetch_last_tiered", pa.bool_()),
     ]
 )
 PARTITIONS_SCHEMA = pa.schema(
@@ -70,6 +73,7 @@ PARTITIONS_SCHEMA = pa.schema(
         pa.field("replica_sizes", pa.list_(pa.int64())),
         pa.field("replica_dirs", pa.list_(pa.string())),
         pa.field("tiered", pa.bool_()),
+        pa.field("untiered_bytes", pa.int64()),
     ]
 )
 
@@ -90,6 +94,7 @@ def snapshot_tables(snapshot: ClusterSnapshot) -> tuple[pa.Table, pa.Table]:
             "cordoned": [b.cordoned for b in snapshot.brokers],
             "cordoned_log_dirs": [list(b.cordoned_log_dirs) for b in snapshot.brokers],
             "log_dirs": [_log_dirs(b) for b in snapshot.brokers],
+            "fetch_last_tiered": [b.fetch_last_tiered or None for b in snapshot.brokers],
         },
         schema=BROKERS_SCHEMA,
     )
@@ -105,6 +110,7 @@ def snapshot_tables(snapshot: ClusterSnapshot) -> tuple[pa.Table, pa.Table]:
             "replica_sizes": [_aligned_sizes(p) for p in parts],
             "replica_dirs": [_aligned_dirs(p) for p in parts],
             "tiered": [p.tp.topic in snapshot.tiered_topics or None for p in parts],
+            "untiered_bytes": [p.untiered_bytes for p in parts],
         },
         schema=PARTITIONS_SCHEMA,
     )
@@ -244,9 +250,12 @@ def _brokers(table: pa.Table, source: str) -> list[Broker]:
     log_dirs = [
         _parse_log_dirs(found, row, source) for row, found in enumerate(table.column("log_dirs").to_pylist())
     ]
+    tiered = [t is True for t in table.column("fetch_last_tiered").to_pylist()]
     return [
-        Broker(i, r, alive=a, capacity_bytes=c, cordoned=k, cordoned_log_dirs=d, log_dirs=ld)
-        for i, r, c, a, k, d, ld in zip(ids, racks, capacities, alive, cordoned, dirs, log_dirs, strict=True)
+        Broker(i, r, a, c, k, d, ld, t)
+        for i, r, c, a, k, d, ld, t in zip(
+            ids, racks, capacities, alive, cordoned, dirs, log_dirs, tiered, strict=True
+        )
     ]
 
 
@@ -272,7 +281,7 @@ def _partitions(table: pa.Table, known: frozenset[int], source: str) -> list[Par
     cols = [table.column(name).to_pylist() for name in PARTITIONS_SCHEMA.names]
     out: list[PartitionState] = []
     problems: list[str] = []
-    for row, (topic, number, replicas, leader, isr, size, sizes, dirs, _) in enumerate(
+    for row, (topic, number, replicas, leader, isr, size, sizes, dirs, _, untiered) in enumerate(
         zip(*cols, strict=True)
     ):
         problem = None
@@ -292,11 +301,8 @@ def _partitions(table: pa.Table, known: frozenset[int], source: str) -> list[Par
         where = (
             () if dirs is None else tuple(sorted((b, d) for b, d in zip(replicas, dirs, strict=True) if d))
         )
-        out.append(
-            PartitionState(
-                tp, tuple(replicas), leader, None if isr is None else tuple(isr), size, measured, where
-            )
-        )
+        in_sync = None if isr is None else tuple(isr)
+        out.append(PartitionState(tp, tuple(replicas), leader, in_sync, size, measured, where, untiered))
     _raise_if(problems)
     return out
 

@@ -16,7 +16,8 @@ A snapshot read from a live cluster (``ferry snapshot``) also fills the optional
 live cluster knows: ``alive``, ``capacity_bytes``, ``cordoned``, ``cordoned_log_dirs`` and
 ``log_dirs`` per broker (absent: true, unknown, false, none, unknown), ``replica_dirs`` per
 partition (:mod:`ferry.formats.log_dirs_json`), the top-level ``tiered_topics`` (those with
-``remote.storage.enable``),
+``remote.storage.enable``) and per partition of them ``untiered_bytes`` (its leader's local bytes
+not yet uploaded),
 ``replica_sizes`` (bytes per broker
 holding a replica), ``adding_replicas`` / ``removing_replicas`` of a partition in motion and the
 top-level ``min_insync_replicas`` per topic. They are validated like the rest, and they live here
@@ -25,7 +26,7 @@ rather than in a second format so that every snapshot file, hand-written or live
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,14 +34,10 @@ from typing import Any
 from ferry.formats._problems import (
     INT64_MAX,
     Problems,
-    as_array,
-    as_bool,
     as_id_list,
     as_int,
     as_names,
     as_object,
-    as_str,
-    brokers_phrase,
     check_fields,
     parse_partition_entry,
     parse_partition_list,
@@ -48,7 +45,8 @@ from ferry.formats._problems import (
     read_root,
 )
 from ferry.formats.atomic import dumps_rows
-from ferry.formats.log_dirs_json import dump_log_dirs, dump_replica_dirs, parse_log_dirs, parse_replica_dirs
+from ferry.formats.brokers_json import dump_broker, parse_brokers
+from ferry.formats.log_dirs_json import dump_replica_dirs, parse_replica_dirs
 from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
 
 _PARTITION_OPTIONAL = (
@@ -59,6 +57,7 @@ _PARTITION_OPTIONAL = (
     "adding_replicas",
     "removing_replicas",
     "replica_dirs",
+    "untiered_bytes",
 )
 _ROOT_OPTIONAL = ("min_insync_replicas", "tiered_topics")
 
@@ -138,7 +137,7 @@ def _parse_root(
     check_fields(
         decoded, "", problems, required=("version", "brokers", "partitions"), optional=_ROOT_OPTIONAL
     )
-    brokers, known = _parse_brokers(decoded["brokers"], problems) if "brokers" in decoded else ([], None)
+    brokers, known = parse_brokers(decoded["brokers"], problems) if "brokers" in decoded else ([], None)
     partitions = (
         parse_partition_list(
             decoded["partitions"],
@@ -170,7 +169,7 @@ def dump_snapshot(snapshot: ClusterSnapshot, details: SnapshotDetails | None = N
     details = details or SnapshotDetails()
     doc: dict[str, Any] = {
         "version": 1,
-        "brokers": [_dump_broker(b) for b in snapshot.brokers],
+        "brokers": [dump_broker(b) for b in snapshot.brokers],
         "partitions": [_dump_partition(p, details) for p in snapshot.partitions],
     }
     if details.min_insync:
@@ -183,23 +182,6 @@ def dump_snapshot(snapshot: ClusterSnapshot, details: SnapshotDetails | None = N
 def render_snapshot(doc: Mapping[str, Any]) -> str:
     """JSON text with one broker or partition per line: diff-friendly, compact for big clusters."""
     return dumps_rows(doc)
-
-
-def _dump_broker(b: Broker) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": b.id}
-    if b.rack is not None:
-        out["rack"] = b.rack
-    if not b.alive:
-        out["alive"] = False
-    if b.capacity_bytes is not None:
-        out["capacity_bytes"] = b.capacity_bytes
-    if b.cordoned:
-        out["cordoned"] = True
-    if b.cordoned_log_dirs:
-        out["cordoned_log_dirs"] = list(b.cordoned_log_dirs)
-    if b.log_dirs:
-        out["log_dirs"] = dump_log_dirs(b)
-    return out
 
 
 def _dump_partition(p: PartitionState, details: SnapshotDetails) -> dict[str, Any]:
@@ -223,96 +205,9 @@ def _dump_partition(p: PartitionState, details: SnapshotDetails) -> dict[str, An
         out["removing_replicas"] = list(details.removing_replicas.get(p.tp, ()))
     if p.replica_dirs:
         out["replica_dirs"] = dump_replica_dirs(p)
+    if p.untiered_bytes is not None:
+        out["untiered_bytes"] = p.untiered_bytes
     return out
-
-
-def _parse_brokers(value: object, problems: Problems) -> tuple[list[Broker], frozenset[int] | None]:
-    """The valid brokers, and the ids the list names.
-
-    The ids are None when some entry's id cannot be read: partitions are then not checked against
-    them, so a broken broker entry is not blamed a second time on every partition that uses it.
-    """
-    items = as_array(value, "brokers", problems)
-    if items is None:
-        return [], None
-    brokers: list[Broker] = []
-    first_seen: dict[int, int] = {}
-    readable = True
-    for i, item in enumerate(items):
-        broker_id, broker = _parse_broker(item, f"brokers[{i}]", problems)
-        if broker_id is None:
-            readable = False
-        elif broker_id in first_seen:
-            also = first_seen[broker_id]
-            problems.add(f"brokers[{i}].id", f"duplicate broker id {broker_id} (also brokers[{also}])")
-        else:
-            first_seen[broker_id] = i
-            brokers += [broker] if broker is not None else []
-    _check_racks(brokers, problems)
-    return brokers, frozenset(first_seen) if readable else None
-
-
-def _parse_broker(value: object, path: str, problems: Problems) -> tuple[int | None, Broker | None]:
-    """The entry's id if readable, and the broker if the whole entry is valid."""
-    obj = as_object(value, path, problems)
-    optional = ("rack", "alive", "capacity_bytes", "cordoned", "cordoned_log_dirs", "log_dirs")
-    if obj is None or not check_fields(obj, path, problems, required=("id",), optional=optional):
-        return None, None
-    broker_id = as_int(obj["id"], f"{path}.id", problems)
-    rack = obj.get("rack")
-    alive = True if obj.get("alive") is None else as_bool(obj["alive"], f"{path}.alive", problems)
-    capacity = _capacity(obj.get("capacity_bytes"), f"{path}.capacity_bytes", problems)
-    cordoned = (
-        False if obj.get("cordoned") is None else as_bool(obj["cordoned"], f"{path}.cordoned", problems)
-    )
-    bad_rack = rack is not None and as_str(rack, f"{path}.rack", problems) is None
-    dirs = _paths(obj.get("cordoned_log_dirs"), f"{path}.cordoned_log_dirs", problems)
-    log_dirs = parse_log_dirs(obj.get("log_dirs"), f"{path}.log_dirs", problems)
-    if (
-        bad_rack
-        or alive is None
-        or capacity is False
-        or cordoned is None
-        or dirs is None
-        or log_dirs is None
-        or broker_id is None
-    ):
-        return broker_id, None
-    return broker_id, Broker(broker_id, rack, alive, capacity or None, cordoned, dirs, log_dirs)
-
-
-def _paths(value: object, path: str, problems: Problems) -> tuple[str, ...] | None:
-    """Log dir paths (an array of non-empty strings), ``()`` if absent, ``None`` if invalid."""
-    if value is None:
-        return ()
-    items = as_array(value, path, problems)
-    if items is None:
-        return None
-    paths = [as_str(item, f"{path}[{i}]", problems) for i, item in enumerate(items)]
-    return None if any(p is None for p in paths) else tuple(p for p in paths if p is not None)
-
-
-def _capacity(value: object, path: str, problems: Problems) -> int | bool | None:
-    """A broker's disk capacity in bytes, ``None`` if absent, ``False`` if invalid (a problem is
-    recorded)."""
-    if value is None:
-        return None
-    size = as_int(value, path, problems, minimum=1, maximum=INT64_MAX)
-    return False if size is None else size
-
-
-def _check_racks(brokers: Sequence[Broker], problems: Problems) -> None:
-    # Kafka refuses rack-aware assignment when only some brokers have a rack; so do we, rather than
-    # guess whether the rackless ones share a rack.
-    # A dead broker that is no longer registered has no known rack; it is only ever a source of
-    # moves, never a target, so its missing rack cannot break the rule and is accepted.
-    without = [b.id for b in brokers if b.rack is None and b.alive]
-    if without and len(without) < len(brokers):
-        verb = "has" if len(without) == 1 else "have"
-        problems.add(
-            "brokers",
-            f"{brokers_phrase(without)} {verb} no rack while the others do; give every broker a rack or none",
-        )
 
 
 def _parse_partition(
@@ -331,6 +226,9 @@ def _parse_partition(
     adding = _parse_subset(obj, "adding_replicas", path, replicas, problems)
     removing = _parse_subset(obj, "removing_replicas", path, replicas, problems)
     dirs = parse_replica_dirs(obj.get("replica_dirs"), f"{path}.replica_dirs", replicas, problems)
+    untiered = obj.get("untiered_bytes")
+    if untiered is not None:
+        untiered = as_int(untiered, f"{path}.untiered_bytes", problems, maximum=INT64_MAX)
     if not entry.valid(problems):
         return None
     assert entry.tp is not None and replicas is not None  # valid() checked both
@@ -340,7 +238,7 @@ def _parse_partition(
         details.adding[entry.tp] = adding or ()
         details.removing[entry.tp] = removing or ()
     return PartitionState(
-        entry.tp, replicas, leader, isr, size, tuple(sorted(sizes.items())) if sizes else (), dirs
+        entry.tp, replicas, leader, isr, size, tuple(sorted(sizes.items())) if sizes else (), dirs, untiered
     )
 
 

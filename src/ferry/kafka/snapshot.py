@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ferry.errors import InputError
+from ferry.errors import InputError, KafkaError
 from ferry.formats import SnapshotDetails, dump_snapshot, render_snapshot, write_text_atomic
 from ferry.kafka.admin import (
     BrokerDirs,
@@ -81,12 +81,43 @@ def collect(admin: ClusterAdmin, topics: Collection[str] | None = None) -> LiveS
         for p in partitions
     )
     tiered = admin.describe_tiering(names, ()).topics if names else frozenset()
+    if tiered:
+        brokers, sized = _tiered(admin, brokers, sized, tiered)
     return LiveSnapshot(
         snapshot=ClusterSnapshot.of(brokers, sized, tiered),
         replica_sizes=sizes,
         reassignments=reassignments,
         min_insync=admin.describe_min_insync(names),
     )
+
+
+def _tiered(
+    admin: ClusterAdmin, brokers: Sequence[Broker], parts: Sequence[PartitionState], topics: Collection[str]
+) -> tuple[tuple[Broker, ...], tuple[PartitionState, ...]]:
+    """The brokers that start a new replica at the last tiered offset (KIP-1023), and each
+    partition of a tiered topic with its leader's local bytes not yet uploaded: its local bytes x
+    (log end - first offset not uploaded) / (log end - local log start). Where a leader cannot say
+    its offsets yet (elected a moment ago), the partition goes without."""
+    alive = [b.id for b in brokers if b.alive]
+    fetching = admin.describe_tiering((), alive).from_last_tiered
+    marked = tuple(replace(b, fetch_last_tiered=b.id in fetching) for b in brokers)
+    tps = [p.tp for p in parts if p.tp.topic in topics]
+    try:
+        offsets, uploaded = admin.log_offsets(tps), admin.latest_tiered(tps)
+    except KafkaError as exc:
+        if not exc.transient:
+            raise
+        return marked, tuple(parts)
+    out = []
+    for p in parts:
+        found = offsets.get(p.tp)
+        if found is None or p.size_bytes is None or p.tp not in uploaded:
+            out.append(p)
+            continue
+        span = found.end - found.local_start
+        left = found.end - max(found.local_start, uploaded[p.tp] + 1)
+        out.append(replace(p, untiered_bytes=p.size_bytes * left // span if span > 0 else 0))
+    return marked, tuple(out)
 
 
 def with_current_brokers(admin: ClusterAdmin, snapshot: ClusterSnapshot) -> ClusterSnapshot:

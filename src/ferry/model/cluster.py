@@ -54,7 +54,8 @@ class Broker:
     log dir of it is cordoned (Kafka 4.3, KIP-1066), so it takes no new partitions;
     ``cordoned_log_dirs``: the paths of those of its dirs that are (a broker with only some of them
     cordoned takes new replicas in its other dirs). ``log_dirs``: each of its dirs, where known
-    (a live snapshot), sorted by path.
+    (a live snapshot), sorted by path. ``fetch_last_tiered``: a new replica on it of a tiered topic
+    copies only what its leader has not uploaded (KIP-1023).
     """
 
     id: int
@@ -64,6 +65,7 @@ class Broker:
     cordoned: bool = False
     cordoned_log_dirs: tuple[str, ...] = ()
     log_dirs: tuple[LogDir, ...] = ()
+    fetch_last_tiered: bool = False
 
     def log_dir(self, path: str) -> LogDir | None:
         """Its dir at ``path``, None when it has no such dir (or its dirs are unknown)."""
@@ -97,6 +99,16 @@ class PartitionState:
     replica_dirs: tuple[tuple[int, str], ...] = field(default=(), compare=False)
     """(broker, log dir) per replica, where known (DescribeLogDirs), by broker id; a measurement
     like ``replica_bytes``."""
+    untiered_bytes: int | None = field(default=None, compare=False)
+    """Of a tiered topic: the bytes of the leader's local log not yet uploaded, what a new replica
+    on a broker with ``fetch_last_tiered`` copies (estimated from offsets); a measurement."""
+
+    def bytes_to_copy(self, broker: Broker) -> int:
+        """What a new replica on ``broker`` copies: the leader's local bytes, or only those not yet
+        uploaded where the broker fetches from the last tiered offset and they are known."""
+        if broker.fetch_last_tiered and self.untiered_bytes is not None:
+            return self.untiered_bytes
+        return self.size
 
     def __post_init__(self) -> None:
         if not self.replicas:

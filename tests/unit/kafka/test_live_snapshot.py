@@ -12,7 +12,7 @@ from support.fake_admin import FakeAdmin
 
 from ferry.errors import InputError
 from ferry.formats import parse_snapshot_details
-from ferry.kafka.admin import BrokerDirs, ClusterAdmin, OngoingReassignment, ReplicaDir, Tiering
+from ferry.kafka.admin import BrokerDirs, ClusterAdmin, LogOffsets, OngoingReassignment, ReplicaDir, Tiering
 from ferry.kafka.snapshot import (
     collect,
     leader_size,
@@ -82,8 +82,15 @@ class StubAdmin:
         return (OngoingReassignment(A0, (1, 2), (2,), (1,)),)
 
     def describe_tiering(self, topics: Collection[str], brokers: Collection[int]) -> Tiering:
-        # Topic b keeps its older segments in remote storage.
-        return Tiering(frozenset({"b"}) & set(topics))
+        # Topic b keeps its older segments in remote storage; broker 3 starts new replicas at the
+        # last tiered offset (KIP-1023).
+        return Tiering(frozenset({"b"}) & set(topics), frozenset({3}) & set(brokers))
+
+    def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
+        return {tp: LogOffsets(1000, 600) for tp in partitions}
+
+    def latest_tiered(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, int]:
+        return dict.fromkeys(partitions, 899)  # 900-999 not uploaded: a quarter of the local log
 
     def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
         return {t: 2 for t in topics}
@@ -144,6 +151,7 @@ def test_json_extends_snapshot_v1() -> None:
             "rack": "r0",
             "cordoned": True,
             "cordoned_log_dirs": ["/data/a", "/data/b"],
+            "fetch_last_tiered": True,
             "log_dirs": [{"path": "/data/a", "cordoned": True}, {"path": "/data/b", "cordoned": True}],
         },
     ]
@@ -163,6 +171,7 @@ def test_json_extends_snapshot_v1() -> None:
     assert "leader" not in a1
     assert doc["min_insync_replicas"] == {"a": 2, "b": 2}
     assert doc["tiered_topics"] == ["b"]
+    assert [p.get("untiered_bytes") for p in doc["partitions"]] == [None, None, 2]  # 9 bytes x 100/400
     assert json.loads(render_json(collect(StubAdmin()))) == doc
 
 

@@ -55,6 +55,7 @@ from ferry.model.goal import DEFAULT_MAX_DISK_FRACTION
 from ferry.plan.gc_pause import paused
 from ferry.plan.log_dirs.choose import choose_dirs
 from ferry.plan.log_dirs.figures import dir_figures
+from ferry.plan.measure.copies import bytes_to_copy
 from ferry.plan.prepare.validate_goal import validate_goal
 
 EXAMPLE_NAME = "six_brokers_add_two.json"
@@ -149,6 +150,7 @@ def _run(args: argparse.Namespace) -> int:
     if snapshot.tiered_topics:
         # Their sizes are local bytes: what a new replica copies (less on a KIP-1023 broker).
         report["tiered_topics"] = sorted(snapshot.tiered_topics)
+        report["bytes_to_copy"] = bytes_to_copy(snapshot, result.moves)
     if args.html:
         view = plan_view(snapshot, {m.tp: m.target for m in result.moves}, report["target_brokers"])
         extra[args.output_dir / "report.html"] = html_page(view, report, title=f"ferry plan: {source}")
