@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from support.builders import partition, snapshot
 
@@ -109,3 +110,17 @@ def test_partitions_are_handled_in_order() -> None:
     live = _live([partition("t", p, [3, 4]) for p in (2, 0, 1)])
     result = plan_rollback({T2: [1, 2], T0: [1, 2], T1: [1, 2]}, live)
     assert [m.tp for m in result.plan.moves] == [T0, T1, T2]
+
+
+def test_replicas_go_back_into_the_dirs_they_were_in() -> None:
+    moved = replace(partition("t", 0, [1, 3], size=500), replica_dirs=((1, "/b"), (3, "/a")))
+    in_place = replace(partition("t", 1, [1, 2], size=5), replica_dirs=((1, "/a"), (2, "/a")))
+    dirs_only = replace(partition("t", 2, [1, 2], size=7), replica_dirs=((1, "/b"), (2, "/a")))
+    live = _live([moved, in_place, dirs_only])
+    dirs = {T0: {1: "/a", 2: "/b"}, T1: {1: "/a", 2: "/a"}, T2: {1: "/a", 2: "/a"}}
+    result = plan_rollback(_originals(p0=[1, 2], p1=[1, 2], p2=[1, 2]), live, dirs)
+    assert result.plan.moves == (
+        Move(T0, (1, 3), (1, 2), 500, ("/a", "/b")),
+        Move(T2, (1, 2), (1, 2), 7, ("/a", "/a")),
+    )
+    assert result.unchanged == 1  # t-1: its replicas and dirs are back already

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support.exec_fake import ExecFakeAdmin
+
 from ferry.execute import lock
 from ferry.execute.journal import Journal
 from ferry.execute.records import ConfigKey, ResourceType, ThrottleRecord
-from ferry.execute.verify import Status, check, leftover_throttles
+from ferry.execute.verify import Status, check, check_cluster, leftover_throttles
 from ferry.model import Move, Plan, TopicPartition
 
 A, B, C = (TopicPartition("t", p) for p in range(3))
@@ -37,3 +39,13 @@ def test_oldest_previous_wins_and_live_or_unrelated_requests_are_skipped(tmp_pat
             assert leftover_throttles(journal, [A, B]) == {second: {RATE: "5"}}
         assert not lock.is_live(journal.path, first)
         assert unrelated not in leftover_throttles(journal, [A, B])
+
+
+def test_a_replica_out_of_its_named_dir_is_not_reached_and_one_copying_is_moving() -> None:
+    admin = ExecFakeAdmin({A: (1, 2), B: (1, 2), C: (1, 2)})
+    admin.log_dirs.dirs.update({1: ("/d1/a", "/d1/b"), 2: ("/d2/a", "/d2/b")})
+    admin.log_dirs.stuck_dirs = True
+    admin.alter_replica_log_dirs({(C, 1): "/d1/b"})  # a copy into /d1/b, in flight
+    named = {A: {1: "/d1/a"}, B: {1: "/d1/b"}, C: {1: "/d1/b"}}
+    checks = check_cluster(admin, {A: (1, 2), B: (1, 2), C: (1, 2)}, named)
+    assert [c.status for c in checks] == [Status.REACHED, Status.NOT_REACHED, Status.MOVING]
