@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ferry.execute.progress import Progress, ReplicaProgress
 from ferry.execute.records import TaskRecord
-from ferry.kafka.admin import NOT_THERE_YET, BrokerDirs, ClusterAdmin, ReplicaTarget
+from ferry.kafka.admin import NOT_THERE_YET, BrokerDirs, ClusterAdmin, ReplicaTarget, replica_dir
 from ferry.model import TopicPartition
 
 
@@ -42,7 +42,7 @@ def misplaced(task: TaskRecord, found: Mapping[int, BrokerDirs]) -> dict[int, st
     """The named replicas of ``task`` whose log is not in its dir yet (or has a future log left)."""
     left: dict[int, str] = {}
     for broker, path in task.named_dirs.items():
-        replica = found.get(broker, BrokerDirs((), {})).replicas.get(task.tp)
+        replica = replica_dir(found, broker, task.tp)
         if replica is None or replica.path != path or replica.future_path is not None:
             left[broker] = path
     return left
@@ -94,7 +94,7 @@ class DirMoves:
         owner: dict[TopicPartition, int] = {}
         for task in tasks:
             for broker, path in sorted(left[task.id].items()):
-                replica = found.get(broker, BrokerDirs((), {})).replicas.get(task.tp)
+                replica = replica_dir(found, broker, task.tp)
                 if replica is not None and replica.future_path == path:
                     continue  # copying already
                 if replica is not None and replica.path != path and not self._room(busy, broker):
@@ -125,12 +125,13 @@ def stop(admin: ClusterAdmin, tasks: Sequence[TaskRecord]) -> tuple[list[TaskRec
     if not tasks:
         return [], []
     found = admin.describe_log_dirs({t.tp.topic for t in tasks})
-    placed = [t for t in tasks if not misplaced(t, found)]
-    halted = [t for t in tasks if misplaced(t, found)]
+    left = {t.id: misplaced(t, found) for t in tasks}
+    placed = [t for t in tasks if not left[t.id]]
+    halted = [t for t in tasks if left[t.id]]
     back: dict[ReplicaTarget, str] = {}
     for task in halted:
         for broker in task.named_dirs:
-            replica = found.get(broker, BrokerDirs((), {})).replicas.get(task.tp)
+            replica = replica_dir(found, broker, task.tp)
             if replica is not None and replica.future_path is not None:
                 back[(task.tp, broker)] = replica.path
     if back:
@@ -165,7 +166,7 @@ def dir_progress(
     """Bytes copied into the future log of each replica the task moves between dirs."""
     result = []
     for broker, path in sorted(dir_changes(task).items()):
-        replica = found.get(broker, BrokerDirs((), {})).replicas.get(task.tp)
+        replica = replica_dir(found, broker, task.tp)
         size = replica.size if replica is not None else task.size_bytes
         if finished or (replica is not None and replica.path == path and replica.future_path is None):
             copied = size

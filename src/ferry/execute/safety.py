@@ -14,7 +14,7 @@ Three ways a correct-looking move hurts a cluster:
 * **into a log dir that cannot take it** (JBOD): a dir the broker does not have, an offline or
   cordoned one, a broker with an offline dir (it creates no future log, and a failed disk is no
   place for new data), or a dir without room for every replica headed there plus a margin of
-  :data:`DIR_MARGIN` of its size (the copy keeps the source until it has caught up).
+  :data:`~ferry.model.cluster.DIR_MARGIN` of its size (the copy keeps the source until it has caught up).
 * **stale plan**: the partition's replicas changed since the plan was made (someone else moved it,
   or a broker was replaced), so the plan's target was computed from a layout that no longer exists.
   The same replicas in another order are not stale (:func:`reordered`): a cancelled KIP-455
@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from ferry.errors import PreconditionError, and_more
 from ferry.execute.strategies import MoveLike
 from ferry.model import ClusterSnapshot, LogDir, TopicPartition
+from ferry.model.cluster import DIR_MARGIN
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,10 +114,6 @@ def _refusals(
             )
 
 
-DIR_MARGIN = 0.05
-"""The share of a log dir's size kept free after every replica headed there has arrived."""
-
-
 def _dir_refusals(moves: Sequence[MoveLike], snapshot: ClusterSnapshot) -> Iterator[Refusal]:
     """The refusals of the moves that put replicas into dirs (named ones, or any dir of a broker
     they add a replica to)."""
@@ -149,10 +146,10 @@ def _dir_refusals(moves: Sequence[MoveLike], snapshot: ClusterSnapshot) -> Itera
 
 
 def _room(found: LogDir | None, broker_id: int, headed: Sequence[MoveLike]) -> Iterator[Refusal]:
-    if found is None or found.usable_bytes is None or found.total_bytes is None:
+    spare = found.room if found is not None else None
+    if found is None or spare is None:
         return
     needed = sum(m.size_bytes for m in headed)
-    spare = found.usable_bytes - int(DIR_MARGIN * found.total_bytes)
     if needed > spare:
         why = (
             f"log dir {found.path} of broker {broker_id} has room for {max(spare, 0)} bytes (keeping "

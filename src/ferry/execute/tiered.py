@@ -59,9 +59,8 @@ class TieredCopies:
             if found is None or local is None or found.end <= found.local_start:
                 continue
             start = self.starts.setdefault(task.tp, max(found.local_start, tiered.get(task.tp, -1) + 1))
-            share = (found.end - max(start, found.local_start)) / (found.end - found.local_start)
             brokers = [b for b in task.adding if b in self.tiering.from_last_tiered]
-            copies[task.tp] = dict.fromkeys(brokers, int(local * share))
+            copies[task.tp] = dict.fromkeys(brokers, int(local * found.local_share_from(start)))
         return copies
 
     def _from_last_tiered(self, task: TaskRecord) -> bool:

@@ -21,7 +21,7 @@ from enum import StrEnum
 from ferry.execute import lock
 from ferry.execute.journal import Journal
 from ferry.execute.records import ConfigKey
-from ferry.kafka.admin import ClusterAdmin
+from ferry.kafka.admin import ClusterAdmin, replica_dir
 from ferry.model import TopicPartition
 
 
@@ -79,8 +79,7 @@ def check_cluster(
     misplaced: set[TopicPartition] = set()
     for tp, wanted in named.items():
         for broker, path in wanted.items():
-            held = found.get(broker)
-            replica = held.replicas.get(tp) if held is not None else None
+            replica = replica_dir(found, broker, tp)
             if replica is not None and replica.future_path is not None:
                 moving.add(tp)
             elif replica is None or replica.path != path:

@@ -191,6 +191,34 @@ def as_names(value: object, path: str, problems: Problems) -> tuple[str, ...]:
     return tuple(sorted({n for n in names if n is not None}))
 
 
+def replica_keyed(
+    value: object,
+    path: str,
+    replicas: Sequence[int] | None,
+    problems: Problems,
+    parse: Callable[[object, str], T | None],
+) -> dict[int, T]:
+    """An optional JSON object keyed by broker id (``{"1": ..., "2": ...}``), each key one of
+    ``replicas`` and each value read by ``parse(value, path)``; ``{}`` when absent or invalid,
+    the readable entries otherwise (a problem is recorded for each other one)."""
+    if value is None:
+        return {}
+    obj = as_object(value, path, problems)
+    if obj is None:
+        return {}
+    found: dict[int, T] = {}
+    for key, item in obj.items():
+        if not key.isdigit():
+            problems.add(f"{path}.{key}", "expected a broker id as the key")
+            continue
+        if replicas is not None and int(key) not in replicas:
+            problems.add(f"{path}.{key}", f"broker {key} is not one of replicas {list(replicas)}")
+        checked = parse(item, f"{path}.{key}")
+        if checked is not None:
+            found[int(key)] = checked
+    return found
+
+
 def as_replicas(
     value: object, path: str, known: frozenset[int] | None, problems: Problems
 ) -> tuple[int, ...] | None:

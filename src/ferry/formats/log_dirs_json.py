@@ -27,6 +27,7 @@ from ferry.formats._problems import (
     as_object,
     as_str,
     check_fields,
+    replica_keyed,
 )
 from ferry.model import Broker, LogDir, PartitionState
 
@@ -96,19 +97,5 @@ def parse_replica_dirs(
     value: object, path: str, replicas: Sequence[int] | None, problems: Problems
 ) -> tuple[tuple[int, str], ...]:
     """A partition's ``replica_dirs`` as (broker, dir) by broker id; ``()`` when absent or invalid."""
-    if value is None:
-        return ()
-    obj = as_object(value, path, problems)
-    if obj is None:
-        return ()
-    found: list[tuple[int, str]] = []
-    for key, where in obj.items():
-        if not key.isdigit():
-            problems.add(f"{path}.{key}", "expected a broker id as the key")
-            continue
-        if replicas is not None and int(key) not in replicas:
-            problems.add(f"{path}.{key}", f"broker {key} is not one of replicas {list(replicas)}")
-        checked = as_str(where, f"{path}.{key}", problems)
-        if checked is not None:
-            found.append((int(key), checked))
-    return tuple(sorted(found))
+    found = replica_keyed(value, path, replicas, problems, lambda where, at: as_str(where, at, problems))
+    return tuple(sorted(found.items()))

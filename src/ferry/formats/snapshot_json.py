@@ -43,6 +43,7 @@ from ferry.formats._problems import (
     parse_partition_list,
     read_bytes,
     read_root,
+    replica_keyed,
 )
 from ferry.formats.atomic import dumps_rows
 from ferry.formats.brokers_json import dump_broker, parse_brokers
@@ -245,22 +246,9 @@ def _parse_partition(
 def _parse_replica_sizes(
     value: object, path: str, replicas: tuple[int, ...] | None, problems: Problems
 ) -> dict[int, int]:
-    if value is None:
-        return {}
-    obj = as_object(value, path, problems)
-    if obj is None:
-        return {}
-    sizes: dict[int, int] = {}
-    for key, size in obj.items():
-        if not key.isdigit():
-            problems.add(f"{path}.{key}", "expected a broker id as the key")
-            continue
-        if replicas is not None and int(key) not in replicas:
-            problems.add(f"{path}.{key}", f"broker {key} is not one of replicas {list(replicas)}")
-        checked = as_int(size, f"{path}.{key}", problems, maximum=INT64_MAX)
-        if checked is not None:
-            sizes[int(key)] = checked
-    return sizes
+    return replica_keyed(
+        value, path, replicas, problems, lambda size, at: as_int(size, at, problems, maximum=INT64_MAX)
+    )
 
 
 def _parse_leader(

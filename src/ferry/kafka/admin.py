@@ -64,6 +64,12 @@ class LogOffsets:
     local_start: int
     """The first offset still on the leader's disk (tiered topics: where the local log starts)."""
 
+    def local_share_from(self, offset: int) -> float:
+        """The share of the local log from ``offset`` (the local start where it is earlier) to
+        its end: what a copy starting there takes of the leader's local bytes (0: no local log)."""
+        span = self.end - self.local_start
+        return (self.end - max(offset, self.local_start)) / span if span > 0 else 0.0
+
 
 @dataclass(frozen=True, slots=True)
 class ReplicaDir:
@@ -117,6 +123,12 @@ def disks_of(found: BrokerDirs) -> Disks:
     capacity = sum(n for n in sizes if n is not None) if online and None not in sizes else None
     closed = tuple(d.path for d in online if d.cordoned)
     return Disks(capacity, bool(online) and len(closed) == len(online), closed)
+
+
+def replica_dir(found: Mapping[int, BrokerDirs], broker: int, tp: TopicPartition) -> ReplicaDir | None:
+    """Where ``tp``'s replica on ``broker`` lives, as ``found`` shows it; None where it does not."""
+    held = found.get(broker)
+    return held.replicas.get(tp) if held is not None else None
 
 
 def replica_sizes(by_broker: Mapping[int, BrokerDirs]) -> ReplicaSizes:

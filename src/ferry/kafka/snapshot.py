@@ -114,9 +114,8 @@ def _tiered(
         if found is None or p.size_bytes is None or p.tp not in uploaded:
             out.append(p)
             continue
-        span = found.end - found.local_start
-        left = found.end - max(found.local_start, uploaded[p.tp] + 1)
-        out.append(replace(p, untiered_bytes=p.size_bytes * left // span if span > 0 else 0))
+        share = found.local_share_from(uploaded[p.tp] + 1)
+        out.append(replace(p, untiered_bytes=int(p.size_bytes * share)))
     return marked, tuple(out)
 
 

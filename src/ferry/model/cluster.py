@@ -21,6 +21,11 @@ class TopicPartition(NamedTuple):
         return f"{self.topic}-{self.partition}"
 
 
+DIR_MARGIN = 0.05
+"""The share of a log dir's size kept free after every replica headed there has arrived: the
+planner leaves it and ``ferry execute`` refuses a move that would not."""
+
+
 @dataclass(frozen=True, slots=True)
 class LogDir:
     """One log directory of a broker (JBOD): a disk, as DescribeLogDirs shows it.
@@ -41,6 +46,14 @@ class LogDir:
     def open(self) -> bool:
         """Whether new replicas may go into it: online and not cordoned."""
         return not self.offline and not self.cordoned
+
+    @property
+    def room(self) -> int | None:
+        """Bytes that may still go into it: its free space less :data:`DIR_MARGIN` of its size
+        (a copy into it keeps its source until it has caught up); None where it does not say."""
+        if self.usable_bytes is None or self.total_bytes is None:
+            return None
+        return self.usable_bytes - int(DIR_MARGIN * self.total_bytes)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ nothing. Per broker, one replica at a time:
 
 1. *shed*: a dir over its band gives a replica to the open dir with the most room under its own
    band (never pushing the giver under its band, the taker over its band or past its free space
-   less :data:`~ferry.plan.log_dirs.loads.DIR_MARGIN`): the smallest replica that brings the giver
+   less :data:`~ferry.model.cluster.DIR_MARGIN`): the smallest replica that brings the giver
    into its band, else the largest that fits;
 2. *fill*: a dir under its band takes a replica, chosen the same way, from the dir furthest over
    its share;

@@ -2,7 +2,7 @@
 
 Largest replica first, each goes to the open dir of the same broker that is emptiest after taking
 it (by the share of its size it would fill), among those with room for it plus the margin
-(:data:`~ferry.plan.log_dirs.loads.DIR_MARGIN`). A replica no other dir of the broker has room
+(:data:`~ferry.model.cluster.DIR_MARGIN`). A replica no other dir of the broker has room
 for -- or every replica, when a dir of the broker is offline, since the broker then starts no
 copy between its dirs -- moves to another broker instead: a live, uncordoned one the rack rule
 lets take it (:func:`ferry.plan.racks.may_take`, with the evacuating broker's replica gone),

@@ -15,10 +15,6 @@ from ferry.errors import InputError
 from ferry.model import Broker, ClusterSnapshot, LogDir, Move, TopicPartition
 from ferry.model.plan import ANY_DIR
 
-DIR_MARGIN = 0.05
-"""The share of a dir's size kept free when replicas are moved into it (as ``ferry execute``
-checks)."""
-
 
 @dataclass
 class BrokerLoads:
@@ -52,9 +48,8 @@ class BrokerLoads:
         """Bytes that may still go into ``path``: its free space less the margin (unbounded where
         the dir does not say)."""
         found = self.broker.log_dir(path)
-        if found is None or found.usable_bytes is None or found.total_bytes is None:
-            return float("inf")
-        return found.usable_bytes - DIR_MARGIN * found.total_bytes
+        room = found.room if found is not None else None
+        return float("inf") if room is None else room
 
     def move(self, tp: TopicPartition, source: str, target: str) -> int:
         """Move ``tp``'s replica from ``source`` to ``target``; its bytes. Free space follows."""
