@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.clusters import generated
+from support.clusters import generated, grown
 
 from ferry.model import ClusterSnapshot, Goal
 from ferry.plan.balance.assign_extras import SPLIT_ROUNDS, _solve_pooled
@@ -15,7 +15,7 @@ from ferry.plan.balance.program import integer_program as program_module
 from ferry.plan.balance.program.columns import TopicColumns
 from ferry.plan.balance.program.integer_program import build, solve
 from ferry.plan.balance.program.plain_rack_room import run_room
-from ferry.plan.balance.program.pools import Pools, Refinements, holders, split
+from ferry.plan.balance.program.pools import FULL_FINE, Pools, Refinements, holders, pool_columns, split
 from ferry.plan.balance.program.rack_room import _free_room, room_violations
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
@@ -87,16 +87,38 @@ def test_pooling_keeps_the_optimum_and_its_split_meets_every_row(
 
 def test_pools_that_cannot_be_split_get_their_own_columns_and_the_next_program_splits() -> None:
     # Three racks of four brokers, the last broker of each holding nothing, replicas placed
-    # without regard to racks: the first pooled optimum of rack 2 cannot be split.
+    # without regard to racks: the first pooled optimum of racks 1 and 2 cannot be split.
     snapshot = generated(brokers=12, racks=3, topics=12, partitions=3, rf=3, seed=1, occupied=9)
     layout, demands = _posed(snapshot, Goal())
     setting = Setting(broker_band(layout, demands), 0, None, False)
     first = ProgramState(layout, demands, room_rows=set(), pool=True)
     assert solve(first, setting) is None
-    assert first.broke.unpool and {k for _, k in first.broke.unpool} == {2}
+    assert first.broke.unpool and {k for _, k in first.broke.unpool} == {1, 2}
     program, pooled = _solve_pooled(layout, demands, setting, set(), Refinements(), SPLIT_ROUNDS)
     full = solve(ProgramState(layout, demands, room_rows=set()), setting)
     assert program.pool and program.pools.into and not program.unpooled
+    assert pooled is not None and full is not None
+    assert sum(pooled.kept) == sum(full.kept)
+
+
+def test_a_pools_columns_take_one_extra_per_idle_broker_and_the_unit_that_fills_it_costs_most() -> None:
+    idle = np.array([1, 2, 3, 7])
+    count, upper, fines = pool_columns(idle)
+    assert count.tolist() == [1, 2, 3, 3]
+    assert upper.tolist() == [1, 1, 1, 1, 1, 1, 1, 5, 1]
+    assert fines.tolist() == [FULL_FINE, 0, FULL_FINE, 0, 1, FULL_FINE, 0, 1, FULL_FINE]
+    assert np.add.reduceat(upper, [0, 1, 3, 6]).tolist() == idle.tolist()
+
+
+def test_on_a_grown_cluster_the_first_pooled_program_fills_no_pool_it_need_not_and_splits() -> None:
+    # 90 brokers grown to 100 in 10 racks, half the topics on the old brokers only. With the unit
+    # that fills a pool fined like the others, this first pooled optimum filled pools a broker of
+    # low band was idle for, and 45 pools could not be split.
+    snapshot = grown(old=90, new=10, racks=10, topics=300, partitions=(1, 2, 3, 5, 8, 12, 20, 50), seed=1)
+    layout, demands = _posed(snapshot, Goal())
+    setting = Setting(broker_band(layout, demands), 0, None, False)
+    pooled = solve(ProgramState(layout, demands, room_rows=set(), pool=True), setting)
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
     assert pooled is not None and full is not None
     assert sum(pooled.kept) == sum(full.kept)
 

@@ -79,9 +79,9 @@ def _pools(program: ProgramState) -> tuple[np.ndarray, ...]:
         np.frombuffer(values, dtype=np.int64).copy()
         for values in (pools.topic, pools.rack, pools.first, pools.count)
     )
-    # A second column stands for the idle brokers beyond the first (:meth:`ProgramState._pooled`).
-    second = np.frombuffer(program.upper, dtype=np.float64)[first + count - 1]
-    idle = np.where(count == 2, 1 + second, 1).astype(np.int64)
+    # A pool's columns together take up to one extra per idle broker (pools.pool_columns).
+    upper = np.frombuffer(program.upper, dtype=np.float64)[spans(first, count)]
+    idle = np.rint(np.add.reduceat(upper, starts(count))).astype(np.int64) if len(count) else count.copy()
     return topic, rack, first, count, idle
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.pinned_rows import binding_floors
+from ferry.plan.balance.program.pools import pool_columns
 from ferry.plan.balance.program.state import PlainRun, ProgramState
 from ferry.plan.balance.solvers.transport import RACK, TOPIC
 from ferry.plan.consecutive import rank, spans, starts
@@ -139,7 +140,7 @@ def _keep(program: ProgramState, topics: list[int], h: _Holders, fixed: np.ndarr
 @dataclass(frozen=True)
 class _Layout:
     """Where each topic's columns are: its extras ``x`` (per holder entry that has one), then per
-    rack its pooled columns (one, or two where several idle brokers: the second at a penalty)."""
+    rack its pooled columns (:func:`~ferry.plan.balance.program.pools.pool_columns`)."""
 
     x: np.ndarray
     """Per holder entry with an extra, its column."""
@@ -151,7 +152,7 @@ class _Layout:
     pool: np.ndarray
     """Per topic and rack, the first pooled column (-1: none)."""
     pool_count: np.ndarray
-    """Per topic and rack, 0, 1 or 2 pooled columns."""
+    """Per topic and rack, 0 to 3 pooled columns."""
     idle: np.ndarray
     """Per topic and rack, brokers of an open rack idle for the topic
     (:mod:`ferry.plan.balance.program.pools`)."""
@@ -167,7 +168,7 @@ class _Layout:
         x_topic = h.topic[is_x]
         x_in = np.bincount(x_topic * racks + rack[is_x], minlength=topics * racks).reshape(topics, racks)
         idle = np.where(opened, sizes[None, :] - x_in, 0)
-        pool_count = np.minimum(idle, 2)
+        pool_count = np.minimum(idle, 3)
         n_x = x_in.sum(axis=1)
         count = n_x + pool_count.sum(axis=1)
         first = len(program.upper) + starts(count)
@@ -189,13 +190,13 @@ def _columns(
     upper[x] = 1
     gain[x] = carries
     size[x] = h.shed[is_x]
-    single, double = cols.pool_count >= 1, cols.pool_count == 2
-    upper[cols.pool[single] - start] = 1
-    upper[cols.pool[double] - start + 1] = cols.idle[double] - 1
+    pooled = _pooled(cols)
+    _, pool_upper, fines = pool_columns(cols.idle[pooled.topic, pooled.rack])
+    upper[pooled.cols - start] = pool_upper
     extend_from(program.upper, upper)
     extend_from(program.gain, gain)
     extend_from(program.size, size)
-    extend_from(program.penalty, cols.pool[double] + 1)
+    extend_from(program.penalty, np.repeat(pooled.cols, fines))
 
 
 def _records(
@@ -211,12 +212,12 @@ def _records(
     ids = np.asarray(topics, dtype=np.int64)
     program.extras.extend(ids[cols.x_topic], h.pos[is_x], cols.x)
     program.kept.extend(ids[cols.x_topic[carries]], np.full(int(carries.sum()), -1), cols.x[carries])
-    pool_topic, pool_rack = np.nonzero(cols.pool_count)
+    pooled = _pooled(cols)
     program.pools.extend(
-        ids[pool_topic],
-        pool_rack,
-        cols.pool[pool_topic, pool_rack],
-        cols.pool_count[pool_topic, pool_rack],
+        ids[pooled.topic],
+        pooled.rack,
+        cols.pool[pooled.topic, pooled.rack],
+        cols.pool_count[pooled.topic, pooled.rack],
     )
 
 
@@ -248,12 +249,10 @@ def _rows(
     first_row = len(program.lows) + starts(nrows)
     rack_row = np.where(posed, first_row[:, None] + giving[:, None] + np.cumsum(posed, axis=1) - posed, -1)
     # Entries of every (topic, rack): its extras on holders, then its pooled columns.
-    pool_topic, pool_rack = np.nonzero(cols.pool_count)
-    pool_first = cols.pool[pool_topic, pool_rack]
-    doubled = cols.pool_count[pool_topic, pool_rack] == 2
-    e_topic = np.concatenate([cols.x_topic, pool_topic, pool_topic[doubled]])
-    e_rack = np.concatenate([x_rack, pool_rack, pool_rack[doubled]])
-    e_col = np.concatenate([cols.x, pool_first, pool_first[doubled] + 1])
+    pooled = _pooled(cols)
+    e_topic = np.concatenate([cols.x_topic, pooled.col_topic])
+    e_rack = np.concatenate([x_rack, pooled.col_rack])
+    e_col = np.concatenate([cols.x, pooled.cols])
     order = np.lexsort((e_col, e_rack, e_topic))
     e_topic, e_rack, e_col = e_topic[order], e_rack[order], e_col[order]
     _loose(program, topics, loose, hi, e_topic, e_rack, e_col)
@@ -271,6 +270,25 @@ def _rows(
     _bounds(program, giving, extras, posed, lo, hi)
     decided = giving & np.all(lo == hi, axis=1) & (lo.sum(axis=1) == extras)
     extend_from(program.implied, first_row[decided])
+
+
+@dataclass(frozen=True)
+class _Pooled:
+    """The run's pools (topic in the run, rack), and every pooled column with its pool's topic
+    and rack."""
+
+    topic: np.ndarray
+    rack: np.ndarray
+    cols: np.ndarray
+    col_topic: np.ndarray
+    col_rack: np.ndarray
+
+
+def _pooled(cols: _Layout) -> _Pooled:
+    topic, rack = np.nonzero(cols.pool_count)
+    count = cols.pool_count[topic, rack]
+    every = spans(cols.pool[topic, rack], count)
+    return _Pooled(topic, rack, every, np.repeat(topic, count), np.repeat(rack, count))
 
 
 def _capped(program: ProgramState, topics: list[int], racks: int) -> np.ndarray:

@@ -38,7 +38,7 @@ import numpy as np
 
 from ferry.plan.balance.program.columns import Columns, TopicColumns, extend_from
 from ferry.plan.balance.solvers.transport import POOL
-from ferry.plan.consecutive import spans
+from ferry.plan.consecutive import spans, starts
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
 
@@ -47,8 +47,8 @@ from ferry.plan.racks import RackLayout
 class Pools:
     """Where the pooled columns of a program are, and the split of its solution.
 
-    Each pool is ``count`` (1 or 2) consecutive columns from ``first``, of one
-    topic and rack; in typed arrays: a million pools at 100,000 topics."""
+    Each pool is ``count`` (1 to 3: :func:`pool_columns`) consecutive columns from ``first``, of
+    one topic and rack; in typed arrays: a million pools at 100,000 topics."""
 
     topic: array[int] = field(default_factory=lambda: array("q"))
     rack: array[int] = field(default_factory=lambda: array("q"))
@@ -88,9 +88,11 @@ class Pools:
 
     def units(self, solution: np.ndarray) -> np.ndarray:
         """Per pool, the extras it took in ``solution``."""
-        first, count = np.frombuffer(self.first, dtype=np.int64), np.frombuffer(self.count, dtype=np.int64)
-        second = np.where(count == 2, first + 1, first)
-        units: np.ndarray = np.rint(solution[first] + (count == 2) * solution[second]).astype(np.int64)
+        count = np.frombuffer(self.count, dtype=np.int64)
+        if not len(count):
+            return np.zeros(0, dtype=np.int64)
+        cols = spans(np.frombuffer(self.first, dtype=np.int64), count)
+        units: np.ndarray = np.rint(np.add.reduceat(solution[cols], starts(count))).astype(np.int64)
         return units
 
     def taken(self, solution: np.ndarray) -> dict[int, list[tuple[int, int]]]:
@@ -107,6 +109,30 @@ class Pools:
         for t, k, u in zip(topic.tolist(), rack.tolist(), units[took].tolist(), strict=True):
             out[k].append((t, u))
         return out
+
+
+FULL_FINE = 2
+"""Fines on the unit that fills a pool: more than on the units before it (one each)."""
+
+
+def pool_columns(idle: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pool over ``idle`` brokers: how many columns, and per column (pool by pool) its upper
+    bound and fines. A first unit is free; the units up to one short of every idle broker cost
+    a fine each, so the optimum spreads pooled extras over many topics where it can (a broker
+    takes at most one of each topic's: :func:`split`); the unit that fills the pool costs
+    :data:`FULL_FINE`, so a pool fills only where that keeps more replicas. A full pool gives each
+    of its idle brokers an extra whatever their bands allow, and where many are full a split fails
+    (:mod:`ferry.plan.balance.program.full_pools`): on a cluster grown from 180 to 200 brokers
+    (`benchmarks/plan_quality.py --huge`) four rounds of pooled programs failed so, and the full
+    program was solved after them, where optima that fill no pool keep as many replicas."""
+    count = np.minimum(idle, 3)
+    pool = np.repeat(np.arange(len(idle)), count)
+    at = spans(np.zeros(len(idle), dtype=np.int64), count)
+    last = at == count[pool] - 1
+    middle = ~last & (at == 1)
+    upper = np.where(middle, idle[pool] - 2, 1)
+    fines = np.where(last, FULL_FINE, middle.astype(np.int64))
+    return count, upper, fines
 
 
 @dataclass

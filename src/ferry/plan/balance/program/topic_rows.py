@@ -10,8 +10,9 @@ from itertools import compress
 
 import numpy as np
 
+from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.pinned_rows import InRack, pinned_columns, rack_capacity
-from ferry.plan.balance.program.pools import holders
+from ferry.plan.balance.program.pools import holders, pool_columns
 from ferry.plan.balance.program.rack_room import rack_room_row
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.solvers.transport import RACK, TOPIC
@@ -108,26 +109,23 @@ def _extras(
 
 
 def _pooled(state: ProgramState, t: int, idle: dict[int, int]) -> dict[int, list[int]]:
-    """Per rack, ``y[t, rack]`` over its ``idle`` brokers: a first unit, and the rest at a
-    penalty each, so the optimum spreads pooled extras over many topics where it can: a broker
-    takes at most one of each topic's (:func:`ferry.plan.balance.program.pools.split`). In bulk: a million of
-    them at 100,000 topics."""
-    out: dict[int, list[int]] = {}
-    uppers: list[int] = []
+    """Per rack, ``y[t, rack]`` over its ``idle`` brokers, in the columns of
+    :func:`~ferry.plan.balance.program.pools.pool_columns`. In bulk: a million of them at 100,000
+    topics."""
+    if not idle:
+        return {}
+    count, upper, fines = pool_columns(np.fromiter(idle.values(), dtype=np.int64, count=len(idle)))
     c = len(state.upper)
-    for k, n in idle.items():
-        if n == 1:
-            out[k] = [c]
-            uppers.append(1)
-        else:
-            out[k] = [c, c + 1]
-            uppers += (1, n - 1)
-            state.penalty.append(c + 1)
+    out: dict[int, list[int]] = {}
+    for k, n in zip(idle, count.tolist(), strict=True):
+        out[k] = list(range(c, c + n))
         state.pools.add(t, k, out[k])
-        c += len(out[k])
-    state.upper.extend(uppers)
-    state.gain.extend([0] * len(uppers))
-    state.size.extend([0] * len(uppers))
+        c += n
+    cols = np.arange(len(state.upper), c)
+    extend_from(state.penalty, np.repeat(cols, fines))
+    extend_from(state.upper, upper.astype(np.float64))
+    extend_from(state.gain, np.zeros(len(cols)))
+    extend_from(state.size, np.zeros(len(cols)))
     return out
 
 

@@ -72,7 +72,8 @@ def optimum(
     and ``highs`` and :mod:`ferry.plan.balance.solvers.transport` kind), its columns' ``upper`` bounds, and
     the objective:
     ``gain`` kept replicas plus ``size`` bytes times ``scale``, less a penalty per unit of each
-    ``penalty`` column, which breaks ties like the size term (below one kept replica in total).
+    ``penalty`` column (two where it is named twice), which breaks ties like the size term (below
+    one kept replica in total).
 
     A program of extras alone (a plain rebalance) is a network: min-cost flow solves it
     (:mod:`ferry.plan.balance.solvers.transport`). Otherwise, without rack-room rows (``relax_first``), its
@@ -87,7 +88,8 @@ def optimum(
     low_array, high_array, uppers = np.array(lows), np.array(highs), np.array(upper)
     fines = np.zeros(n, dtype=np.int64)
     if len(penalty):
-        fines[np.asarray(penalty, dtype=np.int64)] = 1
+        # A column named twice is fined twice (a pool's full unit: ferry.plan.balance.program.pools).
+        np.add.at(fines, np.asarray(penalty, dtype=np.int64), 1)
     network = Transport.of(matrix, list(kinds), low_array, high_array, uppers)
     if network is not None:
         flows = network.solve(gains, sizes, fines)
@@ -104,7 +106,7 @@ def optimum(
 
 @dataclass(frozen=True)
 class _Costs:
-    """Per column: its cost without fines, and whether each of its units is fined."""
+    """Per column: its cost without fines, and the fines each of its units costs (0, 1 or 2)."""
 
     plain: np.ndarray
     fines: np.ndarray

@@ -123,7 +123,7 @@ class Transport:
         self, gain: np.ndarray, size: np.ndarray, fines: np.ndarray | None = None
     ) -> np.ndarray | Unsolved | None:
         """Per column its value at an optimum; ``None`` if no flow meets the bounds. ``fines``: per
-        column, penalty units per unit of flow (each one a biggest replica's size term)."""
+        column, penalty units per unit of flow (at most two, each half a biggest replica's size term)."""
         from ortools.graph.python import min_cost_flow
 
         if not self.feasible:
@@ -293,12 +293,13 @@ def _racks(
 
 def _costs(gain: np.ndarray, size: np.ndarray, fines: np.ndarray, flow: int, nodes: int) -> np.ndarray | None:
     """Integer costs (negative: the solver minimises) ranking kept replicas first, then bytes and
-    fines. A unit of flow crosses at most one column with a size term or a fine, so together they
-    stay below ``QUANTA * flow``, less than one kept replica."""
+    fines (at most two per unit, half a quantum-scale each). A unit of flow crosses at most one
+    column with a size term or a fine, so together they stay below ``QUANTA * flow``, less than one
+    kept replica."""
     biggest = int(size.max(initial=0)) or 1
     quanta = np.rint(size / biggest * QUANTA).astype(np.int64)
     worth = QUANTA * (flow + 1)
     if int(gain.max(initial=0)) * worth * (nodes + 1) >= _COST_LIMIT:
         return None
-    costs: np.ndarray = -(gain * worth + quanta) + fines * QUANTA
+    costs: np.ndarray = -(gain * worth + quanta) + fines * (QUANTA // 2)
     return costs
