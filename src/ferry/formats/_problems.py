@@ -314,12 +314,17 @@ def _join(path: str, key: str) -> str:
 
 
 def parse_partition_list(
-    value: object, problems: Problems, parse_one: Callable[[object, str], T | None]
+    value: object,
+    problems: Problems,
+    parse_one: Callable[[object, str], T | None],
+    plain: Callable[[object], tuple[TopicPartition, T] | None] | None = None,
 ) -> list[T]:
     """Parse the ``partitions`` array of a snapshot or reassignment file, one entry at a time.
 
     A repeated topic-partition is reported once and not parsed again, so its other fields are not
     blamed twice; ``parse_one(item, path)`` returns None after recording the entry's problems.
+    ``plain(item)``, where given, reads an entry that has no problem at all quickly (its
+    topic-partition and what ``parse_one`` would give), or says ``None``: then ``parse_one`` does.
     """
     items = as_array(value, "partitions", problems)
     if items is None:
@@ -327,6 +332,11 @@ def parse_partition_list(
     parsed: list[T] = []
     first_seen: dict[TopicPartition, int] = {}
     for i, item in enumerate(items):
+        quick = plain(item) if plain is not None else None
+        if quick is not None and quick[0] not in first_seen:
+            first_seen[quick[0]] = i
+            parsed.append(quick[1])
+            continue
         if check_duplicate_tp(item, i, first_seen, problems):
             continue
         entry = parse_one(item, f"partitions[{i}]")

@@ -48,6 +48,7 @@ from ferry.formats._problems import (
 from ferry.formats.atomic import dumps_rows
 from ferry.formats.brokers_json import dump_broker, parse_brokers
 from ferry.formats.log_dirs_json import dump_replica_dirs, parse_replica_dirs
+from ferry.formats.plain_entries import plain_partition
 from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
 
 _PARTITION_OPTIONAL = (
@@ -144,6 +145,7 @@ def _parse_root(
             decoded["partitions"],
             problems,
             lambda item, path: _parse_partition(item, path, known, problems, details),
+            lambda item: plain_partition(item, known),
         )
         if "partitions" in decoded
         else []
