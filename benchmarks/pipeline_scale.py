@@ -4,7 +4,8 @@ Clusters: RF 3, 200 brokers in 10 racks, of which 10 are new and empty (one per 
 start balanced and rack-clean on the 190 old brokers; the goal is the default rebalance onto all
 200. Cases: 100k and 1M partitions in topics of 100 partitions, 1M in topics of 1,000, 100k and 1M
 in topics of 10 (10,000 and 100,000 topics: many small topics), and a fleet of 20 x 50k (topics of
-100).
+100). The ``shape:`` cases are the 1M-partition shapes of `benchmarks/shapes.py` (grown clusters,
+skewed starts, removals, mixed topic sizes), e.g. ``--cases "shape:grown 180->200"``.
 
 Each run is a fresh child process (so start-up and peak memory are its own); the parent samples
 the RSS of the child's process tree (driver Python, the Spark JVM, Python workers) every 0.2 s.
@@ -49,6 +50,11 @@ from ferry.formats.parquet import BROKERS_FILE, BROKERS_SCHEMA, PARTITIONS_FILE,
 from ferry.pipeline.archive import ENV_DIR
 from ferry.plan.gc_pause import paused
 
+try:  # run as a script (benchmarks/ on the path) or imported as benchmarks.pipeline_scale
+    import shapes
+except ImportError:  # pragma: no cover
+    from benchmarks import shapes
+
 BROKERS, RACKS, NEW, RF = 200, 10, 10, 3
 # (clusters, partitions per cluster, partitions per topic). The balance program grows with topics x
 # brokers, so "1M-wide" (1,000 topics), "1M" (10,000) and "1M-topics" (100,000) load the kernel very
@@ -83,14 +89,14 @@ def write_cluster(folder: Path, partitions: int, per_topic: int, seed: int) -> N
     rng = np.random.default_rng(seed)
     old = BROKERS - NEW
     ids = np.arange(BROKERS, dtype=np.int32)
-    brokers = pa.table({"id": ids, "rack": [f"r{i % RACKS}" for i in ids]}, schema=BROKERS_SCHEMA)
+    brokers = shapes.filled({"id": ids, "rack": [f"r{i % RACKS}" for i in ids]}, BROKERS_SCHEMA)
     # Broker ids interleave racks (id % 10), so RF consecutive old brokers sit in RF racks.
     start = rng.integers(0, old, partitions)
     replicas = ((start[:, None] + np.arange(RF)[None, :]) % old).astype(np.int32)
     offsets = pa.array(np.arange(0, partitions * RF + 1, RF, dtype=np.int32))
     lists = pa.ListArray.from_arrays(offsets, pa.array(replicas.ravel()))
     topics = np.arange(partitions) // per_topic
-    table = pa.table(
+    table = shapes.filled(
         {
             "topic": pa.array([f"topic-{t:06d}" for t in topics], pa.string()),
             "partition": pa.array((np.arange(partitions) % per_topic).astype(np.int32)),
@@ -98,9 +104,8 @@ def write_cluster(folder: Path, partitions: int, per_topic: int, seed: int) -> N
             "leader": pa.array(replicas[:, 0]),
             "isr": lists,
             "size_bytes": pa.array(rng.integers(10**6, 10**10, partitions, dtype=np.int64)),
-            "replica_sizes": pa.nulls(partitions, pa.list_(pa.int64())),  # unmeasured: size_bytes
         },
-        schema=PARTITIONS_SCHEMA,
+        PARTITIONS_SCHEMA,
     )
     folder.mkdir(parents=True, exist_ok=True)
     # As `ferry snapshot convert` writes them (row groups Spark can split between its tasks).
@@ -109,8 +114,13 @@ def write_cluster(folder: Path, partitions: int, per_topic: int, seed: int) -> N
 
 
 def generate(case: str, root: Path) -> Path:
+    target = root / case.replace(" ", "_").replace(">", "").replace(":", "-").replace(",", "")
+    if case.startswith("shape:"):
+        if not target.exists():
+            shape = next(s for s in shapes.SHAPES if s.name == case.removeprefix("shape:"))
+            shapes.write_parquet(shapes.generate(shape), target / "cluster-00")
+        return target
     clusters, partitions, per_topic = CASES[case]
-    target = root / case
     if not target.exists():
         for i in range(clusters):
             write_cluster(target / f"cluster-{i:02d}", partitions, per_topic, seed=i)

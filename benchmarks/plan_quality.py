@@ -9,7 +9,9 @@ seconds of ``plan()`` (CPU seconds are the fairer figure on a shared machine), p
     .venv/bin/python benchmarks/plan_quality.py --small    # small cases only
     .venv/bin/python benchmarks/plan_quality.py --stress   # the worst case found (100k, RF 3->2)
     .venv/bin/python benchmarks/plan_quality.py --unequal  # racks of unequal size only
-    .venv/bin/python benchmarks/plan_quality.py --huge     # 1M partitions: 100,000 topics; unequal racks
+    .venv/bin/python benchmarks/plan_quality.py --huge     # 1M partitions (with benchmarks/shapes.py)
+    .venv/bin/python benchmarks/plan_quality.py --shapes   # those shapes at 100k partitions
+    .venv/bin/python benchmarks/plan_quality.py --shapes --seed 11   # another draw of them
     .venv/bin/python benchmarks/plan_quality.py --bytes    # --balance bytes: disks, bytes moved
     .venv/bin/python benchmarks/plan_quality.py --only large --limit 900 --json out.json
     .venv/bin/python benchmarks/plan_quality.py --only large --cores 2
@@ -31,6 +33,11 @@ from typing import Any
 from ferry.model import BalanceMode, Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
 from ferry.plan.planner import plan
 from ferry.plan.racks import RackLayout
+
+try:  # run as a script (benchmarks/ on the path) or imported as benchmarks.plan_quality
+    import shapes
+except ImportError:  # pragma: no cover
+    from benchmarks import shapes
 
 
 @dataclass(frozen=True)
@@ -188,10 +195,13 @@ def _weighted(rnd: random.Random, pool: list[int], weights: list[float], k: int)
     return chosen
 
 
-def run_case(case: Case, queue: Any, cores: int = 1) -> None:
+def run_case(case: Case | shapes.Shape, queue: Any, cores: int = 1, seed: int = 7) -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:cores]))
-    snapshot, goal = generate(case)
+    if isinstance(case, shapes.Shape):
+        snapshot, goal = shapes.snapshot_and_goal(shapes.generate(case, seed))
+    else:
+        snapshot, goal = generate(case, seed)
     start, cpu = time.perf_counter(), time.process_time()
     result = plan(snapshot, goal)
     seconds = time.perf_counter() - start
@@ -213,12 +223,12 @@ def run_case(case: Case, queue: Any, cores: int = 1) -> None:
     )
 
 
-def measure(case: Case, limit: float, cores: int = 1) -> dict[str, Any] | None:
+def measure(case: Case | shapes.Shape, limit: float, cores: int = 1, seed: int = 7) -> dict[str, Any] | None:
     """One case in a fresh process on ``cores`` cores; ``None`` if it did not finish within
     ``limit`` seconds."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    proc = ctx.Process(target=run_case, args=(case, queue, cores))
+    proc = ctx.Process(target=run_case, args=(case, queue, cores, seed))
     proc.start()
     try:
         out: dict[str, Any] = queue.get(timeout=limit)
@@ -464,6 +474,10 @@ def main() -> None:
     parser.add_argument(
         "--huge", action="store_true", help="only the 1M-partition cases (not in the default run)"
     )
+    parser.add_argument(
+        "--shapes", action="store_true", help="only the shapes of benchmarks/shapes.py, at 100k partitions"
+    )
+    parser.add_argument("--seed", type=int, default=7, help="the draw of each generated cluster (default 7)")
     parser.add_argument("--bytes", action="store_true", help="only the --balance bytes cases")
     parser.add_argument("--json", help="also write raw results to this file")
     parser.add_argument("--only", help="run only the cases whose name contains this text")
@@ -475,24 +489,26 @@ def main() -> None:
         help="cores each case may use (default 1: figures that do not depend on what else runs)",
     )
     args = parser.parse_args()
-    cases = SMALL + UNEQUAL if args.small else SMALL + UNEQUAL + LARGE
+    cases: list[Any] = SMALL + UNEQUAL if args.small else SMALL + UNEQUAL + LARGE
     if args.stress:
         cases = STRESS
     if args.unequal:
         cases = UNEQUAL + [c for c in LARGE if c.rack_sizes]
     if args.huge:
-        cases = HUGE
+        cases = [*HUGE, *(s.scaled(1, "huge:") for s in shapes.SHAPES)]
+    if args.shapes:
+        cases = [s.scaled(0.1, "100k:") for s in shapes.SHAPES]
     if args.bytes:
         cases = BYTES
     if args.only:
         cases = [c for c in cases if args.only in c.name]
-    bytes_only = all(c.balance is BalanceMode.BYTES for c in cases)
+    bytes_only = all(getattr(c, "balance", None) is BalanceMode.BYTES for c in cases)
     header = BYTE_HEADER if bytes_only else REPLICA_HEADER
     print(header)
     print("|---" * (header.count("|") - 1) + "|")
     results = []
     for case in cases:
-        result = measure(case, args.limit, args.cores)
+        result = measure(case, args.limit, args.cores, args.seed)
         if result is None:
             print(f"| {case.name} | did not finish within {args.limit:.0f} s |", flush=True)
             continue

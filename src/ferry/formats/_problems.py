@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import orjson
+
 from ferry.errors import InputError
 from ferry.model import TopicPartition
 
@@ -57,7 +59,17 @@ def read_bytes(path: str | Path) -> bytes:
 
 
 def decode_json(text: str | bytes, source: str) -> Any:
-    """Parse JSON text, turning a syntax error into an InputError with line and column."""
+    """Parse JSON text, turning a syntax error into an InputError with line and column.
+
+    orjson first: it decodes a 1M-partition snapshot in 1.3 s where the standard library takes
+    2.2 s (`benchmarks/snapshot_load.py`). Text it refuses is decoded again by the standard
+    library, whose errors this reports as before (orjson's name no line and column in the same
+    words), and which accepts what orjson alone refuses (lone surrogate escapes). An integer
+    beyond 64 bits becomes a float in orjson: it is then refused as not an integer."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:

@@ -1,0 +1,196 @@
+"""Cluster shapes operators have, generated in bulk (numpy), for the scale benchmarks.
+
+A shape is a cluster and a goal:
+
+- ``grown``: the cluster grew from ``old`` to ``old + new`` brokers; topics created before the
+  growth (every second one) sit on the old brokers only, the rest on all of them, each placed
+  evenly and rack-clean; the goal is the default rebalance onto every broker (per-topic balance
+  then forces most of the moves);
+- ``skewed``: every replica drawn with a weight falling along the broker list (the first broker
+  is ~10x as likely as the last), racks ignored; the goal is the default rebalance;
+- ``remove``: balanced and rack-clean on ``old`` brokers; the goal removes the last ``new`` of
+  them (as many from each rack);
+- ``add``: balanced and rack-clean on ``old`` brokers, ``new`` empty ones join.
+
+Partitions per topic are drawn per topic from ``spread`` (mixed counts within one cluster), so
+topic counts from 1,000 to 100,000 reach the same total with different spreads. Broker ids
+interleave racks (id % racks), so consecutive ids sit in different racks. The same shape and seed
+give the same cluster on every machine.
+
+The cluster comes out as numpy columns (``Columns``) and is written as a ``ClusterSnapshot``, a
+snapshot JSON file or a Parquet snapshot directory, the three inputs ``ferry plan`` reads.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RF = 3
+ODD = (1, 2, 3, 5, 8, 12, 20, 50)
+"""Mean 12.6 partitions per topic: ~80,000 topics make 1M partitions."""
+WIDE = (1, 3, 10, 30, 100, 300, 1000)
+"""Mean ~206 partitions per topic, 1 to 1,000: ~5,000 topics make 1M partitions."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    start: str
+    """grown, skewed, remove or add (see the module docstring)."""
+    old: int
+    new: int
+    racks: int
+    topics: int
+    spread: tuple[int, ...]
+
+    @property
+    def brokers(self) -> int:
+        return self.old + (self.new if self.start in ("grown", "add") else 0)
+
+    def scaled(self, factor: float, prefix: str) -> Shape:
+        """The same shape with ``factor`` times the topics, named ``prefix``, the shape and its topics."""
+        topics = round(self.topics * factor)
+        name = f"{prefix} {self.name}, {topics:,} topics"
+        return Shape(name, self.start, self.old, self.new, self.racks, topics, self.spread)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """One generated cluster, a row per partition."""
+
+    topic: np.ndarray
+    """Topic index per partition (topic names are ``topic-NNNNNN``)."""
+    partition: np.ndarray
+    replicas: np.ndarray
+    """(partitions, RF) broker ids."""
+    size: np.ndarray
+    brokers: int
+    racks: int
+    removed: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.topic)
+
+    def names(self) -> list[str]:
+        names = [f"topic-{t:06d}" for t in range(int(self.topic.max()) + 1)]
+        return [names[t] for t in self.topic]
+
+
+def generate(shape: Shape, seed: int = 7) -> Columns:
+    key = f"{shape.start}/{shape.old}/{shape.new}/{shape.racks}/{shape.topics}/{shape.spread}"
+    rng = np.random.default_rng([seed, *key.encode()])
+    counts = rng.choice(np.asarray(shape.spread), shape.topics)
+    topic = np.repeat(np.arange(shape.topics, dtype=np.int32), counts)
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    partition = (np.arange(len(topic)) - first).astype(np.int32)
+    if shape.start == "skewed":
+        replicas = _weighted(rng, len(topic), shape.brokers)
+    else:
+        pool = np.where((topic % 2 == 0) | (shape.start != "grown"), shape.old, shape.brokers)
+        start = rng.integers(0, pool)
+        replicas = ((start[:, None] + np.arange(RF)[None, :]) % pool[:, None]).astype(np.int32)
+    size = rng.integers(10**6, 10**10, len(topic), dtype=np.int64)
+    removed = _removed(shape) if shape.start == "remove" else ()
+    return Columns(topic, partition, replicas, size, shape.brokers, shape.racks, removed)
+
+
+def _weighted(rng: np.random.Generator, rows: int, brokers: int) -> np.ndarray:
+    """RF distinct brokers per row, broker i weighted 1 / (1 + 0.05 i) (Gumbel top-k)."""
+    logw = -np.log1p(0.05 * np.arange(brokers))
+    out = np.empty((rows, RF), dtype=np.int32)
+    for lo in range(0, rows, 50_000):
+        keys = logw + rng.gumbel(size=(min(50_000, rows - lo), brokers))
+        out[lo : lo + len(keys)] = np.argpartition(-keys, RF, axis=1)[:, :RF]
+    return out
+
+
+def _removed(shape: Shape) -> tuple[int, ...]:
+    """The last ``new`` old brokers, which with ids interleaving racks is as many per rack."""
+    return tuple(range(shape.old - shape.new, shape.old))
+
+
+def snapshot_and_goal(cols: Columns) -> tuple[object, object]:
+    """A ``ClusterSnapshot`` and the shape's ``Goal``."""
+    from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
+
+    brokers = [Broker(i, _rack(cols, i)) for i in range(cols.brokers)]
+    rows = cols.replicas.tolist()
+    states = [
+        PartitionState(TopicPartition(name, p), tuple(r), r[0], tuple(r), s)
+        for name, p, r, s in zip(cols.names(), cols.partition.tolist(), rows, cols.size.tolist(), strict=True)
+    ]
+    keep = frozenset(range(cols.brokers)) - set(cols.removed)
+    return ClusterSnapshot.of(brokers, states), (Goal(brokers=keep) if cols.removed else Goal())
+
+
+def _rack(cols: Columns, broker: int) -> str | None:
+    return f"r{broker % cols.racks}" if cols.racks else None
+
+
+def write_json(cols: Columns, path: Path) -> None:
+    """A snapshot JSON file, version 1, written a partition per line."""
+    brokers = [{"id": i, "rack": _rack(cols, i)} for i in range(cols.brokers)]
+    with path.open("w") as out:
+        out.write('{"version": 1, "brokers": ' + json.dumps(brokers) + ',\n "partitions": [\n')
+        columns = (cols.names(), cols.partition.tolist(), cols.replicas.tolist(), cols.size.tolist())
+        for i, (topic, p, r, size) in enumerate(zip(*columns, strict=True)):
+            row = {"topic": topic, "partition": p, "replicas": r, "leader": r[0], "isr": r}
+            out.write(("  " if i == 0 else ", ") + json.dumps({**row, "size_bytes": size}) + "\n")
+        out.write("]}\n")
+
+
+def write_parquet(cols: Columns, folder: Path) -> None:
+    """A Parquet snapshot directory, as ``ferry snapshot convert`` writes it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ferry.formats import parquet
+
+    ids = list(range(cols.brokers))
+    brokers = filled({"id": ids, "rack": [_rack(cols, i) for i in ids]}, parquet.BROKERS_SCHEMA)
+    n = len(cols)
+    offsets = pa.array(np.arange(0, n * RF + 1, RF, dtype=np.int32))
+    lists = pa.ListArray.from_arrays(offsets, pa.array(cols.replicas.ravel()))
+    table = filled(
+        {
+            "topic": pa.array(cols.names(), pa.string()),
+            "partition": pa.array(cols.partition),
+            "replicas": lists,
+            "leader": pa.array(cols.replicas[:, 0]),
+            "isr": lists,
+            "size_bytes": pa.array(cols.size),
+        },
+        parquet.PARTITIONS_SCHEMA,
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    pq.write_table(brokers, folder / parquet.BROKERS_FILE, row_group_size=parquet.ROW_GROUP)
+    pq.write_table(table, folder / parquet.PARTITIONS_FILE, row_group_size=parquet.ROW_GROUP)
+
+
+def filled(columns: dict[str, object], schema: Any) -> Any:
+    """An Arrow table of ``schema`` from ``columns``; every field not given is null (unknown,
+    unmeasured: ``replica_sizes`` then counts ``size_bytes``)."""
+    import pyarrow as pa
+
+    rows = len(next(iter(columns.values())))  # type: ignore[arg-type]
+    every = {f.name: columns.get(f.name, pa.nulls(rows, f.type)) for f in schema}
+    return pa.table(every, schema=schema)
+
+
+SHAPES = [
+    # The shape a new user tried: 1M partitions in ~80,000 topics of mixed counts, a cluster
+    # grown from 180 to 200 brokers in 10 racks, half its topics on the old brokers.
+    Shape("grown 180->200", "grown", 180, 20, 10, 80_000, ODD),
+    Shape("grown 190->200, 1-1000 per topic", "grown", 190, 10, 10, 4_900, WIDE),
+    Shape("grown 170->200", "grown", 170, 30, 10, 100_000, (1, 2, 5, 10, 20, 22)),
+    Shape("skewed rebalance, 200 brokers", "skewed", 200, 0, 10, 80_000, ODD),
+    Shape("remove 20 of 200", "remove", 200, 20, 10, 80_000, ODD),
+    Shape("add 10 to 190, 1000 per topic", "add", 190, 10, 10, 1_000, (1000,)),
+]
+"""1M partitions each (within a few percent, 10 racks, RF 3); ``Shape.scaled(0.1, "100k")`` gives
+the 100k ones."""
