@@ -81,21 +81,3 @@ def unequal_racks(rack_sizes: tuple[int, ...], shapes: list[tuple[int, int]], se
         for p in range(partitions):
             states.append(_in_sync(rnd, t, p, rnd.sample(range(len(nodes)), rf)))
     return ClusterSnapshot.of(nodes, states)
-
-
-def grown(
-    *, old: int, new: int, racks: int, topics: int, partitions: tuple[int, ...], seed: int
-) -> ClusterSnapshot:
-    """A cluster grown from ``old`` to ``old + new`` brokers: every second topic was created before
-    (on the old brokers only), the others after (on all); each partition starts at a random broker
-    and takes the next ``3`` ids, rack-clean where the pool's size is a multiple of ``racks``.
-    Partitions per topic are drawn from ``partitions``."""
-    rnd = random.Random(seed)
-    nodes = [Broker(i, f"r{i % racks}") for i in range(old + new)]
-    states = []
-    for t in range(topics):
-        pool = old if t % 2 == 0 else old + new
-        for p in range(rnd.choice(partitions)):
-            start = rnd.randrange(pool)
-            states.append(_in_sync(rnd, t, p, [(start + i) % pool for i in range(3)]))
-    return ClusterSnapshot.of(nodes, states)

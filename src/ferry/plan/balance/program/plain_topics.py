@@ -115,7 +115,9 @@ def add_plain(program: ProgramState, topics: list[int]) -> None:
     opened = (bounds[:, :, 1] > 0) & (extras[:, None] > 0)
     # Holders of no more than their base are idle for the topic, pooled (ferry.plan.balance.program.pools).
     is_x = opened[h.topic, rack] & (h.held > h.base)
-    cols = _Layout.of(program, h, rack, is_x, opened)
+    # A rack row of most extras may be left out (loose): only the topic's row bounds a pool for sure.
+    most = np.broadcast_to(extras[:, None], opened.shape)
+    cols = _Layout.of(program, h, rack, is_x, opened, most)
     carries = (~fixed & (h.free > h.base))[is_x]
     x_col = np.full(len(h.pos), -1, dtype=np.int32)
     x_col[is_x] = cols.x
@@ -158,24 +160,32 @@ class _Layout:
     (:mod:`ferry.plan.balance.program.pools`)."""
     x_in: np.ndarray
     """Per topic and rack, its extras on holders."""
+    most: np.ndarray
+    """Per topic and rack, the most extras the program lets its pool take (its topic's)."""
 
     @classmethod
     def of(
-        cls, program: ProgramState, h: _Holders, rack: np.ndarray, is_x: np.ndarray, opened: np.ndarray
+        cls,
+        program: ProgramState,
+        h: _Holders,
+        rack: np.ndarray,
+        is_x: np.ndarray,
+        opened: np.ndarray,
+        most: np.ndarray,
     ) -> _Layout:
         topics, racks = opened.shape
         sizes = np.asarray(program.layout.sizes, dtype=np.int64)
         x_topic = h.topic[is_x]
         x_in = np.bincount(x_topic * racks + rack[is_x], minlength=topics * racks).reshape(topics, racks)
         idle = np.where(opened, sizes[None, :] - x_in, 0)
-        pool_count = np.minimum(idle, 3)
+        pool_count = np.where(most >= idle, np.minimum(idle, 3), np.minimum(idle, 2))
         n_x = x_in.sum(axis=1)
         count = n_x + pool_count.sum(axis=1)
         first = len(program.upper) + starts(count)
         x = first[x_topic] + rank(x_topic, n_x)
         pool_at = (first + n_x)[:, None] + np.cumsum(pool_count, axis=1) - pool_count
         pool = np.where(pool_count > 0, pool_at, -1)
-        return cls(x, x_topic, first, count, pool, pool_count, idle, x_in)
+        return cls(x, x_topic, first, count, pool, pool_count, idle, x_in, most)
 
 
 def _columns(
@@ -191,7 +201,9 @@ def _columns(
     gain[x] = carries
     size[x] = h.shed[is_x]
     pooled = _pooled(cols)
-    _, pool_upper, fines = pool_columns(cols.idle[pooled.topic, pooled.rack])
+    _, pool_upper, fines = pool_columns(
+        cols.idle[pooled.topic, pooled.rack], cols.most[pooled.topic, pooled.rack]
+    )
     upper[pooled.cols - start] = pool_upper
     extend_from(program.upper, upper)
     extend_from(program.gain, gain)

@@ -115,23 +115,27 @@ FULL_FINE = 2
 """Fines on the unit that fills a pool: more than on the units before it (one each)."""
 
 
-def pool_columns(idle: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per pool over ``idle`` brokers: how many columns, and per column (pool by pool) its upper
-    bound and fines. A first unit is free; the units up to one short of every idle broker cost
-    a fine each, so the optimum spreads pooled extras over many topics where it can (a broker
-    takes at most one of each topic's: :func:`split`); the unit that fills the pool costs
-    :data:`FULL_FINE`, so a pool fills only where that keeps more replicas. A full pool gives each
-    of its idle brokers an extra whatever their bands allow, and where many are full a split fails
-    (:mod:`ferry.plan.balance.program.full_pools`): on a cluster grown from 180 to 200 brokers
-    (`benchmarks/plan_quality.py --huge`) four rounds of pooled programs failed so, and the full
-    program was solved after them, where optima that fill no pool keep as many replicas."""
-    count = np.minimum(idle, 3)
+def pool_columns(idle: np.ndarray, most: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pool over ``idle`` brokers, of which its topic's rows allow it ``most`` extras: how many
+    columns, and per column (pool by pool) its upper bound and fines.
+
+    A first unit is free; the units after it cost a fine each, so the optimum spreads pooled
+    extras over many topics where it can (a broker takes at most one of each topic's:
+    :func:`split`). Where the pool can fill (``most >= idle``), the unit that fills it is a column
+    of its own and costs :data:`FULL_FINE`, so a pool fills only where that keeps more replicas: a
+    full pool gives every broker of the rack idle for the topic an extra whatever their bands allow,
+    and where many are full a split fails (:mod:`ferry.plan.balance.program.full_pools`). On 100k
+    partitions of a cluster grown from 180 to 200 brokers (`benchmarks/plan_quality.py --shapes`)
+    four rounds of pooled programs failed so, and the full program was solved after them, where
+    optima that fill no pool keep as many replicas."""
+    can_fill = most >= idle
+    count = np.where(can_fill, np.minimum(idle, 3), np.minimum(idle, 2))
     pool = np.repeat(np.arange(len(idle)), count)
     at = spans(np.zeros(len(idle), dtype=np.int64), count)
-    last = at == count[pool] - 1
-    middle = ~last & (at == 1)
-    upper = np.where(middle, idle[pool] - 2, 1)
-    fines = np.where(last, FULL_FINE, middle.astype(np.int64))
+    full = can_fill[pool] & (at == count[pool] - 1)
+    rest = (at == 1) & ~full
+    upper = np.where(rest, idle[pool] - 1 - can_fill[pool], 1)
+    fines = np.where(full, FULL_FINE, rest.astype(np.int64))
     return count, upper, fines
 
 

@@ -114,7 +114,9 @@ def _pooled(state: ProgramState, t: int, idle: dict[int, int]) -> dict[int, list
     topics."""
     if not idle:
         return {}
-    count, upper, fines = pool_columns(np.fromiter(idle.values(), dtype=np.int64, count=len(idle)))
+    # A rack row of most extras may be left out (loose): only the topic's row bounds a pool for sure.
+    most = np.full(len(idle), state.demands[t].quota.extras, dtype=np.int64)
+    count, upper, fines = pool_columns(np.fromiter(idle.values(), dtype=np.int64, count=len(idle)), most)
     c = len(state.upper)
     out: dict[int, list[int]] = {}
     for k, n in zip(idle, count.tolist(), strict=True):
