@@ -65,6 +65,7 @@ from ferry.plan.leaders.swaps import leaders_with_swaps
 from ferry.plan.measure.report import balance_after, build_report
 from ferry.plan.place.cordons import around_cordons
 from ferry.plan.place.drops import apply_keeps, over_quota_drops
+from ferry.plan.place.exact_keeps import place_again, worth_placing_again
 from ferry.plan.place.placement import place
 from ferry.plan.place.replace import plan_replace
 from ferry.plan.prepare.demand import TopicDemand
@@ -158,11 +159,17 @@ def place_topic(
     keeps: Mapping[int, frozenset[int]],
     mode: RackMode,
 ) -> int:
-    """Per topic, once the balance pass decided: drop and place replicas; returns the fallbacks."""
+    """Per topic, once the balance pass decided: drop and place replicas; returns the fallbacks.
+    Where that loses kept replicas, the topic is placed again from an exact flow's
+    (:mod:`ferry.plan.place.exact_keeps`)."""
     by_broker = final_quota(layout, quota)
     apply_keeps(work, keeps)
     over_quota_drops(work, by_broker)
-    return place(work, layout, by_broker, mode)
+    kept = work.kept
+    fallbacks = place(work, layout, by_broker, mode)
+    if worth_placing_again(work, kept, keeps, mode, fallbacks):
+        fallbacks = place_again(work, layout, quota, by_broker, fallbacks)
+    return fallbacks
 
 
 def planned_replicas(work: TopicWork) -> list[Planned]:

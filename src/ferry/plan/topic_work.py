@@ -47,6 +47,8 @@ class TopicWork:
     """Replicas of the topic per target broker (0 where it has none: a small topic touches few of
     many brokers, and a dict of every broker per topic, several KB at 200 brokers, adds up at
     100,000 topics)."""
+    kept: int = 0
+    """Replicas of the topic where they were (on the broker, of the partition, they started on)."""
 
     @classmethod
     def start(
@@ -57,15 +59,18 @@ class TopicWork:
             for state, rf in zip(partitions, rfs, strict=True)
         ]
         # Counted in one go: ``load[b] += 1`` per replica runs Counter's __missing__ in Python.
-        return cls(topic, slots, Counter(chain.from_iterable(slot.replicas for slot in slots)))
+        load = Counter(chain.from_iterable(slot.replicas for slot in slots))
+        return cls(topic, slots, load, load.total())
 
     def drop(self, slot: Slot, broker: int) -> None:
         slot.replicas.remove(broker)
         self.load[broker] -= 1
+        self.kept -= broker in slot.state.replicas
 
     def add(self, slot: Slot, broker: int) -> None:
         slot.replicas.append(broker)
         self.load[broker] += 1
+        self.kept += broker in slot.state.replicas
         if broker in slot.dropped:
             slot.dropped -= {broker}
             slot.returned |= {broker}

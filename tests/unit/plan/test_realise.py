@@ -17,7 +17,7 @@ from ferry.plan.balance import assign_extras as balance
 from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.rack_totals import retarget
 from ferry.plan.balance.repair.chunk_program import rejoin
-from ferry.plan.balance.repair.kept_flow import kept_exactly
+from ferry.plan.balance.repair.kept_flow import kept_exactly, kept_replicas
 from ferry.plan.balance.repair.per_partition import exact_posed
 from ferry.plan.planner import (
     in_scope,
@@ -92,6 +92,12 @@ def test_the_flow_keeps_as_many_as_the_best_placement(data: st.DataObject) -> No
     else:
         assert kept >= best
     assert 0 <= kept_exactly(layout, demand, quota, fix_settled=True) <= kept
+    # The replicas the flow keeps: that many, each where it was, no broker above its quota.
+    chosen = kept_replicas(layout, demand.layouts, quota)
+    assert chosen is not None and sum(map(len, chosen)) == kept
+    assert all(keep <= set(held) for keep, held in zip(chosen, layouts, strict=True))
+    per_broker = Counter(b for keep in chosen for b in keep)
+    assert all(per_broker[b] <= q for b, q in zip(layout.brokers, quota, strict=True))
 
 
 def test_the_flow_counts_by_hand() -> None:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ferry.plan.consecutive import rank
-from ferry.plan.prepare.demand import TopicDemand
+from ferry.plan.prepare.demand import FreeLayouts, TopicDemand
 from ferry.plan.racks import RackLayout
 
 
@@ -43,13 +43,13 @@ class _Flat:
     """``lo[rf, rack]``, ``hi[rf, rack]``."""
 
     @classmethod
-    def of(cls, layout: RackLayout, demands: Sequence[TopicDemand]) -> _Flat:
+    def of(cls, layout: RackLayout, topics: Sequence[FreeLayouts]) -> _Flat:
         # In one pass over all topics: three arrays per topic took most of a second at 100,000.
-        parts = np.fromiter(map(len, (d.layouts for d in demands)), dtype=np.int64, count=len(demands))
-        rf = _flat(d.layouts.rf for d in demands)
-        count = _flat(d.layouts.starts[1:] for d in demands) - _flat(d.layouts.starts[:-1] for d in demands)
-        rep_pos = _flat(d.layouts.replicas for d in demands)
-        topic = np.repeat(np.arange(len(demands)), parts)
+        parts = np.fromiter(map(len, topics), dtype=np.int64, count=len(topics))
+        rf = _flat(t.rf for t in topics)
+        count = _flat(t.starts[1:] for t in topics) - _flat(t.starts[:-1] for t in topics)
+        rep_pos = _flat(t.replicas for t in topics)
+        topic = np.repeat(np.arange(len(topics)), parts)
         top = int(rf.max(initial=0))
         lo = np.zeros((top + 1, len(layout.members)), dtype=np.int64)
         hi = np.zeros_like(lo)
@@ -83,7 +83,7 @@ def kept_per_topic(
     """
     if not demands:
         return []
-    flat = _Flat.of(layout, demands)
+    flat = _Flat.of(layout, [d.layouts for d in demands])
     brokers, racks = len(layout.brokers), len(layout.members)
     # Per topic and broker only the quotas: a million topics x brokers in int32, and no other array
     # that size (on the driver, fresh memory is much of the cost of this pass).
@@ -109,6 +109,24 @@ def kept_per_topic(
         done[t] if idle[t] else int(fixed[t]) + kept if (kept := graph.solve(t)) >= 0 else -1
         for t in range(len(demands))
     ]
+
+
+def kept_replicas(
+    layout: RackLayout, topic: FreeLayouts, quota: Sequence[int]
+) -> list[frozenset[int]] | None:
+    """Per partition of one topic, the brokers (ids) whose replicas stay in a placement under
+    ``quota`` that keeps the most (module docstring); ``None`` where none meets the quotas."""
+    flat = _Flat.of(layout, [topic])
+    left = np.array([quota], dtype=np.int32)
+    rack_at = np.asarray(layout.rack_at, dtype=np.int64)
+    graph = _Graph.of(flat, np.ones(len(flat.rf), dtype=bool), left, _rack_totals(left, layout), rack_at)
+    kept = graph.kept(0)
+    if kept is None:
+        return None
+    out: list[set[int]] = [set() for _ in range(len(topic))]
+    for part, pos in zip(flat.rep_part[kept].tolist(), flat.rep_pos[kept].tolist(), strict=True):
+        out[part].add(layout.brokers[pos])
+    return [frozenset(s) for s in out]
 
 
 def _rack_totals(left: np.ndarray, layout: RackLayout) -> np.ndarray:
@@ -147,6 +165,8 @@ class _Graph:
     arc_start: np.ndarray
     supply: np.ndarray
     node_start: np.ndarray
+    replica: np.ndarray
+    """Per arc, the replica (index into the flat replicas) it keeps in place, -1 for other arcs."""
 
     @classmethod
     def of(
@@ -175,6 +195,7 @@ class _Graph:
         rf = flat.rf[pair_part]
         lo_p, hi_p = flat.lo[rf, pair_rack], flat.hi[rf, pair_rack]
         prf = flat.rf[part]
+        kept_replica = np.flatnonzero(keep)
         kinds = [
             # topic, tail, head, low, high, cost
             _rack_arcs(total),
@@ -198,7 +219,11 @@ class _Graph:
             ),
             _open_arcs(flat, part, ptopic, part_node, pair_part, pair_rack, racks),
         ]
-        return cls._assemble(kinds, topics, racks, n_parts + n_pairs + n_held, ptopic, part_node, prf)
+        replica = [np.full(len(k[0]), -1, dtype=np.int64) for k in kinds]
+        replica[4] = kept_replica
+        return cls._assemble(
+            kinds, topics, racks, n_parts + n_pairs + n_held, ptopic, part_node, prf, replica
+        )
 
     @classmethod
     def _assemble(
@@ -210,6 +235,7 @@ class _Graph:
         ptopic: np.ndarray,
         part_node: np.ndarray,
         prf: np.ndarray,
+        replica: list[np.ndarray],
     ) -> _Graph:
         topic = np.concatenate([np.asarray(k[0], dtype=np.int64) for k in kinds])
         order = np.argsort(topic, kind="stable")
@@ -226,10 +252,28 @@ class _Graph:
         np.subtract.at(supply, base + tails, lows)
         np.add.at(supply, base + heads, lows)
         arc_start = np.r_[0, np.cumsum(np.bincount(topic, minlength=topics))]
-        return cls(tails, heads, highs - lows, costs, arc_start, supply, node_start)
+        return cls(
+            tails, heads, highs - lows, costs, arc_start, supply, node_start, np.concatenate(replica)[order]
+        )
 
     def solve(self, t: int) -> int:
         """Replicas kept by topic ``t``'s flow at its optimum, -1 when none meets the bounds."""
+        flow = self._solved(t)
+        return -1 if flow is None else -int(flow.optimal_cost())
+
+    def kept(self, t: int) -> np.ndarray | None:
+        """The replicas (flat indices) topic ``t``'s flow keeps at its optimum, ``None`` when no flow
+        meets the bounds."""
+        flow = self._solved(t)
+        if flow is None:
+            return None
+        arcs = slice(self.arc_start[t], self.arc_start[t + 1])
+        replica = self.replica[arcs]
+        used = flow.flows(np.arange(len(replica))) > 0
+        out: np.ndarray = replica[used & (replica >= 0)]
+        return out
+
+    def _solved(self, t: int) -> Any:
         from ortools.graph.python import min_cost_flow
 
         arcs = slice(self.arc_start[t], self.arc_start[t + 1])
@@ -240,9 +284,7 @@ class _Graph:
         )
         supply = self.supply[nodes]
         flow.set_nodes_supplies(np.arange(len(supply)), supply)
-        if flow.solve() != flow.OPTIMAL:
-            return -1
-        return -int(flow.optimal_cost())
+        return flow if flow.solve() == flow.OPTIMAL else None
 
 
 def _rack_arcs(total: np.ndarray) -> tuple[Any, ...]:
