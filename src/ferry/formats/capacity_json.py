@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ferry.formats._problems import INT64_MAX, Problems, as_int, decode_json, describe, read_bytes
+from ferry.formats._problems import INT64_MAX, Problems, as_int, describe
+from ferry.formats.json_text import decode_json, read_bytes
 
 
 def load_capacity(path: Path) -> dict[int, int]:

@@ -26,10 +26,10 @@ from ferry.formats._problems import (
     check_fields,
     parse_partition_entry,
     parse_partition_list,
-    read_bytes,
     read_root,
 )
 from ferry.formats.atomic import dumps_json, dumps_rows, write_files_atomic
+from ferry.formats.json_text import read_bytes
 from ferry.model import ClusterSnapshot, Move, Plan, TopicPartition
 from ferry.model.plan import named_dirs
 

@@ -41,12 +41,12 @@ from ferry.formats._problems import (
     check_fields,
     parse_partition_entry,
     parse_partition_list,
-    read_bytes,
     read_root,
     replica_keyed,
 )
 from ferry.formats.atomic import dumps_rows
 from ferry.formats.brokers_json import dump_broker, parse_brokers
+from ferry.formats.json_text import read_bytes
 from ferry.formats.log_dirs_json import dump_replica_dirs, parse_replica_dirs
 from ferry.formats.plain_entries import plain_partition
 from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition

@@ -15,7 +15,7 @@ from ferry.cli.plan_view import plan_view
 from ferry.cli.requests import journal_path, open_existing
 from ferry.errors import InputError, UsageError
 from ferry.formats import load_reassignment, parse_snapshot
-from ferry.formats._problems import decode_json, read_bytes
+from ferry.formats.json_text import decode_json, read_bytes
 from ferry.formats.sources import load_any
 from ferry.model import ClusterSnapshot
 
