@@ -80,8 +80,7 @@ def _pools(program: ProgramState) -> tuple[np.ndarray, ...]:
         for values in (pools.topic, pools.rack, pools.first, pools.count)
     )
     # A pool's columns together take up to one extra per idle broker (pools.pool_columns).
-    upper = np.frombuffer(program.upper, dtype=np.float64)[spans(first, count)]
-    idle = np.rint(np.add.reduceat(upper, starts(count))).astype(np.int64) if len(count) else count.copy()
+    idle = pools.summed(np.frombuffer(program.upper, dtype=np.float64))
     return topic, rack, first, count, idle
 
 

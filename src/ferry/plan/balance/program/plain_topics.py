@@ -24,7 +24,7 @@ import numpy as np
 
 from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.pinned_rows import binding_floors
-from ferry.plan.balance.program.pools import pool_columns
+from ferry.plan.balance.program.pools import pool_columns, pool_width
 from ferry.plan.balance.program.state import PlainRun, ProgramState
 from ferry.plan.balance.solvers.transport import RACK, TOPIC
 from ferry.plan.consecutive import rank, spans, starts
@@ -140,6 +140,26 @@ def _keep(program: ProgramState, topics: list[int], h: _Holders, fixed: np.ndarr
 
 
 @dataclass(frozen=True)
+class _Pooled:
+    """The run's pools (topic in the run, rack), and every pooled column with its pool's topic
+    and rack."""
+
+    topic: np.ndarray
+    rack: np.ndarray
+    cols: np.ndarray
+    col_topic: np.ndarray
+    col_rack: np.ndarray
+
+    @classmethod
+    def of(cls, pool: np.ndarray, pool_count: np.ndarray) -> _Pooled:
+        """From the first pooled column and the count of each (topic, rack)."""
+        topic, rack = np.nonzero(pool_count)
+        count = pool_count[topic, rack]
+        every = spans(pool[topic, rack], count)
+        return cls(topic, rack, every, np.repeat(topic, count), np.repeat(rack, count))
+
+
+@dataclass(frozen=True)
 class _Layout:
     """Where each topic's columns are: its extras ``x`` (per holder entry that has one), then per
     rack its pooled columns (:func:`~ferry.plan.balance.program.pools.pool_columns`)."""
@@ -162,6 +182,7 @@ class _Layout:
     """Per topic and rack, its extras on holders."""
     most: np.ndarray
     """Per topic and rack, the most extras the program lets its pool take (its topic's)."""
+    pooled: _Pooled
 
     @classmethod
     def of(
@@ -178,14 +199,14 @@ class _Layout:
         x_topic = h.topic[is_x]
         x_in = np.bincount(x_topic * racks + rack[is_x], minlength=topics * racks).reshape(topics, racks)
         idle = np.where(opened, sizes[None, :] - x_in, 0)
-        pool_count = np.where(most >= idle, np.minimum(idle, 3), np.minimum(idle, 2))
+        pool_count = pool_width(idle, most)
         n_x = x_in.sum(axis=1)
         count = n_x + pool_count.sum(axis=1)
         first = len(program.upper) + starts(count)
         x = first[x_topic] + rank(x_topic, n_x)
         pool_at = (first + n_x)[:, None] + np.cumsum(pool_count, axis=1) - pool_count
         pool = np.where(pool_count > 0, pool_at, -1)
-        return cls(x, x_topic, first, count, pool, pool_count, idle, x_in, most)
+        return cls(x, x_topic, first, count, pool, pool_count, idle, x_in, most, _Pooled.of(pool, pool_count))
 
 
 def _columns(
@@ -200,7 +221,7 @@ def _columns(
     upper[x] = 1
     gain[x] = carries
     size[x] = h.shed[is_x]
-    pooled = _pooled(cols)
+    pooled = cols.pooled
     _, pool_upper, fines = pool_columns(
         cols.idle[pooled.topic, pooled.rack], cols.most[pooled.topic, pooled.rack]
     )
@@ -224,7 +245,7 @@ def _records(
     ids = np.asarray(topics, dtype=np.int64)
     program.extras.extend(ids[cols.x_topic], h.pos[is_x], cols.x)
     program.kept.extend(ids[cols.x_topic[carries]], np.full(int(carries.sum()), -1), cols.x[carries])
-    pooled = _pooled(cols)
+    pooled = cols.pooled
     program.pools.extend(
         ids[pooled.topic],
         pooled.rack,
@@ -261,7 +282,7 @@ def _rows(
     first_row = len(program.lows) + starts(nrows)
     rack_row = np.where(posed, first_row[:, None] + giving[:, None] + np.cumsum(posed, axis=1) - posed, -1)
     # Entries of every (topic, rack): its extras on holders, then its pooled columns.
-    pooled = _pooled(cols)
+    pooled = cols.pooled
     e_topic = np.concatenate([cols.x_topic, pooled.col_topic])
     e_rack = np.concatenate([x_rack, pooled.col_rack])
     e_col = np.concatenate([cols.x, pooled.cols])
@@ -282,25 +303,6 @@ def _rows(
     _bounds(program, giving, extras, posed, lo, hi)
     decided = giving & np.all(lo == hi, axis=1) & (lo.sum(axis=1) == extras)
     extend_from(program.implied, first_row[decided])
-
-
-@dataclass(frozen=True)
-class _Pooled:
-    """The run's pools (topic in the run, rack), and every pooled column with its pool's topic
-    and rack."""
-
-    topic: np.ndarray
-    rack: np.ndarray
-    cols: np.ndarray
-    col_topic: np.ndarray
-    col_rack: np.ndarray
-
-
-def _pooled(cols: _Layout) -> _Pooled:
-    topic, rack = np.nonzero(cols.pool_count)
-    count = cols.pool_count[topic, rack]
-    every = spans(cols.pool[topic, rack], count)
-    return _Pooled(topic, rack, every, np.repeat(topic, count), np.repeat(rack, count))
 
 
 def _capped(program: ProgramState, topics: list[int], racks: int) -> np.ndarray:

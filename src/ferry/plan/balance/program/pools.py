@@ -88,12 +88,16 @@ class Pools:
 
     def units(self, solution: np.ndarray) -> np.ndarray:
         """Per pool, the extras it took in ``solution``."""
+        return self.summed(solution)
+
+    def summed(self, values: np.ndarray) -> np.ndarray:
+        """Per pool, ``values`` (one per column of the program) added up over its columns, rounded."""
         count = np.frombuffer(self.count, dtype=np.int64)
         if not len(count):
             return np.zeros(0, dtype=np.int64)
         cols = spans(np.frombuffer(self.first, dtype=np.int64), count)
-        units: np.ndarray = np.rint(np.add.reduceat(solution[cols], starts(count))).astype(np.int64)
-        return units
+        out: np.ndarray = np.rint(np.add.reduceat(values[cols], starts(count))).astype(np.int64)
+        return out
 
     def taken(self, solution: np.ndarray) -> dict[int, list[tuple[int, int]]]:
         """Per rack, (topic, extras) of the pools that took any in ``solution``, in the order built."""
@@ -129,7 +133,7 @@ def pool_columns(idle: np.ndarray, most: np.ndarray) -> tuple[np.ndarray, np.nda
     four rounds of pooled programs failed so, and the full program was solved after them, where
     optima that fill no pool keep as many replicas."""
     can_fill = most >= idle
-    count = np.where(can_fill, np.minimum(idle, 3), np.minimum(idle, 2))
+    count = pool_width(idle, most)
     pool = np.repeat(np.arange(len(idle)), count)
     at = spans(np.zeros(len(idle), dtype=np.int64), count)
     full = can_fill[pool] & (at == count[pool] - 1)
@@ -137,6 +141,13 @@ def pool_columns(idle: np.ndarray, most: np.ndarray) -> tuple[np.ndarray, np.nda
     upper = np.where(rest, idle[pool] - 1 - can_fill[pool], 1)
     fines = np.where(full, FULL_FINE, rest.astype(np.int64))
     return count, upper, fines
+
+
+def pool_width(idle: np.ndarray, most: np.ndarray) -> np.ndarray:
+    """How many columns :func:`pool_columns` gives each pool: a free first unit, the rest, and
+    where the pool can fill a unit that fills it, as far as its ``idle`` brokers go."""
+    out: np.ndarray = np.minimum(idle, np.where(most >= idle, 3, 2))
+    return out
 
 
 @dataclass
