@@ -43,10 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from ferry.formats.parquet import BROKERS_FILE, BROKERS_SCHEMA, PARTITIONS_FILE, PARTITIONS_SCHEMA, ROW_GROUP
 from ferry.pipeline.archive import ENV_DIR
 from ferry.plan.gc_pause import paused
 
@@ -85,32 +82,24 @@ as the first Spark run on a machine does; the others use the archive an earlier 
 
 
 def write_cluster(folder: Path, partitions: int, per_topic: int, seed: int) -> None:
-    """One generated Parquet snapshot (see the module docstring)."""
+    """One generated Parquet snapshot (see the module docstring), written as
+    `benchmarks/shapes.py` writes its shapes."""
     rng = np.random.default_rng(seed)
     old = BROKERS - NEW
-    ids = np.arange(BROKERS, dtype=np.int32)
-    brokers = shapes.filled({"id": ids, "rack": [f"r{i % RACKS}" for i in ids]}, BROKERS_SCHEMA)
     # Broker ids interleave racks (id % 10), so RF consecutive old brokers sit in RF racks.
     start = rng.integers(0, old, partitions)
     replicas = ((start[:, None] + np.arange(RF)[None, :]) % old).astype(np.int32)
-    offsets = pa.array(np.arange(0, partitions * RF + 1, RF, dtype=np.int32))
-    lists = pa.ListArray.from_arrays(offsets, pa.array(replicas.ravel()))
-    topics = np.arange(partitions) // per_topic
-    table = shapes.filled(
-        {
-            "topic": pa.array([f"topic-{t:06d}" for t in topics], pa.string()),
-            "partition": pa.array((np.arange(partitions) % per_topic).astype(np.int32)),
-            "replicas": lists,
-            "leader": pa.array(replicas[:, 0]),
-            "isr": lists,
-            "size_bytes": pa.array(rng.integers(10**6, 10**10, partitions, dtype=np.int64)),
-        },
-        PARTITIONS_SCHEMA,
+    index = np.arange(partitions)
+    cols = shapes.Columns(
+        topic=(index // per_topic).astype(np.int32),
+        partition=(index % per_topic).astype(np.int32),
+        replicas=replicas,
+        size=rng.integers(10**6, 10**10, partitions, dtype=np.int64),
+        brokers=BROKERS,
+        racks=RACKS,
+        removed=(),
     )
-    folder.mkdir(parents=True, exist_ok=True)
-    # As `ferry snapshot convert` writes them (row groups Spark can split between its tasks).
-    pq.write_table(brokers, folder / BROKERS_FILE, row_group_size=ROW_GROUP)
-    pq.write_table(table, folder / PARTITIONS_FILE, row_group_size=ROW_GROUP)
+    shapes.write_parquet(cols, folder)
 
 
 def generate(case: str, root: Path) -> Path:
