@@ -107,6 +107,9 @@ class Columns:
         """The rows of an earlier :meth:`optimum` as a sparse matrix, where it was to be kept."""
         self.starts: Starts | None = None
         """Where HiGHS ended on the parts of :attr:`posed`: the next :meth:`optimum` starts there."""
+        self.grouped = (array("q"), array("q"))
+        """Holder and pair rows (:mod:`ferry.plan.balance.solvers.slots`) and their (topic, rack)
+        groups."""
         self.implied = array("q")
         """Rows that other rows imply at some optimum of every solution: left out where HiGHS solves
         (:func:`ferry.plan.balance.solvers.parts.optimum`), since they tie otherwise independent parts
@@ -119,8 +122,14 @@ class Columns:
         self.size.append(size)
         return len(self.upper) - 1
 
-    def row(self, terms: Sequence[tuple[int, float]], lo: float, hi: float, kind: str = OTHER) -> None:
+    def row(
+        self, terms: Sequence[tuple[int, float]], lo: float, hi: float, kind: str = OTHER, group: int = -1
+    ) -> None:
+        """A row; ``group``: a holder or pair row's (topic, rack) group."""
         r = len(self.lows)
+        if group >= 0:
+            self.grouped[0].append(r)
+            self.grouped[1].append(group)
         self.lows.append(lo)
         self.highs.append(hi)
         self.kinds.append(kind)
@@ -179,6 +188,7 @@ class Columns:
             penalty=self.penalty,
             implied=self.implied,
             starts=starts,
+            groups=(np.frombuffer(self.grouped[0], dtype=np.int64), np.frombuffer(self.grouped[1], dtype=np.int64)),
         )
 
     def let_go(self) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ferry.plan.balance.program.state import ProgramState
+from ferry.plan.balance.solvers.slots import PAIR
 from ferry.plan.balance.solvers.transport import RACK
 from ferry.plan.prepare.demand import Pinned, TopicDemand
 from ferry.plan.racks import RackLayout
@@ -55,7 +56,7 @@ def pinned_columns(
             for b in pin.replicas:
                 if b not in pin.in_sync:
                     program.row([(cols[b], 1.0), *synced], -np.inf, 0)
-        _bounded(program, pin, cols, in_rack)
+        _bounded(program, (t, pin), cols, in_rack)
         for b in pin.replicas:
             kept_in_rack.setdefault(layout.rack_of[b], []).append(cols[b])
         program.pinned_cols[t].append((pin, cols))
@@ -90,9 +91,13 @@ def binding_floors(layout: RackLayout, d: TopicDemand) -> list[int]:
     return [k for k in floored if d.rack_floor[k] > base[k] + d.quota.rack_extras[k][0]]
 
 
-def _bounded(program: ProgramState, pin: Pinned, cols: Mapping[int, int], in_rack: dict[int, InRack]) -> None:
-    """The partition's rack and replica rows; what it keeps in or owes each rack, into ``in_rack``."""
-    needs, owed = _rack_rows(program, pin, cols)
+def _bounded(
+    program: ProgramState, pinned: tuple[int, Pinned], cols: Mapping[int, int], in_rack: dict[int, InRack]
+) -> None:
+    """The rack and replica rows of a pinned partition (of topic ``t``: ``pinned`` is both); what it
+    keeps in or owes each rack, into ``in_rack``."""
+    pin = pinned[1]
+    needs, owed = _rack_rows(program, pinned, cols)
     _replicas_row(program, pin, cols, needs, owed)
     rack_of = program.layout.rack_of
     for k, z in needs:
@@ -102,19 +107,21 @@ def _bounded(program: ProgramState, pin: Pinned, cols: Mapping[int, int], in_rac
 
 
 def _rack_rows(
-    program: ProgramState, pin: Pinned, cols: Mapping[int, int]
+    program: ProgramState, pinned: tuple[int, Pinned], cols: Mapping[int, int]
 ) -> tuple[list[tuple[int, int]], dict[int, int]]:
     """Per-rack caps of a pinned partition; returns (rack, z column) for racks with a lower bound
     that it can keep more replicas in, and per rack with a lower bound that it can keep no more in,
     the bound (kept plus owed there: module docstring)."""
+    t, pin = pinned
     needs: list[tuple[int, int]] = []
     owed: dict[int, int] = {}
     if pin.bounds is None:
         return needs, owed
+    racks = len(program.layout.members)
     for k, (lo, hi) in enumerate(pin.bounds):
         mine = [(cols[b], 1.0) for b in pin.replicas if program.layout.rack_of[b] == k]
         if len(mine) > hi:
-            program.row(mine, -np.inf, hi)
+            program.row(mine, -np.inf, hi, PAIR, t * racks + k)
         if 0 < lo < min(len(mine), hi):
             z = program.column(lo, 0)
             needs.append((k, z))

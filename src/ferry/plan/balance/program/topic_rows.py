@@ -15,6 +15,7 @@ from ferry.plan.balance.program.pinned_rows import InRack, pinned_columns, rack_
 from ferry.plan.balance.program.pools import holders, pool_columns
 from ferry.plan.balance.program.rack_room import rack_room_row
 from ferry.plan.balance.program.state import ProgramState
+from ferry.plan.balance.solvers.slots import KEPT
 from ferry.plan.balance.solvers.transport import RACK, TOPIC
 from ferry.plan.prepare.demand import TopicDemand
 
@@ -48,7 +49,7 @@ def add_topic(state: ProgramState, t: int, d: TopicDemand, *, pooling: bool) -> 
             terms.append((f, 1.0))
         if i in mine:
             terms.append((mine[i], -1.0))
-        state.row(terms, -np.inf, base)
+        state.row(terms, -np.inf, base, KEPT, t * len(layout.members) + layout.rack_at[i])
     _imply_kept(state, t, implied, d, mine)
     for k, held in in_rack.items():
         rack_capacity(state, d, k, held, (mine, free_cols, pooled.get(k, [])))

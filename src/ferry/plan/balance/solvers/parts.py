@@ -17,7 +17,7 @@ import numpy as np
 from highspy import HighsBasis
 
 from ferry.plan.balance.solvers import highs as solver
-from ferry.plan.balance.solvers.transport import Transport, Unsolved
+from ferry.plan.balance.solvers.transport import NETWORK, Transport, Unsolved
 
 _ALL = slice(None)
 _INTEGRAL = 1e-9
@@ -65,6 +65,7 @@ def optimum(
     penalty: Sequence[int] = (),
     implied: Sequence[int] = (),
     starts: Starts | None = None,
+    groups: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray | None:
     """An optimal integer solution, or ``None`` when there is none.
 
@@ -75,8 +76,10 @@ def optimum(
     ``penalty`` column (two where it is named twice), which breaks ties like the size term (below
     one kept replica in total).
 
-    A program of extras alone (a plain rebalance) is a network: min-cost flow solves it
-    (:mod:`ferry.plan.balance.solvers.transport`). Otherwise, without rack-room rows (``relax_first``), its
+    A program of extras alone (a plain rebalance) is a network, and so is one whose other rows are
+    what holders and pinned partitions keep (``groups``: :mod:`ferry.plan.balance.solvers.slots`):
+    min-cost flow solves it (:mod:`ferry.plan.balance.solvers.transport`), its ``implied`` rows that
+    are no network's left out. Otherwise, without rack-room rows (``relax_first``), its
     linear relaxation mostly has an integer optimum already: that vertex is then an optimum of the
     integer program too, found in 3/4 of the time. Failing that (or with room rows, whose
     relaxations are fractional) the integer program is solved. HiGHS solves the program without
@@ -90,7 +93,7 @@ def optimum(
     if len(penalty):
         # A column named twice is fined twice (a pool's full unit: ferry.plan.balance.program.pools).
         np.add.at(fines, np.asarray(penalty, dtype=np.int64), 1)
-    network = Transport.of(matrix, list(kinds), low_array, high_array, uppers)
+    network = _network(matrix, list(kinds), (low_array, high_array, uppers), implied, groups)
     if network is not None:
         flows = network.solve(gains, sizes, fines)
         if not isinstance(flows, Unsolved):
@@ -102,6 +105,31 @@ def optimum(
         kept[np.asarray(implied, dtype=np.int64)] = False
         matrix, low_array, high_array = matrix[kept], low_array[kept], high_array[kept]
     return _in_parts(matrix, low_array, high_array, uppers, costs, relax_first=relax_first, starts=starts)
+
+
+def _network(
+    matrix: Any,
+    kinds: list[str],
+    bounds: tuple[np.ndarray, np.ndarray, np.ndarray],
+    implied: Sequence[int],
+    groups: tuple[np.ndarray, np.ndarray] | None,
+) -> Transport | None:
+    """The program as a network, without its implied rows of no network kind (a pinned
+    partition's row of at most ``rf`` replicas where its rack rows imply it)."""
+    lows, highs, upper = bounds
+    dropped = [r for r in implied if kinds[r] not in NETWORK]
+    if dropped and len(dropped) < len(kinds):
+        kept = np.ones(len(kinds), dtype=bool)
+        kept[np.asarray(dropped, dtype=np.int64)] = False
+        if groups is not None:
+            renumber = np.cumsum(kept) - 1
+            on = kept[groups[0]]
+            groups = (renumber[groups[0][on]], groups[1][on])
+        matrix, lows, highs = matrix[kept], lows[kept], highs[kept]
+        kinds = [k for k, keep in zip(kinds, kept.tolist(), strict=True) if keep]
+    if any(k not in NETWORK for k in kinds):
+        return None
+    return Transport.of(matrix, kinds, lows, highs, upper, groups)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ferry.plan.balance.solvers.slots import KEPT, PAIR, Slots, wire
+
 if TYPE_CHECKING:
     # Only the driver solves; the Spark workers import this module but must not pay for scipy.
     from scipy.sparse import csr_array
@@ -30,7 +32,9 @@ if TYPE_CHECKING:
 TOPIC, RACK, BROKER, POOL, OTHER = "topic", "rack", "broker", "pool", "other"
 """Kinds of the program's rows: a topic's extras, the part of them in one rack, a broker's extras,
 a rack's pool (extras pooled over brokers idle for their topic, ``+1``, passed on to the
-rack's brokers, ``-1``: what comes in goes out), anything else."""
+rack's brokers, ``-1``: what comes in goes out), anything else; and :data:`KEPT` and :data:`PAIR`,
+what a holder keeps and what a pinned partition keeps in one rack (:mod:`ferry.plan.balance.solvers.slots`)."""
+NETWORK = (TOPIC, RACK, BROKER, POOL, KEPT, PAIR)
 
 QUANTA = 1 << 20
 """Size resolution of the tie-break: steps per biggest replica."""
@@ -68,56 +72,81 @@ class Transport:
     supply: np.ndarray
     """Per node; the sink, last, takes what the others supply."""
     inner: Arcs
-    """Topic to (topic, rack) and broker to sink arcs."""
+    """Topic to (topic, rack), broker to sink, and the slots' arcs that are no column."""
     feasible: bool = True
+    circling: int = 0
+    slotted: bool = False
+    """Whether the network has holder nodes (:mod:`ferry.plan.balance.solvers.slots`)."""
+    """Most flow on arcs circling back to where it came from (:mod:`ferry.plan.balance.solvers.slots`)."""
 
     @classmethod
     def of(
-        cls, matrix: csr_array, kinds: list[str], lows: np.ndarray, highs: np.ndarray, upper: np.ndarray
+        cls,
+        matrix: csr_array,
+        kinds: list[str],
+        lows: np.ndarray,
+        highs: np.ndarray,
+        upper: np.ndarray,
+        groups: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> Transport | None:
-        """The network of the program, or ``None`` if it is not a transportation problem."""
-        if matrix.shape[1] == 0 or any(k not in (TOPIC, RACK, BROKER, POOL) for k in kinds):
+        """The network of the program, or ``None`` if it is not one. ``groups``: the (topic, rack)
+        group of each holder and pair row (:class:`~ferry.plan.balance.solvers.slots.Slots`)."""
+        if matrix.shape[1] == 0 or any(k not in NETWORK for k in kinds):
             return None
         if not np.all(upper == np.rint(upper)):
             return None
         kind = np.array(kinds)
-        found = _shape(matrix, kind, lows, highs, upper)
+        none = np.zeros(0, dtype=np.int64)
+        slots = Slots.of(matrix, kind, (lows, highs), groups or (none, none))
+        if slots is None:
+            return None
+        found = _shape(matrix, kind, lows, highs, upper, slots.kept)
         if found is None:
             return None
         topics, brokers = np.flatnonzero(kind == TOPIC), np.flatnonzero(kind == BROKER)
-        return cls._build(matrix, topics, brokers, *found, lows, highs, upper)
+        return cls._build(matrix, (topics, brokers), *found, slots, (lows, highs, upper))
 
     @classmethod
     def _build(
         cls,
         matrix: csr_array,
-        topic_rows: np.ndarray,
-        broker_rows: np.ndarray,
+        rows: tuple[np.ndarray, np.ndarray],
         racks: _Racks,
         ends: _Ends,
-        lows: np.ndarray,
-        highs: np.ndarray,
-        upper: np.ndarray,
-    ) -> Transport:
+        slots: Slots,
+        bounds: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ) -> Transport | None:
+        topic_rows, broker_rows = rows
+        lows, highs, upper = bounds
         n_rows = matrix.shape[0]
-        # Node ids: every row keeps its own index (topic, broker and merged rack rows), the sink last.
-        sink = n_rows
-        tail = ends.tail
-        head = np.where(ends.head >= 0, ends.head, sink)
+        up = np.full(n_rows, -1, dtype=np.int64)
+        up[racks.rows] = racks.topics
+        wired = wire(slots, (ends.tail, ends.head), upper, up)
+        if wired is None:
+            return None
+        # Node ids: every row keeps its own index (topic, broker and merged rack rows), then the
+        # slots' nodes of their own, the sink last.
+        sink = n_rows + wired.fresh
+        tail = wired.tail
+        head = np.where(wired.head >= 0, wired.head, sink)
         cap = upper.astype(np.int64)
-        supply = np.zeros(n_rows + 1, dtype=np.int64)
+        supply = np.zeros(sink + 1, dtype=np.int64)
         supply[topic_rows] = np.rint(highs[topic_rows]).astype(np.int64)
-        room = np.bincount(head, weights=cap, minlength=n_rows + 1)
+        supply[:sink] += wired.supply
+        room = np.bincount(head, weights=cap, minlength=sink + 1)
         b_lo = np.maximum(np.ceil(lows[broker_rows]), 0)
         b_hi = np.minimum(np.floor(highs[broker_rows]), room[broker_rows])
+        shift = wired.shift[racks.rows]
+        extra_tails, extra_heads, extra_caps = wired.arcs
         arcs = Arcs(
-            np.concatenate([racks.topics, broker_rows]),
-            np.concatenate([racks.rows, np.full(len(broker_rows), sink)]),
-            np.concatenate([racks.lows, b_lo]).astype(np.int64),
-            np.concatenate([racks.highs, b_hi]).astype(np.int64),
+            np.concatenate([racks.topics, broker_rows, extra_tails]),
+            np.concatenate([racks.rows, np.full(len(broker_rows), sink), extra_heads]),
+            np.concatenate([racks.lows + shift, b_lo, np.zeros(len(extra_tails))]).astype(np.int64),
+            np.concatenate([racks.highs + shift, b_hi, extra_caps]).astype(np.int64),
         )
         feasible = racks.feasible and bool(np.all(arcs.lows <= arcs.highs))
-        return cls(matrix.shape[1], tail, head, cap, supply, arcs, feasible)
+        slotted = bool(len(slots.rows) or len(slots.pairs))
+        return cls(matrix.shape[1], tail, head, cap, supply, arcs, feasible, wired.circling, slotted)
 
     def solve(
         self, gain: np.ndarray, size: np.ndarray, fines: np.ndarray | None = None
@@ -129,7 +158,10 @@ class Transport:
         if not self.feasible:
             return None
         fined = np.zeros(self.columns, dtype=np.int64) if fines is None else fines
-        costs = _costs(gain, size, fined, int(self.supply.sum()), len(self.supply))
+        # A unit of flow crosses at most two columns with a size term or a fine (a kept replica and
+        # its holder's extra), one where there are no holder nodes.
+        crossed = (2 if self.slotted else 1) * int(self.supply[self.supply > 0].sum()) + self.circling
+        costs = _costs(gain, size, fined, crossed, len(self.supply))
         if costs is None:
             return UNSOLVED
         supply = self.supply.copy()
@@ -168,14 +200,15 @@ class _Racks:
 
 
 def _shape(
-    matrix: csr_array, kind: np.ndarray, lows: np.ndarray, highs: np.ndarray, upper: np.ndarray
+    matrix: csr_array, kind: np.ndarray, lows: np.ndarray, highs: np.ndarray, upper: np.ndarray, kept: np.ndarray
 ) -> tuple[_Racks, _Ends] | None:
-    """The merged rack rows and every column's arc ends, or ``None`` if the rows are no network."""
+    """The merged rack rows and every column's arc ends but those of the slots (``kept``: the
+    columns of kept replicas), or ``None`` if the rows are no network."""
     pools = _Pools.of(matrix, np.flatnonzero(kind == POOL), lows, highs)
-    in_pool_row = np.repeat(kind == POOL, np.diff(matrix.indptr))
-    if pools is None or not np.all((matrix.data == 1.0) | in_pool_row):
+    signed = np.repeat((kind == POOL) | (kind == KEPT), np.diff(matrix.indptr))
+    if pools is None or not np.all((matrix.data == 1.0) | signed):
         return None
-    topic_of = _owner(matrix, kind == TOPIC, required=~pools.outflow)
+    topic_of = _owner(matrix, kind == TOPIC, required=~pools.outflow & ~kept)
     broker_of = _owner(matrix, kind == BROKER, required=pools.outflow)
     topic_rows = np.flatnonzero(kind == TOPIC)
     if (
@@ -183,11 +216,12 @@ def _shape(
         or broker_of is None
         or np.any(broker_of[pools.into >= 0] >= 0)
         or np.any(topic_of[pools.outflow] >= 0)
+        or np.any(kept & ((topic_of >= 0) | (broker_of >= 0) | (pools.into >= 0) | pools.outflow))
         or not np.all(lows[topic_rows] == highs[topic_rows])
     ):
         return None
     racks = _racks(matrix, np.flatnonzero(kind == RACK), (lows, highs, upper), topic_of)
-    if racks is None:
+    if racks is None or np.any(kept & (racks.rack_of >= 0)):
         return None
     tail = np.where(pools.outflow, pools.out_of, np.where(racks.rack_of >= 0, racks.rack_of, topic_of))
     return racks, _Ends(tail, np.where(pools.into >= 0, pools.into, broker_of))
@@ -291,15 +325,20 @@ def _racks(
     return _Racks(rack_of, node_rows.astype(np.int64), topic_of[first], lo, hi, feasible)
 
 
-def _costs(gain: np.ndarray, size: np.ndarray, fines: np.ndarray, flow: int, nodes: int) -> np.ndarray | None:
+def _costs(gain: np.ndarray, size: np.ndarray, fines: np.ndarray, crossed: int, nodes: int) -> np.ndarray | None:
     """Integer costs (negative: the solver minimises) ranking kept replicas first, then bytes and
-    fines (at most two per unit, half a quantum-scale each). A unit of flow crosses at most one
-    column with a size term or a fine, so together they stay below ``QUANTA * flow``, less than one
-    kept replica."""
+    fines (at most two per unit, half a quantum each). ``crossed`` bounds the flow over columns with a
+    size term or a fine, so together they stay below ``quanta * crossed``, less than one kept
+    replica. The quantum is :data:`QUANTA` steps per biggest replica, fewer where the solver's
+    64 bits need it (sizes then tie more often; the count of kept replicas never changes)."""
     biggest = int(size.max(initial=0)) or 1
-    quanta = np.rint(size / biggest * QUANTA).astype(np.int64)
-    worth = QUANTA * (flow + 1)
-    if int(gain.max(initial=0)) * worth * (nodes + 1) >= _COST_LIMIT:
+    top = int(gain.max(initial=0))
+    quantum = QUANTA
+    while quantum > 1 and top * quantum * (crossed + 1) * (nodes + 1) >= _COST_LIMIT:
+        quantum //= 2
+    worth = quantum * (crossed + 1)
+    if top * worth * (nodes + 1) >= _COST_LIMIT:
         return None
-    costs: np.ndarray = -(gain * worth + quanta) + fines * (QUANTA // 2)
+    quanta = np.rint(size / biggest * quantum).astype(np.int64)
+    costs: np.ndarray = -(gain * worth + quanta) + fines * (quantum // 2)
     return costs
