@@ -12,6 +12,7 @@ seconds of ``plan()`` (CPU seconds are the fairer figure on a shared machine), p
     .venv/bin/python benchmarks/plan_quality.py --huge     # 1M partitions (with benchmarks/shapes.py)
     .venv/bin/python benchmarks/plan_quality.py --shapes   # those shapes at 100k partitions
     .venv/bin/python benchmarks/plan_quality.py --shapes --seed 11   # another draw of them
+    .venv/bin/python benchmarks/plan_quality.py --shapes --partitions 10000   # smaller draws
     .venv/bin/python benchmarks/plan_quality.py --bytes    # --balance bytes: disks, bytes moved
     .venv/bin/python benchmarks/plan_quality.py --only large --limit 900 --json out.json
     .venv/bin/python benchmarks/plan_quality.py --only large --cores 2
@@ -477,6 +478,12 @@ def main() -> None:
     parser.add_argument(
         "--shapes", action="store_true", help="only the shapes of benchmarks/shapes.py, at 100k partitions"
     )
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        default=100_000,
+        help="with --shapes: about this many partitions per shape (default 100,000)",
+    )
     parser.add_argument("--seed", type=int, default=7, help="the draw of each generated cluster (default 7)")
     parser.add_argument("--bytes", action="store_true", help="only the --balance bytes cases")
     parser.add_argument("--json", help="also write raw results to this file")
@@ -497,7 +504,8 @@ def main() -> None:
     if args.huge:
         cases = [*HUGE, *(s.scaled(1, "huge:") for s in shapes.SHAPES)]
     if args.shapes:
-        cases = [s.scaled(0.1, "100k:") for s in shapes.SHAPES]
+        factor = args.partitions / 1_000_000
+        cases = [s.scaled(factor, f"{args.partitions // 1000:,}k:") for s in shapes.SHAPES]
     if args.bytes:
         cases = BYTES
     if args.only:

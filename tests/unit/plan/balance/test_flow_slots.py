@@ -47,9 +47,8 @@ class Program:
     def network(self) -> Transport | None:
         at = np.array([r for r, _ in self.groups], dtype=np.int64)
         ids = np.array([g for _, g in self.groups], dtype=np.int64)
-        return Transport.of(
-            self.matrix(), self.kinds, np.array(self.lows), np.array(self.highs), np.array(self.upper), (at, ids)
-        )
+        lows, highs, upper = np.array(self.lows), np.array(self.highs), np.array(self.upper)
+        return Transport.of(self.matrix(), self.kinds, lows, highs, upper, (at, ids))
 
     def integer_optimum(self) -> np.ndarray | None:
         constraints = LinearConstraint(self.matrix(), np.array(self.lows), np.array(self.highs))
@@ -69,29 +68,10 @@ def programs(draw: st.DrawFn) -> Program:
     program = Program()
     band: dict[int, list[int]] = {}
     for t in range(draw(st.integers(1, 3))):
-        closed = {k for k in range(racks) if draw(st.booleans()) and draw(st.booleans())}
-        x = {b: program.column(1, draw(st.integers(0, 1))) for b in range(brokers) if rack_of[b] not in closed}
-        extras = draw(st.integers(0, len(x)))
-        program.row([(c, 1.0) for c in x.values()], extras, extras, TOPIC)
-        for k in range(racks):
-            cols = [c for b, c in x.items() if rack_of[b] == k]
-            if cols and draw(st.booleans()):
-                program.row([(c, 1.0) for c in cols], draw(st.integers(0, 1)), draw(st.integers(1, len(cols))), RACK)
+        x = _extras(draw, program, rack_of, racks)
         for b, c in x.items():
             band.setdefault(b, []).append(c)
-        on: dict[int, list[int]] = {}
-        paired: set[int] = set()
-        for _ in range(draw(st.integers(1, 4))):
-            replicas = draw(st.lists(st.integers(0, brokers - 1), min_size=1, max_size=3, unique=True))
-            cols = {b: program.column(1, 1) for b in replicas}
-            for k in range(racks):
-                here = [cols[b] for b in replicas if rack_of[b] == k]
-                if len(here) > 1 or (here and draw(st.booleans())):
-                    hi = draw(st.integers(0, len(here) - 1 if len(here) > 1 else 1))
-                    program.row([(c, 1.0) for c in here], -np.inf, hi, PAIR, t * racks + k)
-                    paired.update(here)
-            for b, c in cols.items():
-                on.setdefault(b, []).append(c)
+        on, paired = _partitions(draw, program, rack_of, t * racks)
         for b, kept in on.items():
             if paired.issuperset(kept) and draw(st.booleans()):
                 continue  # no holder row: a broker holding no more than its base keeps all it may
@@ -101,10 +81,45 @@ def programs(draw: st.DrawFn) -> Program:
             if b in x:
                 terms.append((x[b], -1.0))
             program.row(terms, -np.inf, draw(st.integers(0, 1)), KEPT, t * racks + rack_of[b])
-    for b, cols in band.items():
+    for cols in band.values():
         lo = draw(st.integers(-1, 1))
         program.row([(c, 1.0) for c in cols], lo, lo + draw(st.integers(0, 3)), BROKER)
     return program
+
+
+def _extras(draw: st.DrawFn, program: Program, rack_of: list[int], racks: int) -> dict[int, int]:
+    """A topic's extras ``x`` by broker (none in some racks), its topic row and some rack rows."""
+    closed = {k for k in range(racks) if draw(st.booleans()) and draw(st.booleans())}
+    x = {b: program.column(1, draw(st.integers(0, 1))) for b, k in enumerate(rack_of) if k not in closed}
+    extras = draw(st.integers(0, len(x)))
+    program.row([(c, 1.0) for c in x.values()], extras, extras, TOPIC)
+    for k in range(racks):
+        cols = [c for b, c in x.items() if rack_of[b] == k]
+        if cols and draw(st.booleans()):
+            lo, hi = draw(st.integers(0, 1)), draw(st.integers(1, len(cols)))
+            program.row([(c, 1.0) for c in cols], lo, hi, RACK)
+    return x
+
+
+def _partitions(
+    draw: st.DrawFn, program: Program, rack_of: list[int], group: int
+) -> tuple[dict[int, list[int]], set[int]]:
+    """A topic's partitions' ``k`` columns by broker, and those in pair rows (groups from
+    ``group``, the topic's first)."""
+    on: dict[int, list[int]] = {}
+    paired: set[int] = set()
+    for _ in range(draw(st.integers(1, 4))):
+        replicas = draw(st.lists(st.integers(0, len(rack_of) - 1), min_size=1, max_size=3, unique=True))
+        cols = {b: program.column(1, 1) for b in replicas}
+        for k in sorted(set(rack_of)):
+            here = [cols[b] for b in replicas if rack_of[b] == k]
+            if len(here) > 1 or (here and draw(st.booleans())):
+                hi = draw(st.integers(0, len(here) - 1 if len(here) > 1 else 1))
+                program.row([(c, 1.0) for c in here], -np.inf, hi, PAIR, group + k)
+                paired.update(here)
+        for b, c in cols.items():
+            on.setdefault(b, []).append(c)
+    return on, paired
 
 
 @settings(max_examples=300, deadline=None)

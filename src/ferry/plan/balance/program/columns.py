@@ -188,7 +188,7 @@ class Columns:
             penalty=self.penalty,
             implied=self.implied,
             starts=starts,
-            groups=(np.frombuffer(self.grouped[0], dtype=np.int64), np.frombuffer(self.grouped[1], dtype=np.int64)),
+            groups=(np.array(self.grouped[0], dtype=np.int64), np.array(self.grouped[1], dtype=np.int64)),
         )
 
     def let_go(self) -> None:

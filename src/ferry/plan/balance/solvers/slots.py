@@ -75,41 +75,54 @@ class Slots:
         """The rows' slots, or ``None`` where they are not as above. ``bounds``: the rows' lows and
         highs; ``groups``: rows and their groups (those of every holder and pair row at least)."""
         lows, highs = bounds
-        n_rows, n = matrix.shape
-        group = np.full(n_rows, -1, dtype=np.int64)
+        group = np.full(matrix.shape[0], -1, dtype=np.int64)
         group[groups[0]] = groups[1]
         rows, pairs = np.flatnonzero(kind == KEPT), np.flatnonzero(kind == PAIR)
-        holder, pair = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
-        extra_of = np.full(len(rows), -1, dtype=np.int64)
-        if not len(rows) and not len(pairs):
-            return cls(holder, extra_of, rows, pair, pairs, group, highs[rows], highs[pairs])
         marked = np.concatenate([rows, pairs])
         if np.any(group[marked] < 0) or np.any(np.isfinite(lows[marked])) or np.any(highs[marked] < 0):
             return None
-        part = matrix[rows].tocsc()
-        signs, owners = part.data, part.indices
-        cols = np.repeat(np.arange(n), np.diff(part.indptr))
-        minus, plus = signs == -1.0, signs == 1.0
-        if not np.all(minus | plus) or len(np.unique(cols[plus])) != int(plus.sum()):
-            return None
-        if len(np.unique(owners[minus])) != int(minus.sum()) or len(np.unique(cols[minus])) != int(minus.sum()):
-            return None
-        holder[cols[plus]] = rows[owners[plus]]
-        extra_of[owners[minus]] = cols[minus]
-        part = matrix[pairs].tocsc()
-        counts = np.diff(part.indptr)
-        if np.any(counts > 1) or not np.all(part.data == 1.0):
-            return None
-        taken = np.flatnonzero(counts == 1)
-        pair[taken] = pairs[part.indices]
-        if np.any(holder[extra_of[extra_of >= 0]] >= 0) or np.any(pair[extra_of[extra_of >= 0]] >= 0):
-            return None
-        mixed = (pair >= 0) & (holder >= 0)
-        if np.any(group[pair[mixed]] != group[holder[mixed]]):
-            return None
         if not np.all(highs[rows] == np.rint(highs[rows])):
             return None
+        held = _holders(matrix, rows)
+        pair = _pairs(matrix, pairs)
+        if held is None or pair is None:
+            return None
+        holder, extra_of = held
+        extras = extra_of[extra_of >= 0]
+        mixed = (pair >= 0) & (holder >= 0)
+        if np.any(holder[extras] >= 0) or np.any(pair[extras] >= 0):
+            return None
+        if np.any(group[pair[mixed]] != group[holder[mixed]]):
+            return None
         return cls(holder, extra_of, rows, pair, pairs, group, highs[rows], highs[pairs])
+
+
+def _holders(matrix: csr_array, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per column the holder row it fills (-1: none), and per holder row its ``x`` column (-1:
+    none); ``None`` unless each column fills at most one, and each row has at most one ``x``."""
+    n = matrix.shape[1]
+    holder, extra_of = np.full(n, -1, dtype=np.int64), np.full(len(rows), -1, dtype=np.int64)
+    part = matrix[rows].tocsc()
+    owners = part.indices
+    cols = np.repeat(np.arange(n), np.diff(part.indptr))
+    minus, plus = part.data == -1.0, part.data == 1.0
+    once = len(np.unique(cols[plus])) == int(plus.sum()) and len(np.unique(cols[minus])) == int(minus.sum())
+    if not np.all(minus | plus) or not once or len(np.unique(owners[minus])) != int(minus.sum()):
+        return None
+    holder[cols[plus]] = rows[owners[plus]]
+    extra_of[owners[minus]] = cols[minus]
+    return holder, extra_of
+
+
+def _pairs(matrix: csr_array, pairs: np.ndarray) -> np.ndarray | None:
+    """Per column its pair row (-1: none); ``None`` unless each is in at most one, with ``+1``."""
+    pair = np.full(matrix.shape[1], -1, dtype=np.int64)
+    part = matrix[pairs].tocsc()
+    counts = np.diff(part.indptr)
+    if np.any(counts > 1) or not np.all(part.data == 1.0):
+        return None
+    pair[np.flatnonzero(counts == 1)] = pairs[part.indices]
+    return pair
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +146,9 @@ class Wired:
     """Most flow circling back to parents (for the cost scale)."""
 
 
-def wire(slots: Slots, ends: tuple[np.ndarray, np.ndarray], upper: np.ndarray, up: np.ndarray) -> Wired | None:
+def wire(
+    slots: Slots, ends: tuple[np.ndarray, np.ndarray], upper: np.ndarray, up: np.ndarray
+) -> Wired | None:
     """Arcs for ``slots`` (module docstring), given the columns' ``ends`` without them: tails (the
     topic, (topic, rack) or pool node each leaves) and heads (-1: the sink). ``up``: per row, the
     topic node above it where it is a (topic, rack) node (-1: none). ``None`` where holders of one

@@ -33,7 +33,8 @@ TOPIC, RACK, BROKER, POOL, OTHER = "topic", "rack", "broker", "pool", "other"
 """Kinds of the program's rows: a topic's extras, the part of them in one rack, a broker's extras,
 a rack's pool (extras pooled over brokers idle for their topic, ``+1``, passed on to the
 rack's brokers, ``-1``: what comes in goes out), anything else; and :data:`KEPT` and :data:`PAIR`,
-what a holder keeps and what a pinned partition keeps in one rack (:mod:`ferry.plan.balance.solvers.slots`)."""
+what a holder keeps and what a pinned partition keeps in one rack
+(:mod:`ferry.plan.balance.solvers.slots`)."""
 NETWORK = (TOPIC, RACK, BROKER, POOL, KEPT, PAIR)
 
 QUANTA = 1 << 20
@@ -200,7 +201,12 @@ class _Racks:
 
 
 def _shape(
-    matrix: csr_array, kind: np.ndarray, lows: np.ndarray, highs: np.ndarray, upper: np.ndarray, kept: np.ndarray
+    matrix: csr_array,
+    kind: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    upper: np.ndarray,
+    kept: np.ndarray,
 ) -> tuple[_Racks, _Ends] | None:
     """The merged rack rows and every column's arc ends but those of the slots (``kept``: the
     columns of kept replicas), or ``None`` if the rows are no network."""
@@ -325,7 +331,9 @@ def _racks(
     return _Racks(rack_of, node_rows.astype(np.int64), topic_of[first], lo, hi, feasible)
 
 
-def _costs(gain: np.ndarray, size: np.ndarray, fines: np.ndarray, crossed: int, nodes: int) -> np.ndarray | None:
+def _costs(
+    gain: np.ndarray, size: np.ndarray, fines: np.ndarray, crossed: int, nodes: int
+) -> np.ndarray | None:
     """Integer costs (negative: the solver minimises) ranking kept replicas first, then bytes and
     fines (at most two per unit, half a quantum each). ``crossed`` bounds the flow over columns with a
     size term or a fine, so together they stay below ``quanta * crossed``, less than one kept
