@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ferry.cli.plan_args import usage_error
+from ferry.cli.render import human_bytes
 from ferry.model import ClusterSnapshot, Move, Plan
 from ferry.plan.log_dirs.balance import TOLERANCE, balance_dirs
 from ferry.plan.log_dirs.evacuate import evacuate_dir, parse_dir_option
@@ -128,10 +129,11 @@ def summary(report: Mapping[str, Any], files: Sequence[Path]) -> str:
     moved = [r for r in rows if r["bytes_before"] != r["bytes_after"]]
     lines = [
         f"ferry plan: {report['replica_moves']} replica move(s) between log dirs, "
-        f"{report['bytes_moved']} bytes to copy, {len(moved)} dir(s) changed",
+        f"{human_bytes(report['bytes_moved'])} to copy, {len(moved)} dir(s) changed",
     ]
     lines += [
-        f"  broker {r['broker']} {r['path']}: {r['bytes_before']} -> {r['bytes_after']} bytes"
+        f"  broker {r['broker']} {r['path']}: "
+        f"{human_bytes(r['bytes_before'])} -> {human_bytes(r['bytes_after'])}"
         + (
             f" ({r['fraction_before']:.1%} -> {r['fraction_after']:.1%} of its size)"
             if r["total_bytes"]

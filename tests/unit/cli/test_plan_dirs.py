@@ -123,3 +123,25 @@ def test_an_inter_broker_plan_names_the_dir_of_each_new_replica(
     assert moves and all(m["log_dirs"][m["replicas"].index(3)] == "/b" for m in moves if 3 in m["replicas"])
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert {r["path"] for r in report["log_dirs"] if r["broker"] == 3} == {"/a", "/b"}
+
+
+def test_a_dir_plans_summary_gives_sizes_in_units(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    snapshot, out = _jbod(tmp_path), tmp_path / "out"
+    code = main(
+        [
+            "plan",
+            "--engine",
+            "local",
+            "--snapshot",
+            str(snapshot),
+            "--output-dir",
+            str(out),
+            "--disks",
+            "balance",
+        ]
+    )
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    text = printed.out + printed.err
+    assert "3 replica move(s) between log dirs, 27.9 GiB to copy, 2 dir(s) changed" in text
+    assert "broker 1 /a: 55.9 GiB -> 27.9 GiB (6.0% -> 3.0% of its size)" in text
