@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ferry.execute.progress import Progress, ReplicaProgress
 from ferry.execute.records import TaskRecord
-from ferry.kafka.admin import NOT_THERE_YET, BrokerDirs, ClusterAdmin, ReplicaTarget, replica_dir
+from ferry.kafka.admin import NOT_THERE_YET, BrokerDirs, ClusterAdmin, ReplicaTarget, replica_dir, settled_in
 from ferry.model import TopicPartition
 
 
@@ -40,12 +40,7 @@ def dir_changes(task: TaskRecord) -> dict[int, str]:
 
 def misplaced(task: TaskRecord, found: Mapping[int, BrokerDirs]) -> dict[int, str]:
     """The named replicas of ``task`` whose log is not in its dir yet (or has a future log left)."""
-    left: dict[int, str] = {}
-    for broker, path in task.named_dirs.items():
-        replica = replica_dir(found, broker, task.tp)
-        if replica is None or replica.path != path or replica.future_path is not None:
-            left[broker] = path
-    return left
+    return {b: path for b, path in task.named_dirs.items() if not settled_in(found, b, task.tp, path)}
 
 
 def prefer(admin: ClusterAdmin, tasks: Sequence[TaskRecord]) -> dict[TopicPartition, str]:
@@ -132,7 +127,7 @@ def stop(admin: ClusterAdmin, tasks: Sequence[TaskRecord]) -> tuple[list[TaskRec
     for task in halted:
         for broker in task.named_dirs:
             replica = replica_dir(found, broker, task.tp)
-            if replica is not None and replica.future_path is not None:
+            if replica is not None and replica.copying:
                 back[(task.tp, broker)] = replica.path
     if back:
         admin.alter_replica_log_dirs(back)
@@ -143,11 +138,7 @@ def _copying(found: Mapping[int, BrokerDirs], lead_bytes: int) -> dict[int, int]
     """Future logs in flight per broker (among the replicas asked about), but those with less
     than ``lead_bytes`` left to copy."""
     return {
-        b: sum(
-            1
-            for r in d.replicas.values()
-            if r.future_path is not None and r.size - r.future_size >= lead_bytes
-        )
+        b: sum(1 for r in d.replicas.values() if r.copying and r.size - r.future_size >= lead_bytes)
         for b, d in found.items()
     }
 
@@ -168,7 +159,7 @@ def dir_progress(
     for broker, path in sorted(dir_changes(task).items()):
         replica = replica_dir(found, broker, task.tp)
         size = replica.size if replica is not None else task.size_bytes
-        if finished or (replica is not None and replica.path == path and replica.future_path is None):
+        if finished or settled_in(found, broker, task.tp, path):
             copied = size
         elif replica is not None and replica.future_path == path:
             copied = min(replica.future_size, size)

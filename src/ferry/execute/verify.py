@@ -21,7 +21,7 @@ from enum import StrEnum
 from ferry.execute import lock
 from ferry.execute.journal import Journal
 from ferry.execute.records import ConfigKey
-from ferry.kafka.admin import ClusterAdmin, replica_dir
+from ferry.kafka.admin import ClusterAdmin, replica_dir, settled_in
 from ferry.model import TopicPartition
 
 
@@ -80,9 +80,9 @@ def check_cluster(
     for tp, wanted in named.items():
         for broker, path in wanted.items():
             replica = replica_dir(found, broker, tp)
-            if replica is not None and replica.future_path is not None:
+            if replica is not None and replica.copying:
                 moving.add(tp)
-            elif replica is None or replica.path != path:
+            elif not settled_in(found, broker, tp, path):
                 misplaced.add(tp)
     return check(targets, current, moving, misplaced)
 

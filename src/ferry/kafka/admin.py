@@ -84,6 +84,15 @@ class ReplicaDir:
     future_size: int = 0
     """Bytes copied so far into the future log."""
 
+    @property
+    def copying(self) -> bool:
+        """Whether a move between its broker's dirs is in flight."""
+        return self.future_path is not None
+
+    def settled_in(self, path: str) -> bool:
+        """Whether its log is in ``path``, with no move between dirs left."""
+        return self.path == path and not self.copying
+
 
 @dataclass(frozen=True, slots=True)
 class BrokerDirs:
@@ -129,6 +138,13 @@ def replica_dir(found: Mapping[int, BrokerDirs], broker: int, tp: TopicPartition
     """Where ``tp``'s replica on ``broker`` lives, as ``found`` shows it; None where it does not."""
     held = found.get(broker)
     return held.replicas.get(tp) if held is not None else None
+
+
+def settled_in(found: Mapping[int, BrokerDirs], broker: int, tp: TopicPartition, path: str) -> bool:
+    """Whether ``tp``'s replica on ``broker`` is in its dir ``path``, as ``found`` shows it, with no
+    move between dirs left: a named dir reached (:meth:`ReplicaDir.settled_in`)."""
+    replica = replica_dir(found, broker, tp)
+    return replica is not None and replica.settled_in(path)
 
 
 def replica_sizes(by_broker: Mapping[int, BrokerDirs]) -> ReplicaSizes:
