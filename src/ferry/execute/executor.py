@@ -65,7 +65,7 @@ from ferry.execute.states import RequestState, TaskState
 from ferry.execute.tiered import tiered_copies
 from ferry.execute.waiting import blockers_of, next_waiting
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
-from ferry.model import Plan
+from ferry.model import ClusterSnapshot, Plan
 
 
 class Executor:
@@ -128,11 +128,18 @@ class Executor:
     # -- prepare ---------------------------------------------------------------------------------
 
     def prepare(
-        self, plan: Plan, *, bootstrap: str, options: ExecuteOptions, rollback_of: int | None = None
+        self,
+        plan: Plan,
+        *,
+        bootstrap: str,
+        options: ExecuteOptions,
+        rollback_of: int | None = None,
+        now: ClusterSnapshot | None = None,
     ) -> int:
         """Check preconditions and record the request; nothing is submitted yet.
 
-        ``rollback_of`` records the request as the rollback of that earlier one.
+        ``rollback_of`` records the request as the rollback of that earlier one; ``now``, a
+        snapshot just taken, gives the dirs replicas are in (else they are read).
 
         Returns:
             The request id.
@@ -143,7 +150,13 @@ class Executor:
                 request re-targets it when its turn comes, and the journal links the two tasks.
         """
         return prepare_request(
-            self._admin, self._journal, plan, bootstrap=bootstrap, options=options, rollback_of=rollback_of
+            self._admin,
+            self._journal,
+            plan,
+            bootstrap=bootstrap,
+            options=options,
+            rollback_of=rollback_of,
+            now=now,
         )
 
     # -- run -------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from ferry.execute.options import ExecuteOptions
 from ferry.execute.records import RequestKind, ThrottleRecord
 from ferry.execute.steps import Steps, single_replica_steps
 from ferry.kafka.admin import ClusterAdmin, OngoingReassignment
-from ferry.model import Plan, TopicPartition
+from ferry.model import ClusterSnapshot, Plan, TopicPartition
 
 
 def prepare_request(
@@ -28,6 +28,7 @@ def prepare_request(
     bootstrap: str,
     options: ExecuteOptions,
     rollback_of: int | None = None,
+    now: ClusterSnapshot | None = None,
 ) -> int:
     """Check preconditions and record the request (see :meth:`Executor.prepare`); its id."""
     ongoing = admin.list_reassignments()
@@ -39,7 +40,7 @@ def prepare_request(
     planned = thr.desired(thr.required(plan.moves, options.throttle, dir_rate=options.dir_rate), previous)
     records = [ThrottleRecord(k, previous.get(k), planned.get(k)) for k in sorted(keys)]
     steps = _steps(admin, plan) if options.one_replica_at_a_time else {}
-    dirs = _original_dirs(admin, plan)
+    dirs = _original_dirs(admin, plan, now)
     return journal.record_request(
         plan,
         bootstrap=bootstrap,
@@ -53,12 +54,16 @@ def prepare_request(
     )
 
 
-def _original_dirs(admin: ClusterAdmin, plan: Plan) -> dict[TopicPartition, dict[int, str]]:
+def _original_dirs(
+    admin: ClusterAdmin, plan: Plan, now: ClusterSnapshot | None
+) -> dict[TopicPartition, dict[int, str]]:
     """The dir each replica is in now, for the partitions whose moves name dirs (a rollback puts
-    them back there)."""
+    them back there): from ``now``, a snapshot just taken that has them, else read."""
     named = [m for m in plan.moves if m.named_dirs]
     if not named:
         return {}
+    if now is not None and all(now.has(m.tp) for m in named):
+        return {m.tp: dict(now.partition(m.tp).replica_dirs) for m in named}
     found = admin.describe_log_dirs({m.tp.topic for m in named})
     return {
         m.tp: {b: r.path for b, held in sorted(found.items()) if (r := held.replicas.get(m.tp)) is not None}

@@ -220,6 +220,10 @@ class ClusterSnapshot:
     def partition(self, tp: TopicPartition) -> PartitionState:
         return self._by_tp[tp]
 
+    def has(self, tp: TopicPartition) -> bool:
+        """Whether the snapshot holds partition ``tp``."""
+        return tp in self._by_tp
+
     @property
     def broker_ids(self) -> tuple[int, ...]:
         return tuple(b.id for b in self.brokers)

@@ -22,7 +22,7 @@ from ferry.execute.records import ConfigKey, ResourceType
 from ferry.execute.resume import reconcile
 from ferry.execute.states import RequestState, TaskState
 from ferry.execute.throttles import DIR_RATE
-from ferry.model import Move, Plan, TopicPartition
+from ferry.model import Broker, ClusterSnapshot, Move, PartitionState, Plan, TopicPartition
 
 T0, T1, T2 = (TopicPartition("t", p) for p in range(3))
 DIRS = {b: (f"/d{b}/a", f"/d{b}/b") for b in (1, 2, 3)}
@@ -171,3 +171,17 @@ def test_a_copy_about_to_end_frees_its_slot_for_the_next(journal: Journal) -> No
     # the first no longer holds the slot.
     DirMoves(admin, per_broker=1, lead_bytes=60).advance(tasks)
     assert set(admin.log_dirs.future) == {(T0, 1), (T1, 1)}
+
+
+def test_the_dirs_a_request_records_come_from_the_snapshot_it_was_checked_against(journal: Journal) -> None:
+    # The snapshot execute takes for its safety checks holds every replica's dir: the request
+    # records those (a rollback puts replicas back there) without asking the brokers again.
+    admin = _admin({T0: (1, 2)})
+    now = ClusterSnapshot.of(
+        [Broker(b) for b in (1, 2, 3)],
+        [PartitionState(T0, (1, 2), replica_dirs=((1, "/d1/b"), (2, "/d2/b")))],
+    )
+    plan = Plan.of([Move(T0, (1, 2), (1, 2), 100, ("/d1/a", "any"))])
+    rid = Executor(admin, journal).prepare(plan, bootstrap="b", options=ExecuteOptions(), now=now)
+    (task,) = journal.tasks(rid)
+    assert task.original_dirs == ((1, "/d1/b"), (2, "/d2/b"))

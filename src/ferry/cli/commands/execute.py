@@ -94,7 +94,9 @@ def _run(args: argparse.Namespace) -> int:
                 "in another order (a cancelled reassignment puts them back in KRaft's order); moving them",
                 file=sys.stderr,
             )
-        request_id = Executor(admin, journal).prepare(plan, bootstrap=args.bootstrap_server, options=options)
+        request_id = Executor(admin, journal).prepare(
+            plan, bootstrap=args.bootstrap_server, options=options, now=live.snapshot
+        )
         run_request(
             admin, journal, request_id, len(plan.moves), wait=args.wait, command="execute", metrics=metrics
         )

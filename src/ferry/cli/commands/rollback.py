@@ -73,7 +73,11 @@ def _run(args: argparse.Namespace) -> int:
         if args.request is not None:
             _cancel_pending(journal, args.request)
         request_id = Executor(admin, journal).prepare(
-            rollback.plan, bootstrap=args.bootstrap_server, options=options, rollback_of=args.request
+            rollback.plan,
+            bootstrap=args.bootstrap_server,
+            options=options,
+            rollback_of=args.request,
+            now=live.snapshot,
         )
         run_request(admin, journal, request_id, len(rollback.plan.moves), wait=args.wait, command="rollback")
     return 0
