@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ferry.cli import render
+from ferry.cli.disk_report import on_disks
 from ferry.cli.engines import plan_clusters
 from ferry.errors import InputError
 from ferry.formats import write_plan
@@ -33,9 +34,11 @@ def run_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> int:
     rows = []
     for item in planned:
         cluster = item.cluster
-        report = report_json(item.plan.figures, snapshot=cluster.source, goal=goal_json(cluster.goal))
-        write_plan(out / cluster.name, item.plan, report)
-        rows.append(summary_row(cluster.name, cluster.source, item.plan.figures, item.seconds))
+        # As for one cluster: new replicas into their brokers' emptiest dirs, where dirs are known.
+        result, on_disk = on_disks(item.plan, cluster.snapshot)
+        report = report_json(result.figures, snapshot=cluster.source, goal=goal_json(cluster.goal)) | on_disk
+        write_plan(out / cluster.name, result, report)
+        rows.append(summary_row(cluster.name, cluster.source, result.figures, item.seconds))
     files = write_summary(out, rows, stages)
     print(render.fleet_summary(rows, files=files))
     return 0

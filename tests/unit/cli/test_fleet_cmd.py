@@ -11,6 +11,7 @@ from support.clusters import generated
 
 from ferry.cli.main import main
 from ferry.formats.sources import write_any
+from ferry.model import Broker, ClusterSnapshot, LogDir, PartitionState, TopicPartition
 
 
 def fleet(folder: Path) -> Path:
@@ -83,3 +84,32 @@ def test_snapshot_convert_round_trips(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_snapshot_without_a_cluster_or_action_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["snapshot", "-o", "x.json"]) == 2
     assert "required: --bootstrap-server" in capsys.readouterr().err
+
+
+def test_a_fleets_plans_name_the_dirs_of_new_replicas_as_a_single_plan_does(tmp_path: Path) -> None:
+    # Brokers 1-3 with dirs /a and /b; broker 1 holds everything in /a and broker 3 nothing, so the
+    # balance gives broker 3 new replicas, each into a dir the plan names.
+    gb = 10**9
+    brokers = [
+        Broker(b, r, log_dirs=(LogDir("/a", 1000 * gb, 900 * gb), LogDir("/b", 1000 * gb, 990 * gb)))
+        for b, r in ((1, "a"), (2, "b"), (3, "a"))
+    ]
+    parts = [
+        PartitionState(
+            TopicPartition("t", i), (1, 2), size_bytes=10 * gb, replica_dirs=((1, "/a"), (2, "/a"))
+        )
+        for i in range(6)
+    ]
+    snaps = tmp_path / "fleet"
+    snaps.mkdir()
+    write_any(ClusterSnapshot.of(brokers, parts), snaps / "jbod.json")
+    out, single = tmp_path / "out", tmp_path / "single"
+    assert main(["plan", "--engine", "local", "--fleet", str(snaps), "--output-dir", str(out)]) == 0
+    args = ["plan", "--engine", "local", "--snapshot", str(snaps / "jbod.json"), "--output-dir", str(single)]
+    assert main(args) == 0
+    for file in ("reassignment.json", "rollback.json", "report.json"):
+        assert (out / "jbod" / file).read_bytes() == (single / file).read_bytes(), file
+    moves = json.loads((out / "jbod" / "reassignment.json").read_text())["partitions"]
+    assert any(3 in m["replicas"] for m in moves)
+    assert all(m["log_dirs"][m["replicas"].index(3)] in ("/a", "/b") for m in moves if 3 in m["replicas"])
+    assert "log_dirs" in json.loads((out / "jbod" / "report.json").read_text())

@@ -27,6 +27,7 @@ from typing import Any
 from ferry.cli import render
 from ferry.cli.dir_plan import add_dir_options, check_dir_usage, plan_dirs, wants_dirs
 from ferry.cli.dir_plan import summary as dir_summary
+from ferry.cli.disk_report import on_disks
 from ferry.cli.engines import add_engine_options, plan_clusters
 from ferry.cli.html_report import html_page
 from ferry.cli.options import add_safety_options, open_admin, take_snapshot
@@ -53,9 +54,6 @@ from ferry.kafka.snapshot import to_json, with_current_brokers
 from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, PlanJob, RackMode
 from ferry.model.goal import DEFAULT_MAX_DISK_FRACTION
 from ferry.plan.gc_pause import paused
-from ferry.plan.log_dirs.choose import choose_dirs
-from ferry.plan.log_dirs.figures import dir_figures
-from ferry.plan.measure.copies import bytes_to_copy
 from ferry.plan.prepare.validate_goal import validate_goal
 
 EXAMPLE_NAME = "six_brokers_add_two.json"
@@ -138,19 +136,14 @@ def _run(args: argparse.Namespace) -> int:
     cluster = PlanJob(source, source, snapshot, goal, parquet)
     [planned], _ = plan_clusters([cluster], engine=args.engine, master=args.spark_master, debug=args.debug)
     # Where the snapshot lists log dirs, each new replica goes into its broker's emptiest dir.
-    result = choose_dirs(planned.plan, snapshot)
+    result, on_disk = on_disks(planned.plan, snapshot)
     _check_cordons(snapshot, result, source)
     forced = _check_safety(args, loaded, result)
     saved, extra = _snapshot_file(args, loaded)
     report = report_json(result.figures, snapshot=str(saved) if saved else source, goal=goal_json(goal))
     if forced is not None:
         report["forced"] = forced
-    if any(b.log_dirs for b in snapshot.brokers):
-        report["log_dirs"] = dir_figures(snapshot, result.moves)
-    if snapshot.tiered_topics:
-        # Their sizes are local bytes: what a new replica copies (less on a KIP-1023 broker).
-        report["tiered_topics"] = sorted(snapshot.tiered_topics)
-        report["bytes_to_copy"] = bytes_to_copy(snapshot, result.moves)
+    report |= on_disk
     if args.html:
         view = plan_view(snapshot, {m.tp: m.target for m in result.moves}, report["target_brokers"])
         extra[args.output_dir / "report.html"] = html_page(view, report, title=f"ferry plan: {source}")
