@@ -129,7 +129,22 @@ def with_current_brokers(admin: ClusterAdmin, snapshot: ClusterSnapshot) -> Clus
         KafkaError: the request failed or timed out.
     """
     brokers = _brokers_of(admin.describe_brokers(include_fenced=True), snapshot.partitions)
-    return replace(snapshot, brokers=brokers)
+    # DescribeCluster says nothing of disks: each broker keeps the dirs, cordons and capacity the
+    # snapshot read, which the safety checks of dirs and cordons need.
+    before = {b.id: b for b in snapshot.brokers}
+    return replace(snapshot, brokers=tuple(_disks_as(b, before.get(b.id)) for b in brokers))
+
+
+def _disks_as(broker: Broker, earlier: Broker | None) -> Broker:
+    if earlier is None:
+        return broker
+    return replace(
+        broker,
+        capacity_bytes=earlier.capacity_bytes,
+        cordoned=earlier.cordoned,
+        cordoned_log_dirs=earlier.cordoned_log_dirs,
+        log_dirs=earlier.log_dirs,
+    )
 
 
 def _with_disks(broker: Broker, found: BrokerDirs | None) -> Broker:

@@ -240,3 +240,14 @@ def test_with_current_brokers_sees_a_broker_that_went_down_after_the_snapshot() 
     assert now.dead_broker_ids == (3,)
     assert now.partitions == taken.partitions  # only the brokers are read again
     assert taken.dead_broker_ids == ()
+
+
+def test_with_current_brokers_keeps_the_dirs_cordons_and_capacity_the_snapshot_read() -> None:
+    # DescribeCluster does not list disks: the safety checks of dirs and cordons at plan time
+    # would otherwise see brokers without them, and pass a move into a cordoned or full dir.
+    live = collect(StubAdmin())
+    now = with_current_brokers(StubAdmin(), live.snapshot)
+    assert [(b.id, b.log_dirs, b.cordoned, b.capacity_bytes) for b in now.brokers] == [
+        (b.id, b.log_dirs, b.cordoned, b.capacity_bytes) for b in live.snapshot.brokers
+    ]
+    assert now.brokers[0].log_dirs == DIRS[1] and now.brokers[2].cordoned
