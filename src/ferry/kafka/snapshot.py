@@ -135,16 +135,14 @@ def with_current_brokers(admin: ClusterAdmin, snapshot: ClusterSnapshot) -> Clus
     return replace(snapshot, brokers=tuple(_disks_as(b, before.get(b.id)) for b in brokers))
 
 
+_DISKS = ("capacity_bytes", "cordoned", "cordoned_log_dirs", "log_dirs")
+"""What a broker's DescribeLogDirs tells (:func:`_with_disks`) and DescribeCluster does not."""
+
+
 def _disks_as(broker: Broker, earlier: Broker | None) -> Broker:
     if earlier is None:
         return broker
-    return replace(
-        broker,
-        capacity_bytes=earlier.capacity_bytes,
-        cordoned=earlier.cordoned,
-        cordoned_log_dirs=earlier.cordoned_log_dirs,
-        log_dirs=earlier.log_dirs,
-    )
+    return replace(broker, **{name: getattr(earlier, name) for name in _DISKS})
 
 
 def _with_disks(broker: Broker, found: BrokerDirs | None) -> Broker:
