@@ -276,7 +276,8 @@ def _finished(
     if not goal.budgeted:
         moves = _moves(full)
         return moves, build_report(snapshot, goal, targets, full, moves, bound)
-    step = take_step(RackLayout.of(snapshot.racks, targets), goal, full)
+    brokers = {b.id: b for b in snapshot.brokers}
+    step = take_step(RackLayout.of(snapshot.racks, targets), goal, full, brokers)
     moves = _moves(step.planned)
     full_after = balance_after(snapshot, targets, [(state.tp, replicas) for state, replicas in full])
     figures = {**step.figures, "full_plan_after": full_after}

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ferry.errors import PreconditionError
-from ferry.model.cluster import PartitionState
+from ferry.model.cluster import Broker, PartitionState
 from ferry.model.goal import BalanceMode, Goal
 from ferry.plan.budget.units import Unit, step_replicas, units_of
 from ferry.plan.racks import RackLayout
@@ -43,15 +43,16 @@ class Step:
     figures: dict[str, object]
 
 
-def take_step(layout: RackLayout, goal: Goal, full: Sequence[Planned]) -> Step:
+def take_step(layout: RackLayout, goal: Goal, full: Sequence[Planned], brokers: Mapping[int, Broker]) -> Step:
     """The step of ``full`` (every in-scope partition with its full plan's replicas, preferred
-    leader first) that ``goal``'s budget allows."""
+    leader first) that ``goal``'s budget allows; ``brokers``: the snapshot's, by id (bytes count
+    what new replicas copy)."""
     by_topic = goal.balance is BalanceMode.REPLICAS and goal.drain_above is None
     weigh = _by_topic if by_topic else _by_broker
     # A partition whose replicas stay (its leader may change) copies nothing, and weighs the same now
     # and after the full plan: it adds nothing to either side of the imbalance.
     moving = [i for i, (state, target) in enumerate(full) if set(target) != set(state.replicas)]
-    units = [u for i in moving for u in units_of(i, *full[i], layout, goal.rack_mode)]
+    units = [u for i in moving for u in units_of(i, full[i], layout, goal.rack_mode, brokers)]
     tally = _Tally([(full[i][0], full[i][0].replicas) for i in moving], [full[i] for i in moving], weigh)
     before = tally.imbalance
     taken = _choose(units, full, tally, _Budget(goal.max_moves, goal.max_bytes))

@@ -10,11 +10,12 @@ nothing and is no unit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ferry.model.cluster import PartitionState
+from ferry.model.cluster import Broker, PartitionState
 from ferry.model.goal import RackMode
+from ferry.plan.measure.copies import copied
 from ferry.plan.racks import RackLayout
 
 
@@ -28,8 +29,9 @@ class Unit:
     leaves: tuple[int, ...]
     joins: tuple[int, ...]
     """Brokers that get a replica: each copies the partition's data."""
-    size: int
-    """Bytes one copy moves."""
+    copied: int
+    """Bytes the new replicas copy (:func:`ferry.plan.measure.copies.copied`: on a broker that
+    starts a tiered topic's replica at the last tiered offset, only what is not uploaded)."""
     last: bool
     """Taking it completes the partition's change."""
 
@@ -39,13 +41,19 @@ class Unit:
 
     @property
     def bytes(self) -> int:
-        return len(self.joins) * self.size
+        return self.copied
 
 
 def units_of(
-    index: int, state: PartitionState, target: Sequence[int], layout: RackLayout, mode: RackMode
+    index: int,
+    change: tuple[PartitionState, Sequence[int]],
+    layout: RackLayout,
+    mode: RackMode,
+    brokers: Mapping[int, Broker],
 ) -> list[Unit]:
-    """The units of partition ``index``'s change from its replicas to ``target``."""
+    """The units of partition ``index``'s change from its replicas to a target (``change``: the
+    partition and its target); ``brokers``: the snapshot's, by id, for the bytes each unit copies."""
+    state, target = change
     joins = [b for b in target if b not in state.replicas]
     leaves = [b for b in state.replicas if b not in target]
     if not joins and not leaves:
@@ -54,8 +62,10 @@ def units_of(
         actions = _sequence(state.replicas, joins, leaves, layout, mode)
         if actions is not None:
             last = len(actions) - 1
-            return [Unit(index, k, r, a, state.size, k == last) for k, (r, a) in enumerate(actions)]
-    return [Unit(index, 0, tuple(leaves), tuple(joins), state.size, True)]
+            return [
+                Unit(index, k, r, a, copied(state, a, brokers), k == last) for k, (r, a) in enumerate(actions)
+            ]
+    return [Unit(index, 0, tuple(leaves), tuple(joins), copied(state, joins, brokers), True)]
 
 
 Action = tuple[tuple[int, ...], tuple[int, ...]]

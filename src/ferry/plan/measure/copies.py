@@ -4,16 +4,18 @@ only what its leader has not uploaded (``PartitionState.untiered_bytes``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from ferry.model import ClusterSnapshot, Move
+from ferry.model import Broker, ClusterSnapshot, Move, PartitionState
 
 
 def bytes_to_copy(snapshot: ClusterSnapshot, moves: Iterable[Move]) -> int:
     """What every new replica of ``moves`` copies (a partition's size where nothing says less)."""
     brokers = {b.id: b for b in snapshot.brokers}
-    total = 0
-    for move in moves:
-        state = snapshot.partition(move.tp)
-        total += sum(state.bytes_to_copy(brokers[b]) if b in brokers else state.size for b in move.adding)
-    return total
+    return sum(copied(snapshot.partition(move.tp), move.adding, brokers) for move in moves)
+
+
+def copied(state: PartitionState, joining: Iterable[int], brokers: Mapping[int, Broker]) -> int:
+    """What new replicas of ``state`` on the brokers ``joining`` copy (``brokers``: the snapshot's,
+    by id; its size for one it does not list)."""
+    return sum(state.bytes_to_copy(brokers[b]) if b in brokers else state.size for b in joining)

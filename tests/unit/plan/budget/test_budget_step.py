@@ -135,3 +135,22 @@ def test_the_report_counts_the_steps_left_and_what_the_full_plan_moves() -> None
     assert figures["imbalance_before"] - figures["imbalance_after"] == 5  # one replica out of place each
     assert figures["full_plan_after"] == dict(full.report.after)
     assert step.report.lower_bound == full.report.lower_bound
+
+
+def test_a_byte_budget_counts_only_what_a_tiered_topics_new_replicas_copy() -> None:
+    # Broker 4 joins empty and starts a tiered topic's replicas at the last tiered offset (KIP-1023):
+    # each new replica there copies the 100 bytes its leader has not uploaded, not the 1,000 local.
+    brokers = [Broker(1), Broker(2), Broker(3), Broker(4, fetch_last_tiered=True)]
+    parts = [
+        PartitionState(
+            TopicPartition("t", p), (1 + p % 3, 1 + (p + 1) % 3), size_bytes=1000, untiered_bytes=100
+        )
+        for p in range(6)
+    ]
+    snapshot = ClusterSnapshot.of(brokers, parts, tiered={"t"})
+    full = plan(snapshot, Goal())
+    assert sum(4 in m.adding for m in full.moves) == 3
+    step = plan(snapshot, Goal(max_bytes=250))
+    assert step.report is not None and step.report.budget is not None
+    assert [b for m in step.moves for b in m.adding] == [4, 4]
+    assert step.report.budget["bytes"] == 200
