@@ -167,7 +167,7 @@ def place_topic(
     over_quota_drops(work, by_broker)
     kept = work.kept
     fallbacks = place(work, layout, by_broker, mode)
-    if worth_placing_again(work, kept, keeps, mode, fallbacks):
+    if worth_placing_again(work, kept, mode, fallbacks):
         fallbacks = place_again(work, layout, quota, by_broker, fallbacks)
     return fallbacks
 
