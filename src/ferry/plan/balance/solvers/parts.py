@@ -118,6 +118,8 @@ def _network(
     partition's row of at most ``rf`` replicas where its rack rows imply it)."""
     lows, highs, upper = bounds
     dropped = [r for r in implied if kinds[r] not in NETWORK]
+    if sum(k not in NETWORK for k in kinds) > len(dropped):
+        return None  # a row of no network's kind stays: no need to cut the matrix to see it
     if dropped and len(dropped) < len(kinds):
         kept = np.ones(len(kinds), dtype=bool)
         kept[np.asarray(dropped, dtype=np.int64)] = False
