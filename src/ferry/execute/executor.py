@@ -136,13 +136,10 @@ class Executor:
         rollback_of: int | None = None,
         now: ClusterSnapshot | None = None,
     ) -> int:
-        """Check preconditions and record the request; nothing is submitted yet.
+        """Check preconditions and record the request, nothing submitted yet; its id.
 
         ``rollback_of`` records the request as the rollback of that earlier one; ``now``, a
         snapshot just taken, gives the dirs replicas are in (else they are read).
-
-        Returns:
-            The request id.
 
         Raises:
             PreconditionError: a reassignment ferry did not start is in flight (without
