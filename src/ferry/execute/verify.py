@@ -21,7 +21,7 @@ from enum import StrEnum
 from ferry.execute import lock
 from ferry.execute.journal import Journal
 from ferry.execute.records import ConfigKey
-from ferry.kafka.admin import ClusterAdmin, replica_dir, settled_in
+from ferry.kafka.admin import ClusterAdmin, replica_dir
 from ferry.model import TopicPartition
 
 
@@ -82,7 +82,7 @@ def check_cluster(
             replica = replica_dir(found, broker, tp)
             if replica is not None and replica.copying:
                 moving.add(tp)
-            elif not settled_in(found, broker, tp, path):
+            elif replica is None or not replica.settled_in(path):
                 misplaced.add(tp)
     return check(targets, current, moving, misplaced)
 

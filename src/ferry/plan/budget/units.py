@@ -29,7 +29,7 @@ class Unit:
     leaves: tuple[int, ...]
     joins: tuple[int, ...]
     """Brokers that get a replica: each copies the partition's data."""
-    copied: int
+    bytes: int
     """Bytes the new replicas copy (:func:`ferry.plan.measure.copies.copied`: on a broker that
     starts a tiered topic's replica at the last tiered offset, only what is not uploaded)."""
     last: bool
@@ -38,10 +38,6 @@ class Unit:
     @property
     def moves(self) -> int:
         return len(self.joins)
-
-    @property
-    def bytes(self) -> int:
-        return self.copied
 
 
 def units_of(

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array, csr_array
+from support.program_rows import meets_rows
 
 from ferry.plan.balance.solvers.slots import KEPT, PAIR
 from ferry.plan.balance.solvers.transport import BROKER, OTHER, RACK, TOPIC, Transport
@@ -134,9 +135,7 @@ def test_flow_keeps_as_many_replicas_as_the_integer_program(program: Program) ->
         assert flows is None
         return
     assert isinstance(flows, np.ndarray)
-    matrix = program.matrix()
-    assert np.all(matrix @ flows >= np.array(program.lows) - 1e-9)
-    assert np.all(matrix @ flows <= np.array(program.highs) + 1e-9)
+    assert meets_rows(program.matrix(), flows, program.lows, program.highs)
     assert np.all(flows <= np.array(program.upper)) and np.all(flows >= 0)
     assert gain @ flows == gain @ expected
 

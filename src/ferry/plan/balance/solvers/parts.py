@@ -123,14 +123,10 @@ def _network(
     if dropped and len(dropped) < len(kinds):
         kept = np.ones(len(kinds), dtype=bool)
         kept[np.asarray(dropped, dtype=np.int64)] = False
-        if groups is not None:
-            renumber = np.cumsum(kept) - 1
-            on = kept[groups[0]]
-            groups = (renumber[groups[0][on]], groups[1][on])
+        if groups is not None:  # grouped rows are of network kinds: none is dropped, all renumbered
+            groups = ((np.cumsum(kept) - 1)[groups[0]], groups[1])
         matrix, lows, highs = matrix[kept], lows[kept], highs[kept]
         kinds = [k for k, keep in zip(kinds, kept.tolist(), strict=True) if keep]
-    if any(k not in NETWORK for k in kinds):
-        return None
     return Transport.of(matrix, kinds, lows, highs, upper, groups)
 
 

@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ferry.plan.balance.solvers.incidence import row_of
+
 if TYPE_CHECKING:
     from scipy.sparse import csr_array
 
@@ -116,13 +118,9 @@ def _holders(matrix: csr_array, rows: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 def _pairs(matrix: csr_array, pairs: np.ndarray) -> np.ndarray | None:
     """Per column its pair row (-1: none); ``None`` unless each is in at most one, with ``+1``."""
-    pair = np.full(matrix.shape[1], -1, dtype=np.int64)
-    part = matrix[pairs].tocsc()
-    counts = np.diff(part.indptr)
-    if np.any(counts > 1) or not np.all(part.data == 1.0):
+    if not np.all(matrix[pairs].data == 1.0):
         return None
-    pair[np.flatnonzero(counts == 1)] = pairs[part.indices]
-    return pair
+    return row_of(matrix, pairs)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ferry.plan.balance.solvers.incidence import row_of
 from ferry.plan.balance.solvers.slots import KEPT, PAIR, Slots, wire
 
 if TYPE_CHECKING:
@@ -274,13 +275,9 @@ class _Pools:
 def _owner(matrix: csr_array, chosen: np.ndarray, *, required: np.ndarray) -> np.ndarray | None:
     """Per column, the one chosen row it appears in (-1: none); ``None`` if one appears in two, or
     in none where ``required``."""
-    rows = np.flatnonzero(chosen)
-    part = matrix[rows].tocsc()
-    counts = np.diff(part.indptr)
-    if np.any(counts > 1) or np.any(required & (counts == 0)):
+    owner = row_of(matrix, np.flatnonzero(chosen))
+    if owner is None or np.any(required & (owner < 0)):
         return None
-    owner = np.full(matrix.shape[1], -1, dtype=np.int64)
-    owner[counts == 1] = rows[part.indices]
     return owner
 
 
