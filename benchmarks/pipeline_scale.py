@@ -123,6 +123,8 @@ class Sampler:
     pid: int
     peak_total: float = 0.0
     peak_driver: float = 0.0
+    peak_driver_data: float = 0.0
+    """The driver's VmData: what RLIMIT_DATA counts (written or writable private memory)."""
     peak_jvm: float = 0.0
     cpu: dict[int, float] = field(default_factory=dict)
     """Last CPU seconds (user + system) seen per process of the tree; exited ones keep theirs."""
@@ -148,6 +150,7 @@ class Sampler:
             jvm = sum(v for p, v in rss.items() if self.kinds.get(p) == "jvm")
             self.peak_total = max(self.peak_total, sum(rss.values()))
             self.peak_driver = max(self.peak_driver, rss.get(self.pid, 0.0))
+            self.peak_driver_data = max(self.peak_driver_data, _rss_mib(self.pid, "VmData:"))
             self.peak_jvm = max(self.peak_jvm, jvm)
             time.sleep(0.2)
 
@@ -166,10 +169,10 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
-def _rss_mib(pid: int) -> float:
+def _rss_mib(pid: int, field: str = "VmRSS:") -> float:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass

@@ -1,4 +1,4 @@
-"""A throwaway Spark standalone cluster (one master, one worker) on 127.0.0.1, from pyspark's own jars.
+"""A throwaway Spark standalone cluster (a master, one or more workers) on 127.0.0.1, from pyspark's jars.
 
 Started with ``spark-class`` (the launcher the pyspark package ships in ``bin/``) on free ports, with
 bounded waits, logs and work files in a temporary folder; :meth:`Standalone.stop` always ends both
@@ -38,8 +38,9 @@ class Standalone:
     folder: Path
     master_port: int = field(default_factory=free_port)
     master_ui: int = field(default_factory=free_port)
-    worker_port: int = field(default_factory=free_port)
-    worker_ui: int = field(default_factory=free_port)
+    workers: int = 1
+    worker_cores: int = 2
+    worker_memory: str = "2g"
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
@@ -70,25 +71,30 @@ class Standalone:
             "org.apache.spark.deploy.master.Master",
             *("--host", "127.0.0.1", "--port", str(self.master_port), "--webui-port", str(self.master_ui)),
         )
-        self._launch(
-            "worker",
-            "org.apache.spark.deploy.worker.Worker",
-            *("--host", "127.0.0.1", "--port", str(self.worker_port), "--webui-port", str(self.worker_ui)),
-            *("--cores", "2", "--memory", "2g", "--work-dir", str(self.folder / "work")),
-            self.url,
-        )
-        self._wait_for_worker()
+        for i in range(self.workers):
+            self._launch(
+                self._worker_name(i),
+                "org.apache.spark.deploy.worker.Worker",
+                *("--host", "127.0.0.1", "--port", str(free_port()), "--webui-port", str(free_port())),
+                *("--cores", str(self.worker_cores), "--memory", self.worker_memory),
+                *("--work-dir", str(self.folder / "work")),
+                self.url,
+            )
+        self._wait_for_workers()
 
-    def _wait_for_worker(self) -> None:
+    def _worker_name(self, i: int) -> str:
+        return "worker" if i == 0 else f"worker-{i}"
+
+    def _wait_for_workers(self) -> None:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < deadline:
             for process in self.processes:
                 if process.poll() is not None:
                     raise RuntimeError(f"a Spark process exited early ({process.returncode}); {self.logs()}")
-            if self.alive_workers() > 0:
+            if self.alive_workers() >= self.workers:
                 return
             time.sleep(0.5)
-        raise TimeoutError(f"no worker registered within {STARTUP_TIMEOUT_S:.0f} s; {self.logs()}")
+        raise TimeoutError(f"not every worker registered within {STARTUP_TIMEOUT_S:.0f} s; {self.logs()}")
 
     def alive_workers(self) -> int:
         try:
@@ -100,7 +106,7 @@ class Standalone:
 
     def logs(self) -> str:
         tails = []
-        for name in ("master", "worker"):
+        for name in ("master", *(self._worker_name(i) for i in range(self.workers))):
             path = self.folder / f"{name}.log"
             text = path.read_text(errors="replace") if path.exists() else ""
             tails.append(f"{name} log tail: {text[-1500:]}")
@@ -128,8 +134,10 @@ def client_conf_dir(folder: Path) -> Path:
 
 
 @contextmanager
-def standalone_cluster(folder: Path) -> Iterator[Standalone]:
-    cluster = Standalone(folder)
+def standalone_cluster(
+    folder: Path, *, workers: int = 1, cores: int = 2, memory: str = "2g"
+) -> Iterator[Standalone]:
+    cluster = Standalone(folder, workers=workers, worker_cores=cores, worker_memory=memory)
     try:
         cluster.start()
         yield cluster

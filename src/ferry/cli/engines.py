@@ -8,7 +8,6 @@ answers in well under a second on small clusters; ``spark`` starts a local Spark
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -69,13 +68,10 @@ def plan_clusters(
         return _plan_locally(clusters), {}
     # Imported here: only the Spark engine may pay for importing pyspark.
     from ferry.pipeline.job import Stages, plan_jobs
-    from ferry.pipeline.session import SessionSettings, default_jvm_log, spark_session
+    from ferry.pipeline.session import plan_session, spark_session
 
     stages = Stages()
-    # The JVM's own output (start-up warnings, Spark's log) goes to a log file unless --debug.
-    log = None if debug else default_jvm_log(os.environ)
-    settings = SessionSettings(master=master, fast_start=fast_start, class_archive=True, jvm_log=log)
-    with spark_session(settings) as spark:
+    with spark_session(plan_session(master, debug=debug, fast_start=fast_start)) as spark:
         plans = plan_jobs(spark, clusters, stages)
     out = [Planned(c, plans[c.name], stages.clusters.get(c.name, 0.0)) for c in clusters]
     return out, stages.seconds

@@ -3,45 +3,184 @@
 Every snapshot is read and checked against the options before any planning starts, so a bad one
 fails the run with all problems listed and nothing written. Each cluster's three files are written
 atomically; the summary (``fleet-summary.json`` / ``.csv``) is written last.
+
+On the Spark engine the driver never holds the fleet: the workers read and check every snapshot,
+then plan the clusters that are one task among many whole, each where its snapshot is read, and
+send back its files, which the driver writes a cluster at a time. Only a cluster too big for one
+task (:func:`ferry.pipeline.driver.whole_by_size`) is read into the driver, one at a time, and
+planned through the per-topic passes as a single cluster is. The driver's memory is thus bounded
+by the biggest such cluster, not by the fleet.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from ferry.cli import render
 from ferry.cli.disk_report import on_disks
 from ferry.cli.engines import plan_clusters
 from ferry.errors import InputError
-from ferry.formats import write_plan
+from ferry.formats import write_files_atomic
 from ferry.formats.goal_json import goal_json
 from ferry.formats.parquet import is_parquet_snapshot
+from ferry.formats.reassignment_json import plan_files
 from ferry.formats.report_json import report_json
 from ferry.formats.sources import fleet_members, load_any
-from ferry.model import ClusterSnapshot, Goal, PlanJob
+from ferry.model import ClusterSnapshot, Goal, Plan, PlanJob
 from ferry.pipeline.load import summary_row, write_summary
 
 GoalBuilder = Callable[[argparse.Namespace, ClusterSnapshot, str], Goal]
 
 
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A snapshot of the fleet: its cluster's name, its path as given and as read."""
+
+    name: str
+    source: str
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A fleet member read and checked where it will be planned: its problems, else its size and
+    whether it has per-topic passes at all."""
+
+    name: str
+    problems: tuple[str, ...]
+    partitions: int = 0
+    whole_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A cluster's plan files (path -> text) and its fleet-summary row."""
+
+    name: str
+    files: Mapping[Path, str]
+    row: Mapping[str, Any]
+
+
 def run_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> int:
     """Plan the fleet, write OUT/<cluster>/ and the summary, print the summary table."""
+    out: Path = args.output_dir
+    if args.engine == "local" or args.replace:
+        # In this process: a replace goal is one cheap pass, not worth a Spark session.
+        rendered, stages = _in_this_process(args, build_goal)
+    else:
+        rendered, stages = _on_workers(args, build_goal)
+    files = write_summary(out, [r.row for r in rendered], stages)
+    print(render.fleet_summary([r.row for r in rendered], files=files))
+    return 0
+
+
+def _in_this_process(
+    args: argparse.Namespace, build_goal: GoalBuilder
+) -> tuple[list[Rendered], dict[str, float]]:
     clusters = load_fleet(args, build_goal)
     planned, stages = plan_clusters(clusters, engine=args.engine, master=args.spark_master, debug=args.debug)
-    out: Path = args.output_dir
-    rows = []
-    for item in planned:
-        cluster = item.cluster
-        # As for one cluster: new replicas into their brokers' emptiest dirs, where dirs are known.
-        result, on_disk = on_disks(item.plan, cluster.snapshot)
-        report = report_json(result.figures, snapshot=cluster.source, goal=goal_json(cluster.goal)) | on_disk
-        write_plan(out / cluster.name, result, report)
-        rows.append(summary_row(cluster.name, cluster.source, result.figures, item.seconds))
-    files = write_summary(out, rows, stages)
-    print(render.fleet_summary(rows, files=files))
-    return 0
+    rendered = [rendered_plan(args.output_dir, p.cluster, p.plan, p.seconds) for p in planned]
+    for item in rendered:
+        _write(item)
+    return rendered, stages
+
+
+def _on_workers(args: argparse.Namespace, build_goal: GoalBuilder) -> tuple[list[Rendered], dict[str, float]]:
+    # Imported here: only the Spark engine may pay for importing pyspark.
+    from ferry.pipeline.driver import whole_by_size
+    from ferry.pipeline.fleet_tasks import each, streamed
+    from ferry.pipeline.job import Stages, plan_jobs
+    from ferry.pipeline.session import plan_session, spark_session
+
+    # A worker's working folder is not this one: it gets every path absolute, and reports a
+    # snapshot under the name given here.
+    members = [Member(name, str(path), str(path.resolve())) for name, path in fleet_members(args.fleet)]
+    options = _absolute(args)
+    stages = Stages()
+    done: dict[str, Rendered] = {}
+    with spark_session(plan_session(args.spark_master, debug=args.debug)) as spark:
+        mark = time.perf_counter()
+        checked = each(spark, members, partial(check_member, options, build_goal))
+        problems = [p for c in checked for p in c.problems]
+        if problems:
+            raise InputError.of(problems)
+        mark = stages.add("check", mark)
+        sizes = {c.name: c.partitions for c in checked}
+        always = {c.name for c in checked if c.whole_only}
+        whole = whole_by_size(sizes, always, spark.sparkContext.defaultParallelism)
+        by_name = {m.name: m for m in members}
+        plan_one = partial(plan_member, options, build_goal)
+        for item in streamed(spark, [by_name[name] for name in whole], plan_one):
+            done[item.name] = _write(item)
+        stages.add("whole", mark)
+        for name in sorted(set(sizes) - set(whole), key=lambda n: (-sizes[n], n)):
+            # Read here, one at a time: the driver's memory holds one big cluster, never the fleet.
+            job = _job(args, build_goal, by_name[name])
+            plans = plan_jobs(spark, [job], stages)
+            seconds = stages.clusters.get(name, 0.0)
+            done[name] = _write(rendered_plan(args.output_dir, job, plans[name], seconds))
+    return [done[m.name] for m in members], stages.seconds
+
+
+def check_member(args: argparse.Namespace, build_goal: GoalBuilder, member: Member) -> Checked:
+    """A worker's task: read and check one snapshot of the fleet against the options."""
+    from ferry.pipeline.driver import per_topic
+
+    try:
+        job = _job(args, build_goal, member)
+    except InputError as exc:
+        return Checked(member.name, tuple(exc.problems))
+    goal = job.goal
+    whole_only = bool(goal.replace) or not per_topic(goal)
+    return Checked(member.name, (), len(job.snapshot.partitions), whole_only)
+
+
+def plan_member(args: argparse.Namespace, build_goal: GoalBuilder, member: Member) -> Rendered:
+    """A worker's task: plan one cluster of the fleet whole, as ``--engine local`` plans it, and
+    render its files."""
+    from ferry.plan.planner import plan
+
+    job = _job(args, build_goal, member)
+    start = time.perf_counter()
+    result = plan(job.snapshot, job.goal)
+    return rendered_plan(args.output_dir, job, result, time.perf_counter() - start)
+
+
+def rendered_plan(out: Path, job: PlanJob, plan: Plan, seconds: float) -> Rendered:
+    """A cluster's files in OUT/<cluster>/ and its summary row, as a single plan writes them."""
+    # As for one cluster: new replicas into their brokers' emptiest dirs, where dirs are known.
+    result, on_disk = on_disks(plan, job.snapshot)
+    report = report_json(result.figures, snapshot=job.source, goal=goal_json(job.goal)) | on_disk
+    files = plan_files(out / job.name, result, report)
+    return Rendered(job.name, files, summary_row(job.name, job.source, result.figures, seconds))
+
+
+def _write(item: Rendered) -> Rendered:
+    next(iter(item.files)).parent.mkdir(parents=True, exist_ok=True)
+    write_files_atomic(item.files)
+    return item
+
+
+def _job(args: argparse.Namespace, build_goal: GoalBuilder, member: Member) -> PlanJob:
+    path = Path(member.path)
+    try:
+        snapshot = load_any(path)
+    except InputError as exc:
+        # Problems name the snapshot as given to ferry, not the absolute path a worker reads.
+        raise InputError.of([p.replace(member.path, member.source) for p in exc.problems]) from None
+    goal = build_goal(args, snapshot, member.source)
+    return PlanJob(member.name, member.source, snapshot, goal, path if is_parquet_snapshot(path) else None)
+
+
+def _absolute(args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` with every path made absolute (for a process in another working folder)."""
+    return argparse.Namespace(**{k: v.resolve() if isinstance(v, Path) else v for k, v in vars(args).items()})
 
 
 def load_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> list[PlanJob]:
@@ -50,13 +189,9 @@ def load_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> list[PlanJo
     problems: list[str] = []
     for name, path in fleet_members(args.fleet):
         try:
-            snapshot = load_any(path)
-            goal = build_goal(args, snapshot, str(path))
+            clusters.append(_job(args, build_goal, Member(name, str(path), str(path))))
         except InputError as exc:
             problems.extend(exc.problems)
-            continue
-        parquet = path if is_parquet_snapshot(path) else None
-        clusters.append(PlanJob(name, str(path), snapshot, goal, parquet))
     if problems:
         raise InputError.of(problems)
     return clusters

@@ -6,7 +6,7 @@ phases give exactly what ``ferry.plan.planner.plan`` gives (the planner's contra
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from ferry.model import BalanceMode, Goal, Plan, PlanJob, TopicPartition
 from ferry.pipeline.kernel import Balanced, ClusterContext, solve
@@ -46,10 +46,18 @@ def whole_clusters(jobs: Sequence[PlanJob], slots: int) -> list[PlanJob]:
     (:mod:`ferry.plan.disk.byte_balance`) weighs every replica against every broker at once, so it has no
     per-topic passes and always plans its cluster whole.
     """
+    by_name = {job.name: job for job in jobs}
     sizes = {job.name: len(job.snapshot.partitions) for job in jobs}
-    cap = sum(sizes.values()) / (2 * max(slots, 1)) if len(jobs) > 1 else -1
-    chosen = [job for job in jobs if sizes[job.name] <= cap or not per_topic(job.goal)]
-    return sorted(chosen, key=lambda job: (-sizes[job.name], job.name))
+    always = {job.name for job in jobs if not per_topic(job.goal)}
+    return [by_name[name] for name in whole_by_size(sizes, always, slots)]
+
+
+def whole_by_size(sizes: Mapping[str, int], always: Collection[str], slots: int) -> list[str]:
+    """:func:`whole_clusters` by the clusters' partition counts: the names to plan whole, biggest
+    first; ``always``: those without per-topic passes."""
+    cap = sum(sizes.values()) / (2 * max(slots, 1)) if len(sizes) > 1 else -1
+    chosen = [name for name, size in sizes.items() if size <= cap or name in always]
+    return sorted(chosen, key=lambda name: (-sizes[name], name))
 
 
 def balance(job: PlanJob, context: ClusterContext, demands: Mapping[str, TopicDemand]) -> Balanced:

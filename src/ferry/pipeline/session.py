@@ -245,6 +245,13 @@ def spark_session(settings: SessionSettings) -> Iterator[SparkSession]:
             atexit.register(_publish_at_exit, archive)
 
 
+def plan_session(master: str | None, *, debug: bool, fast_start: bool = True) -> SessionSettings:
+    """How ``ferry plan`` starts Spark: from a class-data archive, and with the JVM's own output
+    (start-up warnings, Spark's log) in a log file unless ``debug``."""
+    log = None if debug else default_jvm_log(os.environ)
+    return SessionSettings(master=master, fast_start=fast_start, class_archive=True, jvm_log=log)
+
+
 KEEP_LOGS = 20
 """JVM logs kept in the log folder: enough to look back at the last runs, never a growing pile."""
 
