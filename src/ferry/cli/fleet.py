@@ -4,12 +4,13 @@ Every snapshot is read and checked against the options before any planning start
 fails the run with all problems listed and nothing written. Each cluster's three files are written
 atomically; the summary (``fleet-summary.json`` / ``.csv``) is written last.
 
-On the Spark engine the driver never holds the fleet: the workers read and check every snapshot,
-then plan the clusters that are one task among many whole, each where its snapshot is read, and
-send back its files, which the driver writes a cluster at a time. Only a cluster too big for one
-task (:func:`ferry.pipeline.driver.whole_by_size`) is read into the driver, one at a time, and
-planned through the per-topic passes as a single cluster is. The driver's memory is thus bounded
-by the biggest such cluster, not by the fleet.
+On the Spark engine the driver never holds the fleet. It sizes each snapshot without reading it
+(:func:`ferry.formats.sources.partitions_about`); then a task per cluster on the workers reads and
+checks its snapshot and, for a cluster that is one task among many, plans it whole there and sends
+back its files, which the driver writes a cluster at a time once every snapshot has passed its
+check. Only a cluster too big for one task (:func:`ferry.pipeline.driver.whole_by_size`) is read
+into the driver, one at a time, and planned through the per-topic passes as a single cluster is.
+The driver's memory is thus bounded by the biggest such cluster, not by the fleet.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from ferry.formats.goal_json import goal_json
 from ferry.formats.parquet import is_parquet_snapshot
 from ferry.formats.reassignment_json import plan_files
 from ferry.formats.report_json import report_json
-from ferry.formats.sources import fleet_members, load_any
-from ferry.model import ClusterSnapshot, Goal, Plan, PlanJob
+from ferry.formats.sources import fleet_members, load_any, partitions_about
+from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, PlanJob
 from ferry.pipeline.load import summary_row, write_summary
 
 GoalBuilder = Callable[[argparse.Namespace, ClusterSnapshot, str], Goal]
@@ -48,23 +49,22 @@ class Member:
 
 
 @dataclass(frozen=True, slots=True)
-class Checked:
-    """A fleet member read and checked where it will be planned: its problems, else its size and
-    whether it has per-topic passes at all."""
-
-    name: str
-    problems: tuple[str, ...]
-    partitions: int = 0
-    whole_only: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class Rendered:
     """A cluster's plan files (path -> text) and its fleet-summary row."""
 
     name: str
     files: Mapping[Path, str]
     row: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a worker made of a fleet member: the problems of its snapshot, else its plan's files
+    where it planned it."""
+
+    name: str
+    problems: tuple[str, ...]
+    rendered: Rendered | None = None
 
 
 def run_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> int:
@@ -93,63 +93,61 @@ def _in_this_process(
 
 def _on_workers(args: argparse.Namespace, build_goal: GoalBuilder) -> tuple[list[Rendered], dict[str, float]]:
     # Imported here: only the Spark engine may pay for importing pyspark.
-    from ferry.pipeline.driver import whole_by_size
-    from ferry.pipeline.fleet_tasks import each, streamed
+    from ferry.pipeline.driver import per_topic, whole_by_size
+    from ferry.pipeline.fleet_tasks import stored
     from ferry.pipeline.job import Stages, plan_jobs
     from ferry.pipeline.session import plan_session, spark_session
 
     # A worker's working folder is not this one: it gets every path absolute, and reports a
     # snapshot under the name given here.
     members = [Member(name, str(path), str(path.resolve())) for name, path in fleet_members(args.fleet)]
-    options = _absolute(args)
+    sizes = {m.name: partitions_about(Path(m.path)) for m in members}
+    # Without per-topic passes (byte balance, drains) every cluster is planned whole.
+    passes = per_topic(Goal(balance=BalanceMode(args.balance), drain_above=args.drain_above))
+    always = set() if passes else set(sizes)
     stages = Stages()
     done: dict[str, Rendered] = {}
     with spark_session(plan_session(args.spark_master, debug=args.debug)) as spark:
         mark = time.perf_counter()
-        checked = each(spark, members, partial(check_member, options, build_goal))
-        problems = [p for c in checked for p in c.problems]
-        if problems:
-            raise InputError.of(problems)
-        mark = stages.add("check", mark)
-        sizes = {c.name: c.partitions for c in checked}
-        always = {c.name for c in checked if c.whole_only}
-        whole = whole_by_size(sizes, always, spark.sparkContext.defaultParallelism)
-        by_name = {m.name: m for m in members}
-        plan_one = partial(plan_member, options, build_goal)
-        for item in streamed(spark, [by_name[name] for name in whole], plan_one):
-            done[item.name] = _write(item)
+        whole = set(whole_by_size(sizes, always, spark.sparkContext.defaultParallelism))
+        # Biggest first; every snapshot is checked, and those planned whole are planned in the same task.
+        tasks = [(m, m.name in whole) for m in sorted(members, key=lambda m: (-sizes[m.name], m.name))]
+        with stored(spark, tasks, partial(member_task, _absolute(args), build_goal)) as outcomes:
+            problems = [p for found in outcomes.peek(_problems) for p in found]
+            if problems:
+                raise InputError.of(problems)
+            for outcome in outcomes:
+                if outcome.rendered is not None:
+                    done[outcome.name] = _write(outcome.rendered)
         stages.add("whole", mark)
-        for name in sorted(set(sizes) - set(whole), key=lambda n: (-sizes[n], n)):
+        for name in sorted(set(sizes) - whole, key=lambda n: (-sizes[n], n)):
             # Read here, one at a time: the driver's memory holds one big cluster, never the fleet.
-            job = _job(args, build_goal, by_name[name])
+            job = _job(args, build_goal, next(m for m in members if m.name == name))
             plans = plan_jobs(spark, [job], stages)
             seconds = stages.clusters.get(name, 0.0)
             done[name] = _write(rendered_plan(args.output_dir, job, plans[name], seconds))
     return [done[m.name] for m in members], stages.seconds
 
 
-def check_member(args: argparse.Namespace, build_goal: GoalBuilder, member: Member) -> Checked:
-    """A worker's task: read and check one snapshot of the fleet against the options."""
-    from ferry.pipeline.driver import per_topic
+def member_task(args: argparse.Namespace, build_goal: GoalBuilder, task: tuple[Member, bool]) -> Outcome:
+    """A worker's task: read and check one snapshot of the fleet against the options and, if asked
+    to, plan it whole, as ``--engine local`` plans it, and render its files."""
+    from ferry.plan.planner import plan
 
+    member, whole = task
     try:
         job = _job(args, build_goal, member)
     except InputError as exc:
-        return Checked(member.name, tuple(exc.problems))
-    goal = job.goal
-    whole_only = bool(goal.replace) or not per_topic(goal)
-    return Checked(member.name, (), len(job.snapshot.partitions), whole_only)
-
-
-def plan_member(args: argparse.Namespace, build_goal: GoalBuilder, member: Member) -> Rendered:
-    """A worker's task: plan one cluster of the fleet whole, as ``--engine local`` plans it, and
-    render its files."""
-    from ferry.plan.planner import plan
-
-    job = _job(args, build_goal, member)
+        return Outcome(member.name, tuple(exc.problems))
+    if not whole:
+        return Outcome(member.name, ())
     start = time.perf_counter()
     result = plan(job.snapshot, job.goal)
-    return rendered_plan(args.output_dir, job, result, time.perf_counter() - start)
+    return Outcome(member.name, (), rendered_plan(args.output_dir, job, result, time.perf_counter() - start))
+
+
+def _problems(outcome: Outcome) -> tuple[str, ...]:
+    return outcome.problems
 
 
 def rendered_plan(out: Path, job: PlanJob, plan: Plan, seconds: float) -> Rendered:

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from ferry.errors import InputError
 from ferry.formats.atomic import write_json_atomic
-from ferry.formats.parquet import is_parquet_snapshot, load_parquet_snapshot, write_parquet_snapshot
+from ferry.formats.parquet import (
+    PARTITIONS_FILE,
+    is_parquet_snapshot,
+    load_parquet_snapshot,
+    write_parquet_snapshot,
+)
 from ferry.formats.snapshot_json import dump_snapshot, load_snapshot
 from ferry.model import ClusterSnapshot
 
@@ -53,6 +61,32 @@ def fleet_members(folder: Path) -> list[tuple[str, Path]]:
     if not members:
         raise InputError(f"--fleet {folder}: no snapshot JSON file or Parquet snapshot directory in it")
     return sorted(members.items())
+
+
+def partitions_about(path: Path) -> int:
+    """About how many partitions the snapshot at ``path`` holds, without reading it: the row count
+    of a Parquet snapshot's footer, or the ``"topic"`` keys of a JSON file, counted in chunks.
+
+    For deciding where to plan a cluster, not for planning: 0 where the file cannot be read (reading
+    it for real reports why).
+    """
+    try:
+        if path.is_dir():
+            return int(pq.read_metadata(path / PARTITIONS_FILE).num_rows)
+        count, tail = 0, b""
+        with path.open("rb") as file:
+            while chunk := file.read(_CHUNK):
+                # A key split across two chunks is counted once: in the tail it was cut from.
+                joined = tail + chunk
+                count += joined.count(_TOPIC_KEY)
+                tail = joined[-(len(_TOPIC_KEY) - 1) :]
+        return count
+    except (OSError, pa.ArrowException):
+        return 0
+
+
+_TOPIC_KEY = b'"topic"'
+_CHUNK = 1 << 22
 
 
 def write_any(snapshot: ClusterSnapshot, path: Path) -> str:
