@@ -48,7 +48,7 @@ from ferry.formats.atomic import dumps_rows
 from ferry.formats.brokers_json import dump_broker, parse_brokers
 from ferry.formats.json_text import read_bytes
 from ferry.formats.log_dirs_json import dump_replica_dirs, parse_replica_dirs
-from ferry.formats.plain_entries import plain_partition
+from ferry.formats.plain_entries import plain_partition, plain_partitions
 from ferry.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
 
 _PARTITION_OPTIONAL = (
@@ -140,16 +140,18 @@ def _parse_root(
         decoded, "", problems, required=("version", "brokers", "partitions"), optional=_ROOT_OPTIONAL
     )
     brokers, known = parse_brokers(decoded["brokers"], problems) if "brokers" in decoded else ([], None)
-    partitions = (
-        parse_partition_list(
-            decoded["partitions"],
-            problems,
-            lambda item, path: _parse_partition(item, path, known, problems, details),
-            lambda item: plain_partition(item, known),
+    partitions = plain_partitions(decoded.get("partitions"), known)
+    if partitions is None:
+        partitions = (
+            parse_partition_list(
+                decoded["partitions"],
+                problems,
+                lambda item, path: _parse_partition(item, path, known, problems, details),
+                lambda item: plain_partition(item, known),
+            )
+            if "partitions" in decoded
+            else []
         )
-        if "partitions" in decoded
-        else []
-    )
     details.min_insync = _parse_min_insync(decoded.get("min_insync_replicas"), problems)
     details.tiered = as_names(decoded.get("tiered_topics"), "tiered_topics", problems)
     return brokers, partitions

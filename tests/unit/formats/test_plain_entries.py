@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ferry.formats._problems import INT32_MAX, INT64_MAX, Problems
-from ferry.formats.plain_entries import plain_partition
+from ferry.formats.plain_entries import plain_partition, plain_partitions
 from ferry.formats.snapshot_json import _Details, _parse_partition
 
 KNOWN = frozenset({1, 2, 3, 4})
@@ -127,3 +127,34 @@ def test_an_entry_with_one_wrong_value_is_left_to_the_careful_reader(key: str, v
     assert _parse_partition(item, "partitions[0]", KNOWN, problems, _Details()) is None and problems.items
     assert plain_partition(item, KNOWN) is None
     assert plain_partition(BASE, KNOWN) is not None
+
+
+@settings(max_examples=300)
+@given(st.lists(entries(), max_size=6), st.booleans())
+def test_the_bulk_reader_reads_a_list_exactly_when_every_entry_is_read_quickly(
+    items: list[object], known: bool
+) -> None:
+    brokers = KNOWN if known else None
+    quick = [plain_partition(item, brokers) for item in items]
+    tps = [q[0] for q in quick if q is not None]
+    every = bool(items) and None not in quick and len(set(tps)) == len(tps)
+    bulk = plain_partitions(items, brokers)
+    if not every:
+        assert bulk is None
+        return
+    assert bulk is not None
+    assert bulk == [q[1] for q in quick if q is not None]
+    for state in bulk:
+        assert (state.replica_bytes, state.replica_dirs, state.untiered_bytes) == ((), (), None)
+
+
+@pytest.mark.parametrize(("key", "value"), ONE_WRONG)
+def test_one_wrong_value_anywhere_in_the_list_leaves_it_to_the_entry_reader(key: str, value: object) -> None:
+    items = [{**BASE, "partition": n} for n in range(5)]
+    assert plain_partitions(items, KNOWN) is not None
+    items[3] = {**items[3], key: value}
+    assert plain_partitions(items, KNOWN) is None
+
+
+def test_a_repeated_partition_leaves_the_list_to_the_entry_reader() -> None:
+    assert plain_partitions([BASE, {**BASE, "size_bytes": 1}], KNOWN) is None
