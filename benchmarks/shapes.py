@@ -14,8 +14,14 @@ A shape is a cluster and a goal:
 
 Partitions per topic are drawn per topic from ``spread`` (mixed counts within one cluster), so
 topic counts from 1,000 to 100,000 reach the same total with different spreads. Broker ids
-interleave racks (id % racks), so consecutive ids sit in different racks. The same shape and seed
-give the same cluster on every machine.
+interleave racks (id % racks), so consecutive ids sit in different racks; a shape with
+``rack_sizes`` gives its old brokers racks of those sizes instead, interleaved as evenly as the sizes
+allow (smooth weighted round robin), so a few runs of consecutive ids share a rack and some
+partitions start with two replicas in one rack, as on clusters whose racks grew unevenly; its new
+brokers are spread over the racks one each in turn. Partition sizes are uniform from 1 MB to 10 GB,
+or with ``sizes="lognormal"`` drawn from a log-normal (median 100 MB, most between 2 MB and 5 GB,
+a long tail to 5 TB), as real topics' sizes are. The same shape and seed give the same cluster on
+every machine.
 
 The cluster comes out as numpy columns (``Columns``) and is written as a ``ClusterSnapshot``, a
 snapshot JSON file or a Parquet snapshot directory, the three inputs ``ferry plan`` reads.
@@ -24,7 +30,7 @@ snapshot JSON file or a Parquet snapshot directory, the three inputs ``ferry pla
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +53,10 @@ class Shape:
     racks: int
     topics: int
     spread: tuple[int, ...]
+    rack_sizes: tuple[int, ...] = ()
+    """Old brokers per rack (``racks`` of them, summing to ``old``); empty: as many in each."""
+    sizes: str = "uniform"
+    """uniform or lognormal (see the module docstring)."""
 
     @property
     def brokers(self) -> int:
@@ -56,7 +66,7 @@ class Shape:
         """The same shape with ``factor`` times the topics, named ``prefix``, the shape and its topics."""
         topics = round(self.topics * factor)
         name = f"{prefix} {self.name}, {topics:,} topics"
-        return Shape(name, self.start, self.old, self.new, self.racks, topics, self.spread)
+        return replace(self, name=name, topics=topics)
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,8 @@ class Columns:
     brokers: int
     racks: int
     removed: tuple[int, ...]
+    rack_of: tuple[int, ...] = ()
+    """Rack index per broker id; empty: id % racks."""
 
     def __len__(self) -> int:
         return len(self.topic)
@@ -94,9 +106,30 @@ def generate(shape: Shape, seed: int = 7) -> Columns:
         pool = np.where((topic % 2 == 0) | (shape.start != "grown"), shape.old, shape.brokers)
         start = rng.integers(0, pool)
         replicas = ((start[:, None] + np.arange(RF)[None, :]) % pool[:, None]).astype(np.int32)
-    size = rng.integers(10**6, 10**10, len(topic), dtype=np.int64)
+    if shape.sizes == "lognormal":
+        drawn = np.exp(rng.normal(np.log(1e8), 2.0, len(topic)))
+        size = np.clip(drawn, 1e3, 5e12).astype(np.int64)
+    else:
+        size = rng.integers(10**6, 10**10, len(topic), dtype=np.int64)
     removed = _removed(shape) if shape.start == "remove" else ()
-    return Columns(topic, partition, replicas, size, shape.brokers, shape.racks, removed)
+    rack_of = _rack_order(shape) if shape.rack_sizes else ()
+    return Columns(topic, partition, replicas, size, shape.brokers, shape.racks, removed, rack_of)
+
+
+def _rack_order(shape: Shape) -> tuple[int, ...]:
+    """Per broker id, its rack: the old brokers by smooth weighted round robin over ``rack_sizes``
+    (each rack in proportion, spread as evenly as the sizes allow), the new ones a rack each in turn."""
+    if len(shape.rack_sizes) != shape.racks or sum(shape.rack_sizes) != shape.old:
+        raise ValueError(f"{shape.name}: rack_sizes must be {shape.racks} racks summing to {shape.old}")
+    credit = [0] * shape.racks
+    out = []
+    for _ in range(shape.old):
+        for k, size in enumerate(shape.rack_sizes):
+            credit[k] += size
+        k = max(range(shape.racks), key=lambda r: (credit[r], -r))
+        credit[k] -= shape.old
+        out.append(k)
+    return (*out, *(i % shape.racks for i in range(shape.brokers - shape.old)))
 
 
 def _weighted(rng: np.random.Generator, rows: int, brokers: int) -> np.ndarray:
@@ -129,7 +162,9 @@ def snapshot_and_goal(cols: Columns) -> tuple[object, object]:
 
 
 def _rack(cols: Columns, broker: int) -> str | None:
-    return f"r{broker % cols.racks}" if cols.racks else None
+    if not cols.racks:
+        return None
+    return f"r{cols.rack_of[broker] if cols.rack_of else broker % cols.racks}"
 
 
 def write_json(cols: Columns, path: Path) -> None:
@@ -191,6 +226,19 @@ SHAPES = [
     Shape("skewed rebalance, 200 brokers", "skewed", 200, 0, 10, 80_000, ODD),
     Shape("remove 20 of 200", "remove", 200, 20, 10, 80_000, ODD),
     Shape("add 10 to 190, 1000 per topic", "add", 190, 10, 10, 1_000, (1000,)),
+    # Racks of 30 down to 6 brokers, sizes with a long tail: the shapes the ones above do not draw.
+    Shape(
+        "grown 180->200, racks of 30 to 6, log-normal sizes",
+        "grown",
+        180,
+        20,
+        10,
+        80_000,
+        ODD,
+        rack_sizes=(30, 30, 24, 24, 18, 18, 12, 12, 6, 6),
+        sizes="lognormal",
+    ),
+    Shape("remove 20 of 200, log-normal sizes", "remove", 200, 20, 10, 80_000, ODD, sizes="lognormal"),
 ]
 """1M partitions each (within a few percent, 10 racks, RF 3); ``Shape.scaled(0.1, "100k")`` gives
 the 100k ones."""
