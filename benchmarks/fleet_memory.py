@@ -30,9 +30,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "spark"))
 
 from standalone import FAST_JVM, standalone_cluster
+from support.plan_files import plan_files
 
 import shapes
 from pipeline_scale import Sampler
@@ -87,14 +89,6 @@ def run(command: list[str], env: dict[str, str], *, limit: int | None) -> dict[s
         "driver_data_mib": round(sampler.peak_driver_data),
         "jvm_mib": round(sampler.peak_jvm),
         "error": err.strip().splitlines()[-1] if process.returncode and err.strip() else "",
-    }
-
-
-def plan_files(folder: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(folder)): p.read_bytes()
-        for p in sorted(folder.rglob("*.json"))
-        if p.name != "fleet-summary.json"  # holds timings
     }
 
 

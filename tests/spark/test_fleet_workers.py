@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from support.clusters import generated
+from support.plan_files import plan_files
 
 from ferry.cli import fleet as fleet_module
 from ferry.cli.main import main
@@ -22,14 +23,6 @@ def _fleet(folder: Path) -> Path:
         snapshot = generated(brokers=6 + i, racks=i % 3 + 1, topics=3, partitions=6, rf=2, seed=i, skew=1.5)
         write_any(snapshot, folder / f"small-{i}.json" if i % 2 else folder / f"small-{i}")
     return folder
-
-
-def _files(folder: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(folder)): p.read_bytes()
-        for p in sorted(folder.rglob("*.json"))
-        if p.name != "fleet-summary.json"  # holds timings
-    }
 
 
 @pytest.mark.usefixtures("spark")
@@ -50,8 +43,8 @@ def test_the_driver_reads_only_the_clusters_it_plans_through_the_passes(
     local = ["plan", "--engine", "local", "--fleet", str(fleet), "--output-dir", str(tmp_path / "local")]
     assert main(local) == 0
     assert sorted(read) == ["big", "big", "small-0", "small-1.json", "small-2", "small-3.json"]
-    assert _files(tmp_path / "spark") == _files(tmp_path / "local")
-    assert len(_files(tmp_path / "spark")) == 15
+    assert plan_files(tmp_path / "spark") == plan_files(tmp_path / "local")
+    assert len(plan_files(tmp_path / "spark")) == 15
 
 
 @pytest.mark.usefixtures("spark")

@@ -10,6 +10,7 @@ import pytest
 from pyspark.sql import SparkSession
 from support.clusters import generated
 from support.invariants import assert_valid
+from support.plan_files import plan_files
 from support.scenarios import named, random_cases
 
 from ferry.cli.main import main
@@ -72,10 +73,6 @@ def test_a_fleet_plans_its_small_clusters_whole_and_its_big_one_through_the_pass
     assert all(stages.clusters[job.name] > 0 for job in jobs)
 
 
-def _plan_files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.json"))}
-
-
 @pytest.mark.usefixtures("spark")
 def test_plan_command_gives_the_same_files_on_both_engines(tmp_path: Path) -> None:
     snapshot = generated(brokers=12, racks=3, topics=5, partitions=20, rf=3, seed=9, skew=1.5)
@@ -83,8 +80,8 @@ def test_plan_command_gives_the_same_files_on_both_engines(tmp_path: Path) -> No
     for engine in ("spark", "local"):
         args = ["plan", "--snapshot", str(tmp_path / "s.json"), "--output-dir", str(tmp_path / engine)]
         assert main([*args, "--engine", engine, "--remove-brokers", "11"]) == 0
-    assert _plan_files(tmp_path / "spark") == _plan_files(tmp_path / "local")
-    assert len(_plan_files(tmp_path / "spark")) == 3
+    assert plan_files(tmp_path / "spark") == plan_files(tmp_path / "local")
+    assert len(plan_files(tmp_path / "spark")) == 3
 
 
 @pytest.mark.usefixtures("spark")
@@ -96,12 +93,9 @@ def test_fleet_on_spark_writes_what_the_local_engine_writes(tmp_path: Path) -> N
     for engine in ("spark", "local"):
         args = ["plan", "--fleet", str(fleet), "--engine", engine, "--output-dir", str(tmp_path / engine)]
         assert main(args) == 0
-    spark_files = _plan_files(tmp_path / "spark")
     # The summary's stage times and seconds differ by engine; every plan file must not.
-    spark_files.pop("fleet-summary.json")
-    local_files = _plan_files(tmp_path / "local")
-    local_files.pop("fleet-summary.json")
-    assert spark_files == local_files
+    spark_files = plan_files(tmp_path / "spark")
+    assert spark_files == plan_files(tmp_path / "local")
     assert len(spark_files) == 4 * len(FILES)
 
 
@@ -123,7 +117,7 @@ def test_byte_balance_gives_the_same_files_on_both_engines(tmp_path: Path, form:
         args = ["plan", "--snapshot", str(tmp_path / form), "--output-dir", str(tmp_path / engine)]
         args += ["--balance", "bytes", "--capacity", str(tmp_path / "disks.json")]
         assert main([*args, "--engine", engine]) == 0
-    assert _plan_files(tmp_path / "spark") == _plan_files(tmp_path / "local")
+    assert plan_files(tmp_path / "spark") == plan_files(tmp_path / "local")
     report = json.loads((tmp_path / "local" / "report.json").read_text())
     # Every broker within 5 % of its share of the rack's bytes (rack totals are forced by RF 3 over
     # three racks, whatever the disks).
@@ -138,7 +132,7 @@ def test_a_budgeted_step_gives_the_same_files_on_both_engines(tmp_path: Path, bu
     for engine in ("spark", "local"):
         args = ["plan", "--snapshot", str(tmp_path / "s.json"), "--output-dir", str(tmp_path / engine)]
         assert main([*args, "--engine", engine, *budget]) == 0
-    assert _plan_files(tmp_path / "spark") == _plan_files(tmp_path / "local")
+    assert plan_files(tmp_path / "spark") == plan_files(tmp_path / "local")
     report = json.loads((tmp_path / "local" / "report.json").read_text())
     assert 0 < report["budget"]["moves"] < report["budget"]["full_plan_moves"]
 
@@ -157,6 +151,6 @@ def test_a_drain_gives_the_same_files_on_both_engines(tmp_path: Path) -> None:
         args = ["plan", "--snapshot", str(tmp_path / "s.json"), "--output-dir", str(tmp_path / engine)]
         args += ["--capacity", str(tmp_path / "disks.json"), "--drain-above", "0.75"]
         assert main([*args, "--engine", engine]) == 0
-    assert _plan_files(tmp_path / "spark") == _plan_files(tmp_path / "local")
+    assert plan_files(tmp_path / "spark") == plan_files(tmp_path / "local")
     report = json.loads((tmp_path / "local" / "report.json").read_text())
     assert report["drain"]["senders"] and max(report["drain"]["after"].values()) <= 0.75

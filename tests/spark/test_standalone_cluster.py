@@ -15,19 +15,12 @@ from pathlib import Path
 import pytest
 from standalone import client_conf_dir, standalone_cluster
 from support.clusters import generated
+from support.plan_files import plan_files
 
 from ferry.cli.main import main
 from ferry.formats.sources import write_any
 
 JOB_TIMEOUT_S = 300
-
-
-def _plan_files(folder: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(folder)): p.read_bytes()
-        for p in sorted(folder.rglob("*.json"))
-        if p.name != "fleet-summary.json"  # holds timings
-    }
 
 
 @pytest.mark.usefixtures("spark")
@@ -58,7 +51,7 @@ def test_fleet_job_on_a_standalone_cluster_equals_local_mode(tmp_path: Path) -> 
         assert "Plans for 5 clusters:" in done.stdout
         # The executors ran on the worker, not in the driver: the worker logged an application.
         assert any((tmp_path / "spark" / "work").iterdir())
-    assert _plan_files(remote) == _plan_files(local)
-    assert len(_plan_files(remote)) == 15
+    assert plan_files(remote) == plan_files(local)
+    assert len(plan_files(remote)) == 15
     stages = json.loads((remote / "fleet-summary.json").read_text())["stage_seconds"]
     assert {"whole", "prepare", "place"} <= set(stages), stages
