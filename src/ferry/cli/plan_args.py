@@ -31,7 +31,8 @@ def add_input_options(parser: argparse.ArgumentParser, example_name: str) -> Non
         type=Path,
         help="plan every snapshot in DIR (*.json files and Parquet snapshot directories, one "
         "cluster each, named after them) with the same options; writes OUT/<cluster>/ per cluster "
-        "and OUT/fleet-summary.{json,csv}",
+        "and OUT/fleet-summary.{json,csv}. On the Spark engine the workers read the snapshots, so "
+        "with a remote --spark-master DIR must be at the same path on every worker",
     )
     source.add_argument(
         "--example",
