@@ -1,8 +1,9 @@
 """``ferry plan --fleet DIR``: every snapshot of a folder planned in one job, one folder of plan files each.
 
-Every snapshot is read and checked against the options before any planning starts, so a bad one
+Every snapshot is read and checked against the options before anything is written, so a bad one
 fails the run with all problems listed and nothing written. Each cluster's three files are written
-atomically; the summary (``fleet-summary.json`` / ``.csv``) is written last.
+atomically; the summary (``fleet-summary.json`` / ``.csv``) is written last. No engine holds the
+whole fleet: ``--engine local`` reads, plans and drops one snapshot after the other.
 
 On the Spark engine the driver never holds the fleet. It sizes each snapshot without reading it
 (:func:`ferry.formats.sources.partitions_about`); then a task per cluster on the workers reads and
@@ -25,7 +26,6 @@ from typing import Any
 
 from ferry.cli import render
 from ferry.cli.disk_report import on_disks
-from ferry.cli.engines import plan_clusters
 from ferry.errors import InputError
 from ferry.formats import write_files_atomic
 from ferry.formats.goal_json import goal_json
@@ -83,12 +83,21 @@ def run_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> int:
 def _in_this_process(
     args: argparse.Namespace, build_goal: GoalBuilder
 ) -> tuple[list[Rendered], dict[str, float]]:
-    clusters = load_fleet(args, build_goal)
-    planned, stages = plan_clusters(clusters, engine=args.engine, master=args.spark_master, debug=args.debug)
-    rendered = [rendered_plan(args.output_dir, p.cluster, p.plan, p.seconds) for p in planned]
+    """Each snapshot read, checked, planned and rendered in turn, and dropped before the next is
+    read: the process holds one snapshot and the fleet's plan files, never the fleet. Once one
+    snapshot has a problem the rest are only checked; the files are written once all passed."""
+    outcomes: list[Outcome] = []
+    problems: list[str] = []
+    for name, path in fleet_members(args.fleet):
+        outcome = member_task(args, build_goal, (Member(name, str(path), str(path)), not problems))
+        problems.extend(outcome.problems)
+        outcomes.append(outcome)
+    if problems:
+        raise InputError.of(problems)
+    rendered = [o.rendered for o in outcomes if o.rendered is not None]
     for item in rendered:
         _write(item)
-    return rendered, stages
+    return rendered, {}
 
 
 def _on_workers(args: argparse.Namespace, build_goal: GoalBuilder) -> tuple[list[Rendered], dict[str, float]]:
@@ -130,8 +139,9 @@ def _on_workers(args: argparse.Namespace, build_goal: GoalBuilder) -> tuple[list
 
 
 def member_task(args: argparse.Namespace, build_goal: GoalBuilder, task: tuple[Member, bool]) -> Outcome:
-    """A worker's task: read and check one snapshot of the fleet against the options and, if asked
-    to, plan it whole, as ``--engine local`` plans it, and render its files."""
+    """One member's task, on a Spark worker or in this process: read and check its snapshot against
+    the options and, if asked to, plan it whole (as ``--engine local`` plans a cluster) and render
+    its files."""
     from ferry.plan.planner import plan
 
     member, whole = task
@@ -179,17 +189,3 @@ def _job(args: argparse.Namespace, build_goal: GoalBuilder, member: Member) -> P
 def _absolute(args: argparse.Namespace) -> argparse.Namespace:
     """``args`` with every path made absolute (for a process in another working folder)."""
     return argparse.Namespace(**{k: v.resolve() if isinstance(v, Path) else v for k, v in vars(args).items()})
-
-
-def load_fleet(args: argparse.Namespace, build_goal: GoalBuilder) -> list[PlanJob]:
-    """Every snapshot of ``--fleet`` with its goal; raises one InputError listing all problems."""
-    clusters: list[PlanJob] = []
-    problems: list[str] = []
-    for name, path in fleet_members(args.fleet):
-        try:
-            clusters.append(_job(args, build_goal, Member(name, str(path), str(path))))
-        except InputError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise InputError.of(problems)
-    return clusters
