@@ -110,6 +110,7 @@ def _on_workers(args: argparse.Namespace, build_goal: GoalBuilder) -> tuple[list
     # A worker's working folder is not this one: it gets every path absolute, and reports a
     # snapshot under the name given here.
     members = [Member(name, str(path), str(path.resolve())) for name, path in fleet_members(args.fleet)]
+    by_name = {m.name: m for m in members}
     sizes = {m.name: partitions_about(Path(m.path)) for m in members}
     # Without per-topic passes (byte balance, drains) every cluster is planned whole.
     passes = per_topic(Goal(balance=BalanceMode(args.balance), drain_above=args.drain_above))
@@ -131,7 +132,7 @@ def _on_workers(args: argparse.Namespace, build_goal: GoalBuilder) -> tuple[list
         stages.add("whole", mark)
         for name in sorted(set(sizes) - whole, key=lambda n: (-sizes[n], n)):
             # Read here, one at a time: the driver's memory holds one big cluster, never the fleet.
-            job = _job(args, build_goal, next(m for m in members if m.name == name))
+            job = _job(args, build_goal, by_name[name])
             plans = plan_jobs(spark, [job], stages)
             seconds = stages.clusters.get(name, 0.0)
             done[name] = _write(rendered_plan(args.output_dir, job, plans[name], seconds))
