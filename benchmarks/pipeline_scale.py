@@ -203,6 +203,8 @@ def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
     from ferry.formats.sources import fleet_members, load_any
     from ferry.model import Goal, PlanJob
 
+    if len(fleet_members(folder)) > 1:
+        return fleet_child(folder, run, out)
     stages: dict[str, float] = {}
     mark = time.perf_counter()
     clusters = [PlanJob(n, str(p), load_any(p), Goal(), p) for n, p in fleet_members(folder)]
@@ -219,6 +221,31 @@ def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
         reports.append(report)
     stages["write"] = time.perf_counter() - mark
     return {"stages": stages, "spark": spark_stages, "quality": _quality(reports)}
+
+
+def fleet_child(folder: Path, run: str, out: Path) -> dict[str, Any]:
+    """A fleet planned as ``ferry plan --fleet`` plans it (reading, planning and writing are one
+    stage there: on Spark the workers read the snapshots)."""
+    from contextlib import redirect_stdout
+    from io import StringIO
+
+    from ferry.cli.main import main as ferry
+
+    engine, master, fast_start = RUNS[run]
+    if not fast_start:
+        raise SystemExit(f"{run}: ferry plan --fleet always starts its JVM with the fast-start flags")
+    argv = ["plan", "--fleet", str(folder), "--output-dir", str(out), "--engine", engine]
+    argv += ["--spark-master", master] if master else []
+    mark = time.perf_counter()
+    with redirect_stdout(StringIO()):
+        code = ferry(argv)
+    if code != 0:
+        raise SystemExit(f"ferry plan --fleet failed ({code})")
+    seconds = time.perf_counter() - mark
+    summary = json.loads((out / "fleet-summary.json").read_text())
+    reports = [json.loads(path.read_text()) for path in sorted(out.glob("*/report.json"))]
+    stages = {"load": 0.0, "plan": seconds, "write": 0.0}
+    return {"stages": stages, "spark": summary["stage_seconds"], "quality": _quality(reports)}
 
 
 def _quality(reports: list[dict[str, Any]]) -> dict[str, Any]:
@@ -334,7 +361,8 @@ def row(case: str, r: dict[str, Any]) -> str:
 
 
 SPARK_STAGES = ("whole", "extract", "prepare", "balance", "place", "assemble")
-"""``whole``: a fleet's small clusters planned whole, one task each (ferry.pipeline.driver.whole_clusters)."""
+"""``whole``: a fleet's small clusters read, planned and written, one task each
+(ferry.pipeline.driver.whole_by_size); its load and write are inside it."""
 
 HEADER = (
     "| case | run | wall s (process) | partitions/s | load s | plan s | whole / extract / prepare / "

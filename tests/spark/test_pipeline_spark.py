@@ -1,4 +1,5 @@
-"""The Spark engine on real local Spark: exactly the kernel's plans, for one cluster and for fleets."""
+"""The Spark engine on real local Spark: exactly the kernel's plans, for one cluster and for several
+sharing one job."""
 
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ from support.scenarios import named, random_cases
 from ferry.cli.main import main
 from ferry.formats import dump_reassignment, dumps_json
 from ferry.formats.sources import write_any
-from ferry.model import ClusterSnapshot, Goal, PlanJob
-from ferry.pipeline.driver import whole_clusters
+from ferry.model import ClusterSnapshot, PlanJob
 from ferry.pipeline.job import Stages, plan_jobs
 from ferry.plan.planner import plan
 
@@ -34,8 +34,8 @@ def test_one_job_plans_every_case_exactly_like_the_kernel(spark: SparkSession, t
             write_any(snapshot, parquet)
         jobs.append(PlanJob(name, name, snapshot, goal, parquet))
     stages = Stages()
-    # Every cluster through the two passes: none planned whole, as a fleet's small ones would be.
-    plans = plan_jobs(spark, jobs, stages, whole=lambda jobs, slots: [])
+    # Every cluster's topics share the two passes; replace goals are planned on the driver.
+    plans = plan_jobs(spark, jobs, stages)
     assert set(stages.seconds) == {"extract", "prepare", "balance", "place", "assemble"}
     for name, snapshot, goal in cases:
         expected = plan(snapshot, goal)
@@ -46,30 +46,6 @@ def test_one_job_plans_every_case_exactly_like_the_kernel(spark: SparkSession, t
         # Plan quality is the kernel's to prove (tests/unit/plan); here: a bound, and no fallback.
         assert got.figures.replica_moves >= got.figures.lower_bound or goal.replace, name
         assert (got.figures.placement_fallbacks or 0) == 0, name
-    assert all(stages.clusters[job.name] > 0 for job in jobs)
-
-
-def test_a_fleet_plans_its_small_clusters_whole_and_its_big_one_through_the_passes(
-    spark: SparkSession, tmp_path: Path
-) -> None:
-    small = [(name, snapshot, goal) for name, snapshot, goal in random_cases(6)]
-    big = generated(brokers=12, racks=3, topics=30, partitions=40, rf=3, seed=5, skew=1.5)
-    cases = [*small, ("big", big, Goal())]
-    jobs = []
-    for i, (name, snapshot, goal) in enumerate(cases):
-        # Every second cluster from a Parquet snapshot, whose tables go to the worker as read.
-        parquet = tmp_path / name if i % 2 else None
-        if parquet is not None:
-            write_any(snapshot, parquet)
-        jobs.append(PlanJob(name, name, snapshot, goal, parquet))
-    assert "big" not in {job.name for job in whole_clusters(jobs, 2)}
-    stages = Stages()
-    plans = plan_jobs(spark, jobs, stages)
-    assert {"whole", "prepare", "place"} <= set(stages.seconds)
-    for name, snapshot, goal in cases:
-        expected = plan(snapshot, goal)
-        assert dumps_json(dump_reassignment(plans[name])) == dumps_json(dump_reassignment(expected)), name
-        assert plans[name].report == expected.report, name
     assert all(stages.clusters[job.name] > 0 for job in jobs)
 
 

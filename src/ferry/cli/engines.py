@@ -34,7 +34,8 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         default="spark",
         help="spark (default): plan on Apache Spark, local mode unless --spark-master or the "
         "usual Spark settings (SPARK_MASTER, spark-defaults.conf) say otherwise; local: plan in "
-        "this process without Spark. Both give the same plan",
+        "this process without Spark. Both give the same plan. --replace, --balance bytes and "
+        "--drain-above plan the whole cluster in one pass, in this process on either engine",
     )
     parser.add_argument(
         "--spark-master",
@@ -62,9 +63,12 @@ def plan_clusters(
     CPU than they saved, on the same two cores the workers need (docs/benchmarks.md, "Planning
     pipeline at scale").
     """
-    # A replace goal is one cheap pass in this process on either engine (ferry.pipeline.driver): a
-    # Spark session would only add its start-up (a 4,000-partition replace took 11-18 s, 1.5 s here).
-    if engine == "local" or all(c.goal.replace for c in clusters):
+    from ferry.plan.planner import per_topic_phases
+
+    # A goal without per-topic phases (a replace, the byte balance, a drain) is one pass over the
+    # whole cluster, in this process on either engine: a Spark session would only add its start-up
+    # (a 4,000-partition replace took 11-18 s, 1.5 s here).
+    if engine == "local" or not any(per_topic_phases(c.goal) for c in clusters):
         return _plan_locally(clusters), {}
     # Imported here: only the Spark engine may pay for importing pyspark.
     from ferry.pipeline.job import Stages, plan_jobs

@@ -102,10 +102,11 @@ def _in_this_process(
 
 def _on_workers(args: argparse.Namespace, build_goal: GoalBuilder) -> tuple[list[Rendered], dict[str, float]]:
     # Imported here: only the Spark engine may pay for importing pyspark.
-    from ferry.pipeline.driver import per_topic, whole_by_size
+    from ferry.pipeline.driver import whole_by_size
     from ferry.pipeline.fleet_tasks import stored
     from ferry.pipeline.job import Stages, plan_jobs
     from ferry.pipeline.session import plan_session, spark_session
+    from ferry.plan.planner import per_topic_phases
 
     # A worker's working folder is not this one: it gets every path absolute, and reports a
     # snapshot under the name given here.
@@ -113,7 +114,7 @@ def _on_workers(args: argparse.Namespace, build_goal: GoalBuilder) -> tuple[list
     by_name = {m.name: m for m in members}
     sizes = {m.name: partitions_about(Path(m.path)) for m in members}
     # Without per-topic passes (byte balance, drains) every cluster is planned whole.
-    passes = per_topic(Goal(balance=BalanceMode(args.balance), drain_above=args.drain_above))
+    passes = per_topic_phases(Goal(balance=BalanceMode(args.balance), drain_above=args.drain_above))
     always = set() if passes else set(sizes)
     stages = Stages()
     done: dict[str, Rendered] = {}

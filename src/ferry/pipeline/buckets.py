@@ -19,9 +19,8 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ferry.formats.parquet import read_brokers_table, read_partitions_table, snapshot_tables
+from ferry.formats.parquet import read_partitions_table, snapshot_tables
 from ferry.model import PlanJob
-from ferry.pipeline.kernel import WholeCluster, from_blob
 
 CLUSTER = "cluster"
 BUCKET = "bucket"
@@ -40,7 +39,7 @@ def partitions_table(job: PlanJob) -> pa.Table:
         table = read_partitions_table(job.parquet)
     else:
         _, table = snapshot_tables(job.snapshot)
-    # Replica sizes serve the byte balance alone, which plans its clusters whole (whole_cluster).
+    # Replica sizes serve the byte balance alone, which has no per-topic passes.
     table = table.drop_columns(["replica_sizes"])
     topics = pc.unique(table.column("topic")).to_pylist()
     wanted = [t for t in topics if job.goal.in_scope(t)]
@@ -80,6 +79,11 @@ def to_blob(table: pa.Table) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
+def from_blob(blob: bytes) -> pa.Table:
+    """A table from its Arrow IPC stream bytes (:func:`to_blob`)."""
+    return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
+
+
 def from_blobs(blobs: Sequence[bytes]) -> pa.Table:
     """The partitions of one or more buckets' blobs, as one table."""
     return pa.concat_tables([from_blob(b) for b in blobs])
@@ -88,13 +92,3 @@ def from_blobs(blobs: Sequence[bytes]) -> pa.Table:
 def unpack(rows: pa.Table) -> pa.Table:
     """The partitions carried by bucket rows (what a worker gets for one bucket), as one table."""
     return from_blobs(rows.column(BLOBS).to_pylist())
-
-
-def whole_cluster(job: PlanJob) -> WholeCluster:
-    """What a worker needs to plan ``job`` whole (:func:`ferry.pipeline.kernel.plan_whole`); a
-    Parquet snapshot's tables are read again, as :func:`partitions_table` does."""
-    if job.parquet is not None:
-        brokers, partitions = read_brokers_table(job.parquet), read_partitions_table(job.parquet)
-    else:
-        brokers, partitions = snapshot_tables(job.snapshot)
-    return job.name, job.goal, to_blob(brokers), to_blob(partitions)

@@ -6,11 +6,11 @@ phases give exactly what ``ferry.plan.planner.plan`` gives (the planner's contra
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 
-from ferry.model import BalanceMode, Goal, Plan, PlanJob, TopicPartition
+from ferry.model import Plan, PlanJob, TopicPartition
 from ferry.pipeline.kernel import Balanced, ClusterContext, solve
-from ferry.plan.planner import TopicDemand, assemble, in_scope, plan, target_brokers
+from ferry.plan.planner import TopicDemand, assemble, in_scope, per_topic_phases, plan, target_brokers
 
 
 def context_of(job: PlanJob) -> ClusterContext:
@@ -21,8 +21,9 @@ def context_of(job: PlanJob) -> ClusterContext:
 
 
 def is_distributed(job: PlanJob) -> bool:
-    """Whether the per-topic passes run on Spark; a replace goal is one cheap driver pass."""
-    return not job.goal.replace
+    """Whether the job's per-topic passes run on Spark; a goal without them
+    (:func:`~ferry.plan.planner.per_topic_phases`) is planned on the driver."""
+    return per_topic_phases(job.goal)
 
 
 def topics_of(job: PlanJob) -> list[str]:
@@ -30,31 +31,17 @@ def topics_of(job: PlanJob) -> list[str]:
     return [parts[0].tp.topic for parts in in_scope(job.snapshot, job.goal)]
 
 
-def per_topic(goal: Goal) -> bool:
-    """Whether the goal's plan runs through the per-topic passes (the replica balance)."""
-    return goal.balance is not BalanceMode.BYTES and goal.drain_above is None
-
-
-def whole_clusters(jobs: Sequence[PlanJob], slots: int) -> list[PlanJob]:
-    """The clusters of a fleet to plan whole, one task each, biggest first.
+def whole_by_size(sizes: Mapping[str, int], always: Collection[str], slots: int) -> list[str]:
+    """The clusters of a fleet (``sizes``: their partition counts) to plan whole, one task each,
+    biggest first.
 
     A cluster at most ``1 / (2 * slots)`` of the fleet's partitions is one task among enough others
     to keep every slot busy, and a task that plans it whole skips the shuffles of both passes, the
-    driver's balance program and its finish, which all run cluster by cluster. A bigger one would
-    keep its slot busy after the others finished: its topics go through the two passes, spread
-    over the slots. A single cluster always does, unless it balances bytes: the byte balance
-    (:mod:`ferry.plan.disk.byte_balance`) weighs every replica against every broker at once, so it has no
-    per-topic passes and always plans its cluster whole.
+    driver's balance program and its finish. A bigger one would keep its slot busy after the others
+    finished: its topics go through the two passes, spread over the slots. A single cluster always
+    does, unless it is one of ``always``: those without per-topic passes
+    (:func:`~ferry.plan.planner.per_topic_phases`), which are planned whole.
     """
-    by_name = {job.name: job for job in jobs}
-    sizes = {job.name: len(job.snapshot.partitions) for job in jobs}
-    always = {job.name for job in jobs if not per_topic(job.goal)}
-    return [by_name[name] for name in whole_by_size(sizes, always, slots)]
-
-
-def whole_by_size(sizes: Mapping[str, int], always: Collection[str], slots: int) -> list[str]:
-    """:func:`whole_clusters` by the clusters' partition counts: the names to plan whole, biggest
-    first; ``always``: those without per-topic passes."""
     cap = sum(sizes.values()) / (2 * max(slots, 1)) if len(sizes) > 1 else -1
     chosen = [name for name, size in sizes.items() if size <= cap or name in always]
     return sorted(chosen, key=lambda name: (-sizes[name], name))
@@ -67,13 +54,6 @@ def balance(job: PlanJob, context: ClusterContext, demands: Mapping[str, TopicDe
     if missing:
         raise RuntimeError(f"{job.name}: no demand came back for topic {missing[0]}")
     return solve(job.name, context.layout, topics, [demands[t] for t in topics])
-
-
-def check_balanced(job: PlanJob, result: Balanced) -> None:
-    """A balance solved on a worker must cover exactly the cluster's in-scope topics."""
-    decided = sorted(topic for _, topic in result.decisions)
-    if decided != topics_of(job):
-        raise RuntimeError(f"{job.name}: the balance program saw other topics than the snapshot holds")
 
 
 def finish(
@@ -95,7 +75,7 @@ def finish(
 
 
 def plan_on_driver(job: PlanJob) -> Plan:
-    """The whole plan in this process (replace goals: one substitution per partition)."""
+    """The whole plan in this process (a job that is not :func:`is_distributed`)."""
     return plan(job.snapshot, job.goal)
 
 

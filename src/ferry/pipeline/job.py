@@ -1,10 +1,10 @@
-"""The planning job: extract -> pass 1 (workers) -> balance -> pass 2 (workers) -> finish (driver).
+"""The planning job: extract -> pass 1 (workers) -> balance (driver) -> pass 2 (workers) -> finish (driver).
 
-One job plans one cluster or a whole fleet: every cluster's topics share the two Spark passes. A
-single cluster's balance program runs on the driver; a fleet's programs are independent of each
-other and run on the workers, one per cluster, in parallel. A fleet's small clusters are planned
-whole instead, one task each (:func:`ferry.pipeline.driver.whole_clusters` says which). Stage
-times are recorded for the benchmark and the fleet summary.
+``ferry plan`` runs one cluster through it (and a fleet its clusters too big for one task, one
+after the other: :mod:`ferry.cli.fleet`). Given several, their topics share the two Spark passes
+and the driver solves each cluster's balance program in turn. A job without per-topic passes (a
+replace, the byte balance, a drain: :func:`ferry.pipeline.driver.is_distributed`) is planned on the
+driver. Stage times are recorded for the benchmark and the fleet summary.
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from ferry.model import Plan, PlanJob
 from ferry.pipeline import driver, extract, transforms
-from ferry.pipeline.kernel import Balanced, ClusterContext, load_balanced, load_demand
-from ferry.pipeline.schemas import BALANCED, DEMANDS, PLACED
-from ferry.plan.planner import TopicQuota
+from ferry.pipeline.kernel import Balanced, ClusterContext, load_demand
+from ferry.pipeline.schemas import DEMANDS, PLACED
+from ferry.plan.planner import TopicDemand, TopicQuota
 
 T = TypeVar("T")
 
@@ -58,17 +57,7 @@ def buckets_for(spark: SparkSession) -> int:
     return max(16, 4 * spark.sparkContext.defaultParallelism)
 
 
-Chooser = Callable[[Sequence[PlanJob], int], Sequence[PlanJob]]
-"""Which clusters of a fleet to plan whole, one task each, given the number of task slots."""
-
-
-def plan_jobs(
-    spark: SparkSession,
-    jobs: Sequence[PlanJob],
-    stages: Stages | None = None,
-    *,
-    whole: Chooser = driver.whole_clusters,
-) -> dict[str, Plan]:
+def plan_jobs(spark: SparkSession, jobs: Sequence[PlanJob], stages: Stages | None = None) -> dict[str, Plan]:
     """Plan every cluster of ``jobs``; returns the plans by cluster name."""
     stages = stages if stages is not None else Stages()
     plans = {
@@ -76,12 +65,7 @@ def plan_jobs(
         for job in jobs
         if not driver.is_distributed(job)
     }
-    distributed = [job for job in jobs if driver.is_distributed(job)]
-    alone = whole(distributed, spark.sparkContext.defaultParallelism)
-    if alone:
-        plans.update(_plan_whole(spark, alone, stages))
-    planned = {job.name for job in alone}
-    spread = [job for job in distributed if job.name not in planned]
+    spread = [job for job in jobs if driver.is_distributed(job)]
     if not spread:
         return plans
     mark = time.perf_counter()
@@ -115,71 +99,28 @@ def plan_jobs(
     return plans
 
 
-def _plan_whole(spark: SparkSession, jobs: Sequence[PlanJob], stages: Stages) -> dict[str, Plan]:
-    mark = time.perf_counter()
-    by_name = {job.name: job for job in jobs}
-    plans = {}
-    for name, result, seconds in transforms.whole_plans(spark, jobs):
-        stages.charge(name, seconds)
-        plans[name] = result
-    missing = sorted(set(by_name) - set(plans))
-    if missing:
-        raise RuntimeError(f"{missing[0]}: no plan came back")
-    stages.add("whole", mark)
-    return plans
-
-
 def _rows(table: pa.Table, names: Sequence[str]) -> zip[tuple[Any, ...]]:
     """The columns ``names`` of a collected table as row tuples (typed by the schema, not by mypy)."""
     return zip(*(table.column(n).to_pylist() for n in names), strict=True)
 
 
 def _balance(
-    frame: DataFrame,
-    jobs: Sequence[PlanJob],
-    contexts: Mapping[str, ClusterContext],
-    stages: Stages,
+    frame: DataFrame, jobs: Sequence[PlanJob], contexts: Mapping[str, ClusterContext], stages: Stages
 ) -> dict[str, Balanced]:
-    """Pass 1 on the workers, then each cluster's balance program."""
+    """Pass 1 on the workers, then each cluster's balance program on the driver."""
     mark = time.perf_counter()
-    demands = transforms.demands(frame, contexts)
-    if len(jobs) == 1:
-        job = jobs[0]
-        return {job.name: _balance_on_driver(job, contexts[job.name], demands.toArrow(), stages, mark)}
-    # Cached: the per-cluster worker seconds and the balance pass both read pass 1's output.
-    demands = demands.cache()
-    try:
-        spent = demands.groupBy("cluster").agg(F.sum("seconds").alias("seconds")).collect()
-        mark = stages.add("prepare", mark)
-        by_name = {job.name: job for job in jobs}
-        for row in spent:
-            stages.charge(row["cluster"], row["seconds"])
-        out = {}
-        for name, blob, seconds in _rows(
-            transforms.balances(demands, contexts).toArrow(), BALANCED.fieldNames()
-        ):
-            assert isinstance(name, str) and isinstance(blob, bytes) and isinstance(seconds, float)
-            out[name] = load_balanced(blob)
-            driver.check_balanced(by_name[name], out[name])
-            stages.charge(name, seconds)
-        missing = sorted(set(by_name) - set(out))
-        if missing:
-            raise RuntimeError(f"{missing[0]}: no balance outcome came back")
-        stages.add("balance", mark)
-        return out
-    finally:
-        demands.unpersist()
-
-
-def _balance_on_driver(
-    job: PlanJob, context: ClusterContext, rows: pa.Table, stages: Stages, mark: float
-) -> Balanced:
-    by_topic = {}
+    rows = transforms.demands(frame, contexts).toArrow()
+    demands: dict[str, dict[str, TopicDemand]] = {job.name: {} for job in jobs}
     shared: dict[TopicQuota, TopicQuota] = {}
-    for _, topic, blob, seconds in _rows(rows, DEMANDS.fieldNames()):
-        by_topic[topic] = load_demand(blob, shared)
-        stages.charge(job.name, seconds)
+    for cluster, topic, blob, seconds in _rows(rows, DEMANDS.fieldNames()):
+        demands[cluster][topic] = load_demand(blob, shared)
+        stages.charge(cluster, seconds)
+    del rows
     mark = stages.add("prepare", mark)
-    result = stages.timed(job.name, partial(driver.balance, job, context, by_topic))
+    out = {}
+    for job in jobs:
+        # Each cluster's demands are let go once its program is solved.
+        solve = partial(driver.balance, job, contexts[job.name], demands.pop(job.name))
+        out[job.name] = stages.timed(job.name, solve)
     stages.add("balance", mark)
-    return result
+    return out

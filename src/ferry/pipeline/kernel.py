@@ -9,9 +9,6 @@ driver as pickled bytes; the driver solves the one global balance program. Pass 
 (:func:`place_bucket`) builds each topic's scratch state again (``start_topic``: deterministic, and
 cheaper than shipping it back and forth; the demand is not computed twice) and runs ``place_topic``
 with the driver's decision, returning planned replicas.
-
-A fleet's small clusters skip both passes: :func:`plan_whole` plans each in one task, with the very
-function ``--engine local`` runs.
 """
 
 from __future__ import annotations
@@ -21,12 +18,10 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import groupby
-from pathlib import Path
 
 import pyarrow as pa
 
-from ferry.formats.parquet import snapshot_from_tables
-from ferry.model import Goal, PartitionState, Plan, TopicPartition
+from ferry.model import Goal, PartitionState, TopicPartition
 from ferry.plan.planner import (
     RackLayout,
     TopicDemand,
@@ -35,7 +30,6 @@ from ferry.plan.planner import (
     lower_bound,
     pausing,
     place_topic,
-    plan,
     planned_replicas,
     prepare_topic,
     start_topic,
@@ -57,14 +51,6 @@ PLACED_ARROW = pa.schema(
         pa.field("replicas", pa.list_(pa.int32()), nullable=False),
         # Per topic, carried on the row of its first partition (0 on the others), so sums are exact.
         pa.field("fallbacks", pa.int32(), nullable=False),
-        pa.field("seconds", pa.float64(), nullable=False),
-    ]
-)
-
-BALANCED_ARROW = pa.schema(
-    [
-        pa.field("cluster", pa.string(), nullable=False),
-        pa.field("outcome", pa.binary(), nullable=False),
         pa.field("seconds", pa.float64(), nullable=False),
     ]
 )
@@ -162,31 +148,6 @@ def solve(name: str, layout: RackLayout, topics: Sequence[str], demands: Sequenc
 
 
 @pausing
-def balance_cluster(table: pa.Table, contexts: Mapping[str, ClusterContext]) -> pa.Table:
-    """One cluster's balance program where its demands are (a fleet's clusters solve in parallel).
-
-    ``table`` holds pass 1's rows of exactly one cluster; the planner orders topics by name.
-    """
-    start = time.perf_counter()
-    ordered = table.sort_by([("topic", "ascending")])
-    (name,) = set(ordered.column("cluster").to_pylist())
-    topics = ordered.column("topic").to_pylist()
-    shared: dict[TopicQuota, TopicQuota] = {}
-    demands = [load_demand(blob, shared) for blob in ordered.column("demand").to_pylist()]
-    result = solve(name, contexts[name].layout, topics, demands)
-    blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-    row = {"cluster": [name], "outcome": [blob], "seconds": [time.perf_counter() - start]}
-    return pa.table(row, schema=BALANCED_ARROW)
-
-
-def load_balanced(blob: bytes) -> Balanced:
-    result = pickle.loads(blob)
-    if not isinstance(result, Balanced):
-        raise TypeError(f"expected a Balanced, got {type(result).__name__}")
-    return result
-
-
-@pausing
 def place_bucket(
     table: pa.Table,
     contexts: Mapping[str, ClusterContext],
@@ -218,32 +179,3 @@ def place_bucket(
             rows["fallbacks"].append(fallbacks if i == 0 else 0)
             rows["seconds"].append(elapsed if i == 0 else 0.0)
     return pa.table(rows, schema=PLACED_ARROW)
-
-
-WholeCluster = tuple[str, Goal, bytes, bytes]
-"""A cluster to plan whole: its name, goal, and brokers and partitions tables as Arrow IPC bytes
-(Spark pickles what it ships with cloudpickle, object by object: seconds for a snapshot's
-partitions, where bytes cost nothing)."""
-
-
-@pausing
-def plan_whole(cluster: WholeCluster) -> tuple[str, bytes, float]:
-    """A whole cluster planned in one worker, as ``--engine local`` plans it: its name, the plan as
-    pickled bytes (:func:`load_plan`) and the seconds it took."""
-    name, goal, brokers, partitions = cluster
-    start = time.perf_counter()
-    # The driver validated the snapshot as it loaded it; the cluster's name only labels a problem.
-    snapshot = snapshot_from_tables(from_blob(brokers), from_blob(partitions), Path(name))
-    result = plan(snapshot, goal)
-    blob = pickle.dumps((result.moves, result.report), protocol=pickle.HIGHEST_PROTOCOL)
-    return name, blob, time.perf_counter() - start
-
-
-def load_plan(blob: bytes) -> Plan:
-    moves, report = pickle.loads(blob)
-    return Plan(moves, report)
-
-
-def from_blob(blob: bytes) -> pa.Table:
-    """A table from its Arrow IPC stream bytes (:func:`ferry.pipeline.buckets.to_blob`)."""
-    return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()

@@ -39,15 +39,6 @@ DEMANDS = StructType(
 )
 """Pass 1 output: one pickled TopicDemand per topic."""
 
-BALANCED = StructType(
-    [
-        StructField("cluster", StringType(), nullable=False),
-        StructField("outcome", BinaryType(), nullable=False),
-        StructField("seconds", DoubleType(), nullable=False),
-    ]
-)
-"""A fleet's balance pass: one pickled outcome per cluster."""
-
 PLACED = StructType(
     [
         StructField("cluster", StringType(), nullable=False),

@@ -12,24 +12,15 @@ chosen so that the shuffle sends it to a partition of its own (:func:`bucket_key
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import pyarrow as pa
 from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 
-from ferry.model import Plan, PlanJob
-from ferry.pipeline.buckets import BUCKET, unpack, whole_cluster
-from ferry.pipeline.kernel import (
-    ClusterContext,
-    Decision,
-    balance_cluster,
-    load_plan,
-    place_bucket,
-    plan_whole,
-    prepare_bucket,
-)
-from ferry.pipeline.schemas import BALANCED, DEMANDS, PLACED
+from ferry.pipeline.buckets import BUCKET, unpack
+from ferry.pipeline.kernel import ClusterContext, Decision, place_bucket, prepare_bucket
+from ferry.pipeline.schemas import DEMANDS, PLACED
 
 
 def bucket_keys(spark: SparkSession, buckets: int) -> list[int]:
@@ -61,16 +52,6 @@ def demands(frame: DataFrame, contexts: Mapping[str, ClusterContext]) -> DataFra
     return frame.groupBy(BUCKET).applyInArrow(run, DEMANDS)
 
 
-def balances(demands: DataFrame, contexts: Mapping[str, ClusterContext]) -> DataFrame:
-    """Each cluster's balance program on a worker: one row per cluster (see :data:`BALANCED`)."""
-    ctx = dict(contexts)
-
-    def run(table: pa.Table) -> pa.Table:
-        return balance_cluster(table, ctx)
-
-    return demands.groupBy("cluster").applyInArrow(run, BALANCED)
-
-
 def placements(
     frame: DataFrame,
     contexts: Mapping[str, ClusterContext],
@@ -84,10 +65,3 @@ def placements(
         return place_bucket(unpack(table), ctx, decisions.value)
 
     return frame.groupBy(BUCKET).applyInArrow(run, PLACED)
-
-
-def whole_plans(spark: SparkSession, jobs: Sequence[PlanJob]) -> list[tuple[str, Plan, float]]:
-    """Each cluster of ``jobs`` planned whole in a task of its own, in the order given."""
-    clusters = [whole_cluster(job) for job in jobs]
-    done = spark.sparkContext.parallelize(clusters, len(clusters)).map(plan_whole).collect()
-    return [(name, load_plan(blob), seconds) for name, blob, seconds in done]

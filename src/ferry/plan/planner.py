@@ -80,6 +80,7 @@ from ferry.plan.topic_work import TopicWork
 def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     """Plan the reassignment that reaches ``goal`` with the fewest replica moves."""
     if goal.replace:
+        # Keep in step with per_topic_phases.
         done = plan_replace(snapshot, goal)
         leaders = [reps[0] for _, reps in done.planned]
         return Plan.of(*_finished(snapshot, goal, done.targets, done.planned, leaders, done.bound))
@@ -113,6 +114,7 @@ __all__ = [
     "in_scope",
     "lower_bound",
     "pausing",
+    "per_topic_phases",
     "place_topic",
     "plan",
     "planned_replicas",
@@ -123,6 +125,13 @@ __all__ = [
 
 Planned = tuple[PartitionState, tuple[int, ...]]
 """A partition and its planned replicas, kept ones first (the order the leader pass and moves use)."""
+
+
+def per_topic_phases(goal: Goal) -> bool:
+    """Whether :func:`plan` plans ``goal`` through the per-topic phases (the ones an engine may
+    spread over workers). A replace, the byte balance and a drain are each one pass over the whole
+    cluster: the byte balance weighs every replica against every broker at once."""
+    return not goal.replace and goal.balance is not BalanceMode.BYTES and goal.drain_above is None
 
 
 def prepare_topic(

@@ -18,22 +18,10 @@ from support.invariants import assert_valid
 from support.scenarios import Case, named, random_cases
 
 from ferry.formats import dump_reassignment, dumps_json
-from ferry.model import Goal, Plan, PlanJob
+from ferry.model import BalanceMode, Goal, Plan, PlanJob
 from ferry.pipeline import driver
-from ferry.pipeline.buckets import from_blobs, partitions_table, split, to_blob, whole_cluster
-from ferry.pipeline.kernel import (
-    BALANCED_ARROW,
-    DEMAND_ARROW,
-    PLACED_ARROW,
-    Balanced,
-    balance_cluster,
-    load_balanced,
-    load_demand,
-    load_plan,
-    place_bucket,
-    plan_whole,
-    prepare_bucket,
-)
+from ferry.pipeline.buckets import from_blobs, partitions_table, split, to_blob
+from ferry.pipeline.kernel import DEMAND_ARROW, PLACED_ARROW, load_demand, place_bucket, prepare_bucket
 from ferry.plan.planner import in_scope, plan
 
 
@@ -47,7 +35,7 @@ def buckets(job: PlanJob, count: int) -> list[pa.Table]:
     return out
 
 
-def plan_in_buckets(job: PlanJob, count: int = 3, *, balance_on_worker: bool = False) -> Plan:
+def plan_in_buckets(job: PlanJob, count: int = 3) -> Plan:
     if not driver.is_distributed(job):
         return driver.plan_on_driver(job)
     contexts = {job.name: driver.context_of(job)}
@@ -56,15 +44,7 @@ def plan_in_buckets(job: PlanJob, count: int = 3, *, balance_on_worker: bool = F
     assert demands.schema == DEMAND_ARROW
     topics, blobs = demands.column("topic").to_pylist(), demands.column("demand").to_pylist()
     by_topic = {topic: load_demand(blob) for topic, blob in zip(topics, blobs, strict=True)}
-    if balance_on_worker:
-        # As a fleet does it: the cluster's demand rows, shuffled, solved by the worker function.
-        shuffled = demands.take(pa.array(list(reversed(range(demands.num_rows))), pa.int64()))
-        outcome = balance_cluster(shuffled, contexts)
-        assert outcome.schema == BALANCED_ARROW and outcome.num_rows == 1
-        balanced = load_balanced(outcome.column("outcome")[0].as_py())
-        driver.check_balanced(job, balanced)
-    else:
-        balanced = driver.balance(job, contexts[job.name], by_topic)
+    balanced = driver.balance(job, contexts[job.name], by_topic)
     # The decisions travel to the workers pickled (a Spark broadcast): they must survive it.
     decisions = pickle.loads(pickle.dumps(balanced.decisions))
     placed = pa.concat_tables([place_bucket(t, contexts, decisions) for t in parts])
@@ -85,13 +65,6 @@ def test_buckets_plan_exactly_what_the_planner_plans(case: Case) -> None:
     assert_valid(snapshot, goal, got)
 
 
-@pytest.mark.parametrize("case", [*named()[:3], *random_cases(4, seed=40)], ids=lambda c: c[0])
-def test_a_balance_solved_on_a_worker_plans_the_same(case: Case) -> None:
-    name, snapshot, goal = case
-    got = plan_in_buckets(PlanJob(name, name, snapshot, goal), balance_on_worker=True)
-    assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(plan(snapshot, goal)))
-
-
 def test_out_of_scope_topics_send_no_demand() -> None:
     name, snapshot, goal = next(c for c in named() if c[0] == "scoped")
     job = PlanJob(name, name, snapshot, goal)
@@ -105,13 +78,6 @@ def test_a_missing_demand_is_an_error_not_a_smaller_plan() -> None:
     job = PlanJob(name, name, snapshot, goal)
     with pytest.raises(RuntimeError, match="no demand came back for topic topic-000"):
         driver.balance(job, driver.context_of(job), {})
-
-
-def test_a_balance_missing_a_topic_is_refused() -> None:
-    name, snapshot, goal = named()[0]
-    job = PlanJob(name, name, snapshot, goal)
-    with pytest.raises(RuntimeError, match="other topics than the snapshot holds"):
-        driver.check_balanced(job, Balanced({(name, "topic-000"): ((), {})}, 0))
 
 
 def test_pass_two_sends_back_changed_partitions_and_each_topics_first() -> None:
@@ -157,24 +123,27 @@ def _job(name: str, partitions: int) -> PlanJob:
 
 
 def test_a_fleets_small_clusters_are_planned_whole_biggest_first() -> None:
-    jobs = [_job("a", 10), _job("b", 40), _job("c", 30), _job("big", 400), _job("d", 40)]
+    sizes = {"a": 10, "b": 40, "c": 30, "big": 400, "d": 40}
     # 520 partitions over 2 slots: a cluster of at most 520 / 4 = 130 is one task among enough others.
-    assert [job.name for job in driver.whole_clusters(jobs, 2)] == ["b", "d", "c", "a"]
+    assert driver.whole_by_size(sizes, (), 2) == ["b", "d", "c", "a"]
     # Over 8 slots the cap is 32.5: the two 40s and the 400 go through the passes.
-    assert [job.name for job in driver.whole_clusters(jobs, 8)] == ["c", "a"]
+    assert driver.whole_by_size(sizes, (), 8) == ["c", "a"]
+    # A cluster without per-topic passes is planned whole whatever its size.
+    assert driver.whole_by_size(sizes, {"big"}, 8) == ["big", "c", "a"]
 
 
 def test_a_single_cluster_always_goes_through_the_passes() -> None:
-    assert driver.whole_clusters([_job("only", 10)], 2) == []
-    assert driver.whole_clusters([], 2) == []
+    assert driver.whole_by_size({"only": 10}, (), 2) == []
+    assert driver.whole_by_size({}, (), 2) == []
 
 
-def test_a_cluster_planned_whole_is_the_local_engines_plan() -> None:
-    """Through the bytes a worker gets and sends back (brokers and partitions as Arrow, the plan
-    pickled), for every named scenario: leaders, ISR and sizes unknown or known, racks or none."""
-    for name, snapshot, goal in named():
-        got_name, blob, seconds = plan_whole(whole_cluster(PlanJob(name, name, snapshot, goal)))
-        got, expected = load_plan(blob), plan(snapshot, goal)
-        assert got_name == name and seconds > 0
-        assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected)), name
-        assert got.report == expected.report, name
+def test_only_goals_with_per_topic_phases_are_spread() -> None:
+    snapshot = generated(brokers=4, racks=0, topics=1, partitions=10, rf=2, seed=1)
+    goals = [
+        (Goal(), True),
+        (Goal(replace=((1, 4),)), False),
+        (Goal(balance=BalanceMode.BYTES), False),
+        (Goal(drain_above=0.8, capacity=dict.fromkeys(range(1, 5), 10**9)), False),
+    ]
+    for goal, spread in goals:
+        assert driver.is_distributed(PlanJob("c", "c", snapshot, goal)) is spread, goal
