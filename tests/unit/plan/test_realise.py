@@ -16,9 +16,11 @@ from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPart
 from ferry.plan.balance import assign_extras as balance
 from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.rack_totals import retarget
+from ferry.plan.balance.repair import per_partition
 from ferry.plan.balance.repair.chunk_program import rejoin
 from ferry.plan.balance.repair.kept_flow import kept_exactly, kept_replicas
 from ferry.plan.balance.repair.per_partition import exact_posed
+from ferry.plan.balance.solvers import side_by_side as side_by_side_module
 from ferry.plan.planner import (
     in_scope,
     lower_bound,
@@ -161,3 +163,56 @@ def test_a_chunk_solved_again_keeps_every_brokers_total_and_keeps_at_least_as_ma
     for j, t in enumerate(chunk):
         assert kept_exactly(layout, demands[t], found.quotas[j]) >= found.kept[j]
         assert found.keeps[j].keys() == set(range(demands[t].partitions))
+
+
+def test_chunks_sharing_no_topic_go_in_one_wave() -> None:
+    chunks = [[1, 2], [3, 4], [2, 5], [6], [7, 1]]
+    assert per_partition._waves(chunks) == [[[1, 2], [3, 4]], [[2, 5], [6], [7, 1]]]
+    assert per_partition._waves([]) == []
+
+
+def test_chunks_solved_side_by_side_end_as_one_after_the_other(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Chunks of one short topic and one partner: many chunks, partners wrapping around between waves.
+    monkeypatch.setattr(per_partition, "CHUNK", 1)
+    changed = 0
+    for seed in range(3):
+        snapshot = generated(seed=seed, **WIDE)
+        goal = Goal()
+        layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
+        demands = retarget(layout, [prepare_topic(p, goal, layout)[1] for p in in_scope(snapshot, goal)])
+        with monkeypatch.context() as m:
+            m.setattr(balance, "realise", lambda layout, demands, solved: solved)
+            solved = balance.assign_extras(layout, demands)
+        with monkeypatch.context() as m:
+            m.setattr(per_partition, "side_by_side", lambda work, items: [work(item) for item in items])
+            in_turn = per_partition.realise(layout, demands, solved)
+        with monkeypatch.context() as m:
+            m.setattr(side_by_side_module, "cores", lambda: 4)
+            together = per_partition.realise(layout, demands, solved)
+        assert together == in_turn
+        changed += in_turn != solved
+    assert changed >= 1  # the pass had chunks to solve
+
+
+def test_a_partner_shared_by_chunks_is_solved_with_what_the_earlier_chunk_gave_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Three short topics, one partner: every chunk of one short topic takes that partner, so the
+    # chunks must run one after the other. A stand-in for the chunk program gives each topic of a
+    # chunk one more on broker 0 than it had, and keeps more than before.
+    def rejoin_one_more(
+        layout: RackLayout, demands: Sequence[TopicDemand], quotas: Sequence[Sequence[int]]
+    ) -> Balance:
+        more = [(q[0] + 1,) for q in quotas]
+        return Balance(more, [100 + q[0] for q in more], [{} for _ in more])
+
+    monkeypatch.setattr(per_partition, "CHUNK", 1)
+    monkeypatch.setattr(per_partition, "rejoin", rejoin_one_more)
+    monkeypatch.setattr(side_by_side_module, "cores", lambda: 4)
+    quotas: list[tuple[int, ...]] = [(0,)] * 4
+    keeps: list[dict[int, frozenset[int]]] = [{} for _ in range(4)]
+    exact = dict.fromkeys(range(4), 0)
+    layout = RackLayout.of({}, [0])
+    demands = [TopicDemand.__new__(TopicDemand)] * 4  # only passed through to the stand-in
+    assert per_partition._round(layout, demands, [0, 1, 2], [3], quotas, keeps, exact)
+    assert quotas == [(1,), (1,), (1,), (3,)]

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.repair.chunk_program import CHUNK, rejoin
 from ferry.plan.balance.repair.kept_flow import kept_per_topic
+from ferry.plan.balance.solvers.side_by_side import side_by_side
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
 
@@ -63,17 +64,41 @@ def _round(
     exact: dict[int, int],
 ) -> bool:
     """Solve ``short`` again a chunk at a time, each with as many ``partners``; update ``quotas``,
-    ``keeps`` and ``exact`` where a chunk keeps more. Whether any did."""
+    ``keeps`` and ``exact`` where a chunk keeps more. Whether any did.
+
+    Chunks that share no topic are solved side by side (:func:`_waves`): each reads only its own
+    topics' quotas, so the answers are those of one chunk after the other."""
+    chunks = [
+        [*short[start : start + CHUNK], *_cycled(partners, n * CHUNK, CHUNK)]
+        for n, start in enumerate(range(0, len(short), CHUNK))
+    ]
     improved = False
-    for n, start in enumerate(range(0, len(short), CHUNK)):
-        chunk = [*short[start : start + CHUNK], *_cycled(partners, n * CHUNK, CHUNK)]
-        found = rejoin(layout, [demands[t] for t in chunk], [quotas[t] for t in chunk])
-        if found is None or sum(found.kept) <= sum(exact[t] for t in chunk):
-            continue
-        improved = True
-        for j, t in enumerate(chunk):
-            quotas[t], keeps[t], exact[t] = found.quotas[j], dict(found.keeps[j]), found.kept[j]
+    for wave in _waves(chunks):
+
+        def solve(chunk: list[int]) -> Balance | None:
+            return rejoin(layout, [demands[t] for t in chunk], [quotas[t] for t in chunk])
+
+        for chunk, found in zip(wave, side_by_side(solve, wave), strict=True):
+            if found is None or sum(found.kept) <= sum(exact[t] for t in chunk):
+                continue
+            improved = True
+            for j, t in enumerate(chunk):
+                quotas[t], keeps[t], exact[t] = found.quotas[j], dict(found.keeps[j]), found.kept[j]
     return improved
+
+
+def _waves(chunks: Sequence[list[int]]) -> list[list[list[int]]]:
+    """``chunks`` in order, cut into runs of chunks that share no topic (partners wrap around when
+    there are fewer of them than the chunks take)."""
+    waves: list[list[list[int]]] = []
+    seen: set[int] = set()
+    for chunk in chunks:
+        if not waves or seen.intersection(chunk):
+            waves.append([])
+            seen = set()
+        waves[-1].append(chunk)
+        seen.update(chunk)
+    return waves
 
 
 def _kept(

@@ -5,11 +5,10 @@ mostly integral."""
 from __future__ import annotations
 
 import hashlib
-import os
+import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +16,7 @@ import numpy as np
 from highspy import HighsBasis
 
 from ferry.plan.balance.solvers import highs as solver
+from ferry.plan.balance.solvers.side_by_side import side_by_side
 from ferry.plan.balance.solvers.transport import NETWORK, Transport, Unsolved
 
 _ALL = slice(None)
@@ -277,31 +277,21 @@ def _solve_parts(
     """Each part's optimum: those solved before from memory (:data:`_SOLVED`), the others side by
     side on the cores this process may use (HiGHS lets go of the interpreter while it solves)."""
     keys = [_digest(part, relax_first) for _, part in parts]
-    out = [_recall(key) if key in _SOLVED else None for key in keys]
-    todo = [j for j, key in enumerate(keys) if key not in _SOLVED]
-    workers = min(len(todo), _cores())
+    with _MEMORY:
+        out = [_recall(key) if key in _SOLVED else None for key in keys]
+        todo = [j for j, key in enumerate(keys) if key not in _SOLVED]
 
     def one(j: int) -> _Found:
         return _from_start(*parts[j], relax_first, starts)
 
-    if workers > 1:
-        with ThreadPoolExecutor(workers) as pool:
-            found = list(pool.map(one, todo))
-    else:
-        found = [one(j) for j in todo]
-    for j, (answer, basis) in zip(todo, found, strict=True):
-        out[j] = answer
-        _remember(keys[j], answer)
-        if starts is not None:
-            starts.record(parts[j][0], basis)
+    found = side_by_side(one, todo)
+    with _MEMORY:
+        for j, (answer, basis) in zip(todo, found, strict=True):
+            out[j] = answer
+            _remember(keys[j], answer)
+            if starts is not None:
+                starts.record(parts[j][0], basis)
     return out
-
-
-def _cores() -> int:
-    """The cores this process may run on (all of the machine's where the platform cannot say)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 _SOLVED: OrderedDict[bytes, np.ndarray | None] = OrderedDict()
@@ -309,6 +299,8 @@ _SOLVED: OrderedDict[bytes, np.ndarray | None] = OrderedDict()
 program is solved again because one rack's pools could not be split
 (:func:`ferry.plan.balance.assign_extras._solve_pooled`), the other racks' parts are what they were."""
 REMEMBERED = 8
+_MEMORY = threading.Lock()
+"""Held while :data:`_SOLVED` is read or written: programs of the exact pass are solved side by side."""
 
 
 def _digest(part: _Part, relax_first: bool) -> bytes:
