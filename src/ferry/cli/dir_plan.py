@@ -120,7 +120,7 @@ def dir_report(
 
 def _dir_changes(move: Move, snapshot: ClusterSnapshot) -> list[int]:
     state = snapshot.partition(move.tp)
-    return [b for b, path in move.named_dirs.items() if b in state.replicas and state.dir_on(b) != path]
+    return [b for b in state.off_named_dirs(move.named_dirs) if b in state.replicas]
 
 
 def summary(report: Mapping[str, Any], files: Sequence[Path]) -> str:

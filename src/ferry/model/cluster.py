@@ -143,6 +143,11 @@ class PartitionState:
         """The log dir of this partition's replica on ``broker``, None where unknown."""
         return next((d for b, d in self.replica_dirs if b == broker), None)
 
+    def off_named_dirs(self, named: Mapping[int, str]) -> list[int]:
+        """The brokers of ``named`` (broker -> dir) whose replica of this partition is not in the dir
+        named for it: held elsewhere on the broker, not held there yet, or in a dir not known."""
+        return [b for b, path in named.items() if self.dir_on(b) != path]
+
     def bytes_on(self, broker: int) -> int:
         """Bytes of this partition's replica on ``broker``: as measured there, else its size."""
         for b, n in self.replica_bytes:

@@ -144,8 +144,7 @@ def _live_plan(live: LiveSnapshot, reassignment: Reassignment, source: str, jour
 
 def _dirs_to_change(move: Move, live: LiveSnapshot) -> bool:
     """Whether a replica of ``move`` is not in the log dir the move names for it."""
-    state = live.snapshot.partition(move.tp)
-    return any(state.dir_on(b) != path for b, path in move.named_dirs.items())
+    return bool(live.snapshot.partition(move.tp).off_named_dirs(move.named_dirs))
 
 
 def _original_of(tp: TopicPartition, live: LiveSnapshot, journal: Journal) -> tuple[int, ...]:
