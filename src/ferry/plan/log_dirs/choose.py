@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from ferry.model import ClusterSnapshot, Move, Plan
 from ferry.model.plan import ANY_DIR
-from ferry.plan.log_dirs.loads import BrokerLoads
+from ferry.plan.log_dirs.loads import BrokerLoads, held_in_dirs
 
 
 def choose_dirs(plan: Plan, snapshot: ClusterSnapshot) -> Plan:
@@ -27,10 +27,7 @@ def choose_dirs(plan: Plan, snapshot: ClusterSnapshot) -> Plan:
     }
     if not loads or not any(b in loads for m in plan.moves for b in m.adding):
         return plan
-    for p in snapshot.partitions:
-        for broker, path in p.replica_dirs:
-            if broker in loads:
-                loads[broker].replicas.setdefault(path, {})[p.tp] = p.bytes_on(broker)
+    held_in_dirs(loads, snapshot)  # a replica in a dir its broker does not list is not refused here
     named: dict[int, dict[int, str]] = {}
     for i, move in sorted(enumerate(plan.moves), key=lambda x: (-x[1].size_bytes, x[1].tp)):
         chosen = dict(move.named_dirs)

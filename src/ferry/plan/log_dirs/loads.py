@@ -8,7 +8,7 @@ balance (a cordoned dir is emptied with ``--evacuate-dir``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from ferry.errors import InputError
@@ -102,12 +102,26 @@ def broker_loads(snapshot: ClusterSnapshot, option: str) -> dict[int, BrokerLoad
             f"{option}: the snapshot lists no log dirs",
             hint="take it from the cluster (ferry snapshot, or ferry plan --bootstrap-server): Kafka 3.3+",
         )
-    for p in snapshot.partitions:
-        for broker, path in _placed(p.replica_dirs, loads):
-            if loads[broker].broker.log_dir(path) is None:
-                raise InputError(f"{option}: {p.tp} on broker {broker} is in {path}, not one of its log dirs")
-            loads[broker].replicas.setdefault(path, {})[p.tp] = p.bytes_on(broker)
+    strays = held_in_dirs(loads, snapshot)
+    if strays:
+        tp, broker, path = strays[0]
+        raise InputError(f"{option}: {tp} on broker {broker} is in {path}, not one of its log dirs")
     return loads
+
+
+def held_in_dirs(
+    loads: Mapping[int, BrokerLoads], snapshot: ClusterSnapshot
+) -> list[tuple[TopicPartition, int, str]]:
+    """Every replica of ``snapshot`` on a broker of ``loads`` counted in its dir; the replicas in a
+    dir their broker does not list (counted there all the same)."""
+    strays = []
+    for p in snapshot.partitions:
+        for broker, path in p.replica_dirs:
+            if broker in loads:
+                if loads[broker].broker.log_dir(path) is None:
+                    strays.append((p.tp, broker, path))
+                loads[broker].replicas.setdefault(path, {})[p.tp] = p.bytes_on(broker)
+    return strays
 
 
 def dir_moves(
@@ -124,7 +138,3 @@ def dir_moves(
         named = tuple(dirs.get(b, ANY_DIR) for b in state.replicas)
         moves.append(Move(tp, state.replicas, state.replicas, state.size, named))
     return tuple(moves)
-
-
-def _placed(dirs: tuple[tuple[int, str], ...], loads: dict[int, BrokerLoads]) -> Iterator[tuple[int, str]]:
-    return ((b, d) for b, d in dirs if b in loads)
