@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Sequence
+from functools import partial
 
 from ferry.model.cluster import PartitionState
 from ferry.model.goal import RackMode
+from ferry.plan.place.takers import least_loaded
 from ferry.plan.racks import RackLayout, may_take
 
 Planned = tuple[PartitionState, tuple[int, ...]]
@@ -35,15 +37,22 @@ def around_cordons(
         replicas = list(target)
         for b in [b for b in target if b in closed and b not in state.replicas]:
             others = [x for x in replicas if x != b and x in layout.rack_of]
-            options = [
-                c
-                for c in layout.brokers
-                if c not in closed and c not in replicas and may_take(layout, mode, others, len(replicas), c)
-            ]
-            if options:
-                taker = min(options, key=lambda c: (load[c], c))
+            taker = least_loaded(layout, load, partial(_open_taker, layout, mode, closed, replicas, others))
+            if taker is not None:
                 replicas[replicas.index(b)] = taker
                 load[b] -= 1
                 load[taker] += 1
         out.append((state, tuple(replicas)))
     return out
+
+
+def _open_taker(
+    layout: RackLayout,
+    mode: RackMode,
+    closed: Collection[int],
+    replicas: Sequence[int],
+    others: Sequence[int],
+    c: int,
+) -> bool:
+    """Whether ``c`` may take the replica: not cordoned, not holding one, and the rack rule allows it."""
+    return c not in closed and c not in replicas and may_take(layout, mode, others, len(replicas), c)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ferry.model.cluster import ClusterSnapshot, PartitionState
 from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move
+from ferry.plan.place.takers import least_loaded
 from ferry.plan.prepare.scope import target_brokers
 from ferry.plan.racks import RackLayout, may_take
 
@@ -80,7 +81,10 @@ def _destination(
     for allowed in (fits, no_worse):
         if allowed(new):
             return new
-        candidates = [b for b in layout.brokers if allowed(b)]
-        if candidates:
-            return min(candidates, key=lambda b: (load[b], b))
-    return min((b for b in layout.brokers if b not in replicas), key=lambda b: (load[b], b))
+        taker = least_loaded(layout, load, allowed)
+        if taker is not None:
+            return taker
+    taker = least_loaded(layout, load, lambda b: b not in replicas)
+    if taker is None:
+        raise RuntimeError("replace: every target broker already holds a replica of the partition")
+    return taker
