@@ -72,12 +72,12 @@ def _round(
         [*short[start : start + CHUNK], *_cycled(partners, n * CHUNK, CHUNK)]
         for n, start in enumerate(range(0, len(short), CHUNK))
     ]
+
+    def solve(chunk: list[int]) -> Balance | None:
+        return rejoin(layout, [demands[t] for t in chunk], [quotas[t] for t in chunk])
+
     improved = False
     for wave in _waves(chunks):
-
-        def solve(chunk: list[int]) -> Balance | None:
-            return rejoin(layout, [demands[t] for t in chunk], [quotas[t] for t in chunk])
-
         for chunk, found in zip(wave, side_by_side(solve, wave), strict=True):
             if found is None or sum(found.kept) <= sum(exact[t] for t in chunk):
                 continue

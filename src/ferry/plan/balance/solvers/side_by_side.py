@@ -2,12 +2,14 @@
 
 HiGHS lets go of the interpreter while it solves, so threads overlap one program's solve with the
 next one's build in Python; the answers come back in the order the work was given, whatever order
-the threads finish in.
+the threads finish in. Work already running side by side (a chunk of the exact pass whose program
+falls apart into parts) runs its own items one after the other: the cores are taken.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -23,10 +25,20 @@ def cores() -> int:
     return os.cpu_count() or 1
 
 
+_WORKER = threading.local()
+"""``inside`` is set in the threads :func:`side_by_side` runs work in."""
+
+
 def side_by_side(work: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    """``work`` of each of ``items``, in their order, as many at once as there are cores."""
+    """``work`` of each of ``items``, in their order, as many at once as there are cores (one after
+    the other inside work that already runs side by side)."""
     workers = min(len(items), cores())
-    if workers <= 1:
+    if workers <= 1 or getattr(_WORKER, "inside", False):
         return [work(item) for item in items]
+
+    def in_worker(item: T) -> R:
+        _WORKER.inside = True
+        return work(item)
+
     with ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(work, items))
+        return list(pool.map(in_worker, items))
