@@ -10,7 +10,7 @@ nothing and is no unit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from ferry.model.cluster import Broker, PartitionState
@@ -78,9 +78,8 @@ def _sequence(
     held, joins, leaves = list(replicas), list(joins), list(leaves)
     actions: list[Action] = []
     while joins or leaves:
-        found = next(
-            (a for a in _candidates(joins, leaves, layout) if _no_worse(held, a, layout, mode)), None
-        )
+        allowed = _NoWorse(held, layout, mode)
+        found = next((a for a in _candidates(joins, leaves, layout) if allowed(a)), None)
         if found is None:
             return None
         held = _after(held, found)
@@ -92,17 +91,22 @@ def _sequence(
     return actions
 
 
-def _candidates(joins: Sequence[int], leaves: Sequence[int], layout: RackLayout) -> list[Action]:
+def _candidates(joins: Sequence[int], leaves: Sequence[int], layout: RackLayout) -> Iterator[Action]:
+    """The actions to try, in order (made as they are tried: the first is most often taken)."""
     rack = layout.rack_of.get
-    pairs: list[Action] = []
     for r in leaves:
         same = [a for a in joins if rack(a) == rack(r)]
-        pairs += [((r,), (a,)) for a in same] + [((r,), (a,)) for a in joins if a not in same]
+        for a in same:
+            yield (r,), (a,)
+        for a in joins:
+            if a not in same:
+                yield (r,), (a,)
     if len(joins) > len(leaves):
-        return pairs + [((), (a,)) for a in joins]
-    if len(leaves) > len(joins):
-        return pairs + [((r,), ()) for r in leaves]
-    return pairs
+        for a in joins:
+            yield (), (a,)
+    elif len(leaves) > len(joins):
+        for r in leaves:
+            yield (r,), ()
 
 
 def _after(held: Sequence[int], action: Action) -> list[int]:
@@ -118,23 +122,35 @@ def _after(held: Sequence[int], action: Action) -> list[int]:
     return out
 
 
-def _no_worse(held: Sequence[int], action: Action, layout: RackLayout, mode: RackMode) -> bool:
-    if mode is RackMode.EVEN:
-        return True
-    leaving, joining = action
-    rack_of = layout.rack_of
-    # Replicas on brokers being removed count for no rack: the rule is the target brokers' racks'.
-    gone = [rack_of[b] for b in leaving if b in rack_of]
-    new = [rack_of[b] for b in joining]
-    if gone == new:
-        return True  # one for one inside a rack: the rack counts stay as they are
-    counts = layout.counts(b for b in held if b in rack_of)
-    before = layout.outside_counts(counts)
-    for k in gone:
-        counts[k] -= 1
-    for k in new:
-        counts[k] += 1
-    return layout.outside_counts(counts) <= before
+class _NoWorse:
+    """Whether an action leaves a partition holding ``held`` no further outside its rack bounds;
+    the rack counts of ``held`` are counted once for all the actions tried from it."""
+
+    def __init__(self, held: Sequence[int], layout: RackLayout, mode: RackMode) -> None:
+        self.layout, self.even = layout, mode is RackMode.EVEN
+        self.counts: list[int] | None = None
+        self.before = 0
+        self.held = held
+
+    def __call__(self, action: Action) -> bool:
+        if self.even:
+            return True
+        leaving, joining = action
+        rack_of = self.layout.rack_of
+        # Replicas on brokers being removed count for no rack: the rule is the target brokers' racks'.
+        gone = [rack_of[b] for b in leaving if b in rack_of]
+        new = [rack_of[b] for b in joining]
+        if gone == new:
+            return True  # one for one inside a rack: the rack counts stay as they are
+        if self.counts is None:
+            self.counts = self.layout.counts(b for b in self.held if b in rack_of)
+            self.before = self.layout.outside_counts(self.counts)
+        counts = list(self.counts)
+        for k in gone:
+            counts[k] -= 1
+        for k in new:
+            counts[k] += 1
+        return self.layout.outside_counts(counts) <= self.before
 
 
 def step_replicas(state: PartitionState, target: Sequence[int], taken: Sequence[Unit]) -> tuple[int, ...]:

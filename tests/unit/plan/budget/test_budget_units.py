@@ -1,0 +1,53 @@
+"""A partition's change cut into units: each unit one replica, every replica set along the way no
+further outside the rack bounds than the one before it, and all units together the whole change."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ferry.model import Broker, PartitionState, TopicPartition
+from ferry.model.goal import RackMode
+from ferry.plan.budget.units import step_replicas, units_of
+from ferry.plan.racks import RackLayout
+
+
+@st.composite
+def changes(draw: st.DrawFn) -> tuple[RackLayout, dict[int, str | None], tuple[int, ...], tuple[int, ...]]:
+    """A rack layout of target brokers (some brokers of the start may be leaving it), a start and a
+    target replica set of one or two more or fewer replicas or as many."""
+    sizes = draw(st.lists(st.integers(1, 4), min_size=2, max_size=4))
+    racks = {b: f"r{k}" for k, size in enumerate(sizes) for b in range(sum(sizes[:k]), sum(sizes[: k + 1]))}
+    targets = sorted(racks)
+    removed = list(range(len(targets), len(targets) + draw(st.integers(0, 2))))
+    racks.update({b: "gone" for b in removed})
+    start = draw(st.lists(st.sampled_from(targets + removed), min_size=1, max_size=5, unique=True))
+    target = draw(st.lists(st.sampled_from(targets), min_size=1, max_size=5, unique=True))
+    return RackLayout.of(racks, targets), dict(racks), tuple(start), tuple(target)
+
+
+@settings(max_examples=400, deadline=None)
+@given(changes(), st.sampled_from([RackMode.STRICT, RackMode.EVEN]))
+def test_units_get_no_further_outside_the_rack_bounds_and_add_up_to_the_change(
+    change: tuple[RackLayout, dict[int, str | None], tuple[int, ...], tuple[int, ...]], mode: RackMode
+) -> None:
+    layout, racks, start, target = change
+    state = PartitionState(TopicPartition("t", 0), start, start[0], start, 1_000)
+    brokers = {b: Broker(b, rack) for b, rack in racks.items()}
+    units = units_of(0, (state, target), layout, mode, brokers)
+    assert [u.order for u in units] == list(range(len(units)))
+    assert sum(u.moves for u in units) == len(set(target) - set(start))
+    assert sum(u.bytes for u in units) == 1_000 * len(set(target) - set(start))
+    held = state.replicas
+    for k in range(len(units)):
+        after = step_replicas(state, target, units[: k + 1])
+        assert len(set(after)) == len(after)
+        if len(units) > 1:  # cut into single replicas: each may only keep or narrow the distance
+            assert len(units[k].joins) <= 1 and len(units[k].leaves) <= 1
+            if mode is RackMode.STRICT:
+                inside = [b for b in after if b in layout.rack_of]
+                before = [b for b in held if b in layout.rack_of]
+                assert layout.outside(inside) <= layout.outside(before)
+        held = after
+    assert set(held) == set(target) or not units
+    assert bool(units) == (set(start) != set(target))
