@@ -28,6 +28,7 @@ import random
 import resource
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from queue import Empty
 from typing import Any
 
@@ -224,9 +225,10 @@ def run_case(case: Case | shapes.Shape, queue: Any, cores: int = 1, seed: int = 
     )
 
 
-def measure(case: Case | shapes.Shape, limit: float, cores: int = 1, seed: int = 7) -> dict[str, Any] | None:
-    """One case in a fresh process on ``cores`` cores; ``None`` if it did not finish within
-    ``limit`` seconds."""
+def measure(case: Case | shapes.Shape, limit: float, cores: int = 1, seed: int = 7) -> dict[str, Any]:
+    """One case in a fresh process on ``cores`` cores; where it did not finish within ``limit``
+    seconds, only ``{"unfinished": True, "peak_mib": ...}``, its peak memory so far (Linux: the
+    kernel's high-water mark of its resident memory; ``None`` elsewhere)."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     proc = ctx.Process(target=run_case, args=(case, queue, cores, seed))
@@ -234,11 +236,22 @@ def measure(case: Case | shapes.Shape, limit: float, cores: int = 1, seed: int =
     try:
         out: dict[str, Any] = queue.get(timeout=limit)
     except Empty:
+        peak = _peak_mib(proc.pid)
         proc.kill()
-        return None
+        return {"unfinished": True, "peak_mib": peak}
     finally:
         proc.join()
     return out
+
+
+def _peak_mib(pid: int | None) -> float | None:
+    """A running process's peak resident memory in MiB, from ``/proc`` (``VmHWM``)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    kib = next((line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")), None)
+    return None if kib is None else int(kib) / 1024
 
 
 SMALL = [
@@ -517,8 +530,10 @@ def main() -> None:
     results = []
     for case in cases:
         result = measure(case, args.limit, args.cores, args.seed)
-        if result is None:
-            print(f"| {case.name} | did not finish within {args.limit:.0f} s |", flush=True)
+        if result.get("unfinished"):
+            peak = result["peak_mib"]
+            memory = "" if peak is None else f" (peak {peak:,.0f} MiB by then)"
+            print(f"| {case.name} | did not finish within {args.limit:.0f} s{memory} |", flush=True)
             continue
         results.append(result)
         print(byte_row(result) if bytes_only else row(result), flush=True)
