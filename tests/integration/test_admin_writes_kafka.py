@@ -62,7 +62,8 @@ def test_cancel_stops_a_throttled_move(admin: KafkaPythonAdmin, bootstrap: str) 
         assert admin.alter_reassignments({tp: None}) == {tp: None}
         wait_until(lambda: not admin.list_reassignments(["aw-cancel"]), 30, "cancel")
 
-        def kept() -> set[int]:
+        def outside_isr() -> set[int]:
+            """The cancelled move's replica where it is still a replica but not in the ISR."""
             (state,) = [p for p in admin.describe_partitions(["aw-cancel"]) if p.tp == tp]
             assert {1, 2} <= set(state.replicas) and set(state.replicas) <= {1, 2, 3}
             return set(state.replicas) - {1, 2} - set(state.isr or ())
@@ -71,7 +72,7 @@ def test_cancel_stops_a_throttled_move(admin: KafkaPythonAdmin, bootstrap: str) 
         # that did not leaves. The controller answers for the reassignments and a broker for the
         # partition, which it learns from the metadata log a moment later: a bounded wait, as for
         # the throttles.
-        wait_until(lambda: not kept(), 15, "the cancelled move's replica out, or in the ISR")
+        wait_until(lambda: not outside_isr(), 15, "the cancelled move's replica out, or in the ISR")
     finally:
         admin.alter_configs(dict.fromkeys(throttle))
     _read_back(admin, list(throttle), {})

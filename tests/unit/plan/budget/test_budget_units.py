@@ -14,8 +14,8 @@ from ferry.plan.racks import RackLayout
 
 @st.composite
 def changes(draw: st.DrawFn) -> tuple[RackLayout, dict[int, str | None], tuple[int, ...], tuple[int, ...]]:
-    """A rack layout of target brokers (some brokers of the start may be leaving it), a start and a
-    target replica set of one or two more or fewer replicas or as many."""
+    """A rack layout of target brokers and every broker's rack, a start replica set (on target
+    brokers and on brokers leaving the cluster) and a target set, 1 to 5 replicas each."""
     sizes = draw(st.lists(st.integers(1, 4), min_size=2, max_size=4))
     racks = {b: f"r{k}" for k, size in enumerate(sizes) for b in range(sum(sizes[:k]), sum(sizes[: k + 1]))}
     targets = sorted(racks)
@@ -23,7 +23,7 @@ def changes(draw: st.DrawFn) -> tuple[RackLayout, dict[int, str | None], tuple[i
     racks.update({b: "gone" for b in removed})
     start = draw(st.lists(st.sampled_from(targets + removed), min_size=1, max_size=5, unique=True))
     target = draw(st.lists(st.sampled_from(targets), min_size=1, max_size=5, unique=True))
-    return RackLayout.of(racks, targets), dict(racks), tuple(start), tuple(target)
+    return RackLayout.of(racks, targets), racks, tuple(start), tuple(target)
 
 
 @settings(max_examples=400, deadline=None)
