@@ -11,7 +11,7 @@ Where a rack failed so (:func:`oversaturated`), each pool of the rack that can f
 and rack rows allow ``n`` extras) gets a column ``s >= y - (n - 1)``, one exactly when the pool is
 full, and each broker ``b`` of the rack a row ``sum of s over the pools it is idle for <= z[rack, b]``
 (:func:`saturation_rows`), and the program is solved again at once
-(:meth:`ferry.plan.balance.program.integer_program.ProgramState.solve`): its rows so far are kept as a matrix,
+(:func:`ferry.plan.balance.program.integer_program.solve`): its rows so far are kept as a matrix,
 and only the parts the new rows touch are solved again (:mod:`ferry.plan.balance.solvers.parts` remembers the
 others). Every split meets these rows, so the optimum is unchanged; they only rule out pooled optima no split
 can realise. Before, such a rack's pools got a column per broker in a second program, built again in

@@ -5,7 +5,7 @@ without pinned partitions, shrinking groups or rack floors their rack rows do no
 (:func:`~ferry.plan.balance.program.pinned_rows.binding_floors`), and without rack-room rows
 posed. Such a topic has only its extras ``x[t, b]`` on the brokers holding it, its pooled columns,
 its topic row and its rack rows; every replica it keeps follows from those
-(:meth:`~ferry.plan.balance.program.integer_program.ProgramState._imply_kept`). Built topic by topic, 100,000
+(:func:`~ferry.plan.balance.program.topic_rows._imply_kept`). Built topic by topic, 100,000
 of them took over 5 s of Python on the driver (`benchmarks/driver_phases.py`, "build: topics"); here only each
 topic's holders are read in Python, and the columns, rows and entries of a run of plain topics are
 laid out with numpy, in the order the topic-by-topic build gives them (the same program, column
@@ -101,7 +101,7 @@ def _getter(where: list[int]) -> Callable[[tuple[int, ...]], Sequence[int]]:
 
 def add_plain(program: ProgramState, topics: list[int]) -> None:
     """Columns, rows and per-topic records of the plain ``topics`` (in order), as
-    :meth:`~ferry.plan.balance.program.integer_program.ProgramState._topic` would add them one by one."""
+    :func:`~ferry.plan.balance.program.topic_rows.add_topic` would add them one by one."""
     layout, demands = program.layout, [program.demands[t] for t in topics]
     racks = len(layout.members)
     h = _Holders.of(demands, len(layout.brokers))
@@ -270,7 +270,7 @@ def _rows(
 ) -> None:
     """Each topic's row (exactly its extras) and rack rows (its extras in a rack within the rack's
     bounds), posed or, where only a loose upper bound, left to
-    :attr:`~ferry.plan.balance.program.integer_program.ProgramState.loose`."""
+    :attr:`~ferry.plan.balance.program.state.ProgramState.loose`."""
     racks = cols.pool_count.shape[1]
     lo, hi = bounds[:, :, 0], bounds[:, :, 1]
     present = cols.x_in + cols.pool_count > 0
@@ -307,7 +307,7 @@ def _rows(
 
 def _capped(program: ProgramState, topics: list[int], racks: int) -> np.ndarray:
     """Per topic and rack, whether its loose row of most extras is posed all the same
-    (:meth:`~ferry.plan.balance.program.integer_program.ProgramState._capped`)."""
+    (:meth:`~ferry.plan.balance.program.state.ProgramState.capped`)."""
     refined = program.refined
     out = np.full((len(topics), racks), refined.every_cap, dtype=bool)
     if refined.capped and not refined.every_cap:

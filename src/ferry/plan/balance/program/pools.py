@@ -159,7 +159,7 @@ class Refinements:
     (:func:`tight`)."""
     capped: set[tuple[int, int]] = field(default_factory=set)
     """(topic, rack) rows of most extras posed, although an optimum mostly keeps them unasked
-    (:attr:`ferry.plan.balance.program.integer_program.Program.loose`): one broke them."""
+    (:attr:`ferry.plan.balance.program.state.ProgramState.loose`): one broke them."""
     every_cap: bool = False
     """Every such row posed: an optimum broke some. Posing only the broken ones moves the excess to
     other topics' racks (on small clusters, where a rack's brokers are few, and on a skewed start):
@@ -181,7 +181,7 @@ class Refinements:
 
 class LooseRows:
     """Rows of most extras a pooled program leaves out and checks after solving
-    (:attr:`ferry.plan.balance.program.integer_program.Program.loose`); in typed arrays: a million of them at
+    (:attr:`ferry.plan.balance.program.state.ProgramState.loose`); in typed arrays: a million of them at
     100,000 topics."""
 
     def __init__(self) -> None:

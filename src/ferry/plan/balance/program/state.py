@@ -1,6 +1,6 @@
 """The balance program's state: its columns and rows as built so far (:class:`Columns`), the topic
 data they are built from, and what the solve found. The row builders of this package add to it, and
-:class:`~ferry.plan.balance.program.integer_program.Program` builds, solves and reads it; none of them
+:func:`~ferry.plan.balance.program.integer_program.solve` builds, solves and reads it; none of them
 is imported here.
 
 The columns and rows themselves are described in :mod:`ferry.plan.balance.program.integer_program`.
