@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -87,14 +88,20 @@ class _Tally:
 
     def __init__(self, now: Iterable[Planned], full: Iterable[Planned], weigh: Weigh) -> None:
         self.weigh = weigh
-        self.excess: dict[Hashable, int] = {}
-        for sign, placement in ((1, now), (-1, full)):
-            for state, replicas in placement:
-                for b in replicas:
-                    key, n = weigh(state, b)
-                    self.excess[key] = self.excess.get(key, 0) + sign * n
-        self.over = sum(n for n in self.excess.values() if n > 0)
-        self.short = -sum(n for n in self.excess.values() if n < 0)
+        if weigh is _by_topic:
+            # One replica weighs one: counted in C, about a third of the time of the loop below.
+            excess: Counter[Hashable] = Counter((s.tp.topic, b) for s, replicas in now for b in replicas)
+            excess.subtract(Counter((s.tp.topic, b) for s, replicas in full for b in replicas))
+        else:
+            excess = Counter()
+            for sign, placement in ((1, now), (-1, full)):
+                for state, replicas in placement:
+                    for b in replicas:
+                        key, n = weigh(state, b)
+                        excess[key] += sign * n
+        self.excess: Counter[Hashable] = excess
+        self.over = sum(n for n in excess.values() if n > 0)
+        self.short = -sum(n for n in excess.values() if n < 0)
 
     @property
     def imbalance(self) -> int:
@@ -104,15 +111,21 @@ class _Tally:
 
     def _change(self, unit: Unit, state: PartitionState) -> tuple[dict[Hashable, int], int, int]:
         change: dict[Hashable, int] = {}
-        for sign, brokers in ((-1, unit.leaves), (1, unit.joins)):
-            for b in brokers:
-                key, n = self.weigh(state, b)
-                change[key] = change.get(key, 0) + sign * n
+        weigh = self.weigh
+        for b in unit.leaves:
+            key, n = weigh(state, b)
+            change[key] = change.get(key, 0) - n
+        for b in unit.joins:
+            key, n = weigh(state, b)
+            change[key] = change.get(key, 0) + n
         over, short = self.over, self.short
+        excess = self.excess
         for key, d in change.items():
-            was = self.excess.get(key, 0)
-            over += max(0, was + d) - max(0, was)
-            short += max(0, -(was + d)) - max(0, -was)
+            was = excess.get(key, 0)
+            now = was + d
+            # The positive part of the excess counts over, the negative part short.
+            over += (now if now > 0 else 0) - (was if was > 0 else 0)
+            short += (-now if now < 0 else 0) - (-was if was < 0 else 0)
         return change, over, short
 
     def gain(self, unit: Unit, state: PartitionState) -> int:
@@ -170,8 +183,8 @@ def _choose(
     def entry(j: int) -> tuple[float, float, int, int, int]:
         unit = units[j]
         cost = scale.cost(unit)
-        gain = tally.gain(unit, full[unit.partition][0])
-        ratio = math.inf if cost == 0 else gain / cost
+        # A unit that costs nothing of the budget (a replica dropped) goes first whatever it gains.
+        ratio = math.inf if cost == 0 else tally.gain(unit, full[unit.partition][0]) / cost
         return (-ratio, cost, unit.partition, unit.order, j)
 
     heap = [entry(j) for j, u in enumerate(units) if u.order == 0]

@@ -74,7 +74,33 @@ def _sequence(
     """Single-replica actions in an order after each of which the partition is no further outside
     its rack bounds than before it (:meth:`RackLayout.outside`; for a partition inside them, what
     :func:`ferry.plan.racks.may_take` allows); ``None`` if there is no such order. A joining
-    broker in the leaving one's rack goes first: the rack counts then stay."""
+    broker in the leaving one's rack goes first: the rack counts then stay.
+
+    The order depends on the brokers' racks only, so it is worked out once per shape of change
+    (the racks of the replicas held, and of the joining and leaving ones, in order) and kept in
+    ``layout``'s memo as positions in ``joins`` and ``leaves``: a 100k-partition plan has a few
+    hundred such shapes."""
+    rack = layout.rack_of.get
+    held_racks = sorted(k for k in map(rack, replicas) if k is not None)
+    key = ("budget-sequence", mode, tuple(held_racks), tuple(map(rack, joins)), tuple(map(rack, leaves)))
+    if key not in layout.memo:
+        found = _search(replicas, joins, leaves, layout, mode)
+        at_join, at_leave = {b: i for i, b in enumerate(joins)}, {b: i for i, b in enumerate(leaves)}
+        layout.memo[key] = (
+            None
+            if found is None
+            else [(tuple(at_leave[b] for b in r), tuple(at_join[b] for b in a)) for r, a in found]
+        )
+    shape: list[tuple[tuple[int, ...], tuple[int, ...]]] | None = layout.memo[key]
+    if shape is None:
+        return None
+    return [(tuple(leaves[i] for i in r), tuple(joins[i] for i in a)) for r, a in shape]
+
+
+def _search(
+    replicas: Sequence[int], joins: Sequence[int], leaves: Sequence[int], layout: RackLayout, mode: RackMode
+) -> list[Action] | None:
+    """:func:`_sequence` for these brokers, tried action by action."""
     held, joins, leaves = list(replicas), list(joins), list(leaves)
     actions: list[Action] = []
     while joins or leaves:
