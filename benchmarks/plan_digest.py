@@ -4,9 +4,12 @@ Plans every named scenario, 40 random clusters of the property tests' generator,
 small, unequal-rack and byte cases, and 50 of them again with ``--balance bytes``, in process; prints
 one SHA-256 per case (of reassignment.json's content and the report) and one over all. ``--large``
 adds plan_quality's 100,000-partition cases (a minute more), where the solver's programs split into
-parts and are solved again from a kept basis. Run it on two commits and compare the last line:
+parts and are solved again from a kept basis. ``--budgets`` digests budgeted steps instead
+(``--max-moves`` and ``--max-bytes`` at 3, 10 and 40 % of each full plan's moves and bytes, on
+benchmarks/budget.py's convergence cases, and with ``--large`` on the 100k cases but the 2,000-topic
+one). Run it on two commits and compare the last line:
 
-    .venv/bin/python benchmarks/plan_digest.py [--large]
+    .venv/bin/python benchmarks/plan_digest.py [--large] [--budgets]
     PYTHONPATH=<other checkout>/src .venv/bin/python <other checkout>/benchmarks/plan_digest.py
 """
 
@@ -44,6 +47,26 @@ def cases(large: bool = False) -> list[tuple[str, ClusterSnapshot, Goal]]:
     return out
 
 
+BUDGET_SHARES = (0.03, 0.1, 0.4)
+
+
+def budget_cases(large: bool = False) -> list[tuple[str, ClusterSnapshot, Goal]]:
+    """Each case's budgeted steps: both budgets at each of :data:`BUDGET_SHARES` of its full plan."""
+    from budget import CONVERGE
+
+    chosen = list(CONVERGE) + [c for c in plan_quality.LARGE if large and "2,000 topics" not in c.name]
+    out = []
+    for case in chosen:
+        snapshot, goal = plan_quality.generate(case)
+        full = plan(snapshot, goal).report
+        assert full is not None
+        for share in BUDGET_SHARES:
+            moves, data = max(1, round(share * full.replica_moves)), max(1, round(share * full.bytes_moved))
+            out.append((f"{case.name}, {moves} moves", snapshot, replace(goal, max_moves=moves)))
+            out.append((f"{case.name}, {data} bytes", snapshot, replace(goal, max_bytes=data)))
+    return out
+
+
 def report_doc(report: object) -> object:
     if isinstance(report, Mapping):  # before the planner's report was typed
         return dict(report)
@@ -64,9 +87,10 @@ def digest(snapshot: ClusterSnapshot, goal: Goal) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--large", action="store_true", help="add the 100,000-partition cases")
+    parser.add_argument("--budgets", action="store_true", help="budgeted steps instead of full plans")
     args = parser.parse_args()
     overall = hashlib.sha256()
-    for name, snapshot, goal in cases(args.large):
+    for name, snapshot, goal in (budget_cases if args.budgets else cases)(args.large):
         one = digest(snapshot, goal)
         overall.update(one.encode())
         print(f"{one[:16]}  {name}")
