@@ -6,11 +6,14 @@ Convergence: for each case and budget (a share of the full plan's moves), plan a
 the steps, the moves (bytes with ``--balance bytes``) of all steps over the full plan's, and
 whether the end is as balanced as the full plan (replica, topic and leader spread, rack
 violations). Scale: plan() of each 100k case with and without a budget of a tenth of its moves, in
-this process, wall and CPU seconds. Usage:
+this process, wall and CPU seconds. Step: the step alone (choosing a tenth of the full plan's moves
+from it, :func:`ferry.plan.budget.step.take_step`), the least CPU seconds of three runs, which a
+busy machine disturbs less than the difference of two whole plans. Usage:
 
     .venv/bin/python benchmarks/budget.py               # convergence and 100k cases
     .venv/bin/python benchmarks/budget.py --converge    # convergence only
     .venv/bin/python benchmarks/budget.py --scale       # 100k cases only
+    .venv/bin/python benchmarks/budget.py --step        # the step alone, on the 100k cases
 """
 
 from __future__ import annotations
@@ -90,11 +93,44 @@ def scale(case: Case) -> str:
     )
 
 
+def step_cost(case: Case) -> str:
+    from ferry.plan.budget.step import take_step
+    from ferry.plan.gc_pause import paused
+    from ferry.plan.prepare.scope import in_scope, target_brokers
+    from ferry.plan.racks import RackLayout
+
+    snapshot, goal = generate(case)
+    done = plan(snapshot, goal)
+    targets = {m.tp: m.target for m in done.moves}
+    full = [(p, targets.get(p.tp, p.replicas)) for parts in in_scope(snapshot, goal) for p in parts]
+    brokers = {b.id: b for b in snapshot.brokers}
+    budgeted = replace(goal, max_moves=max(1, _report(done).replica_moves // 10))
+    runs = []
+    for _ in range(3):
+        # A fresh layout each run: the step keeps what it learns per layout in the layout's memo.
+        layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
+        with paused():  # as plan() runs it
+            cpu = time.process_time()
+            step = take_step(layout, budgeted, full, brokers)
+            runs.append(time.process_time() - cpu)
+    return (
+        f"| {case.name} | {len(full):,} | {budgeted.max_moves:,} | {step.figures['moves']:,} "
+        f"| {min(runs):.2f} |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--converge", action="store_true", help="convergence cases only")
     parser.add_argument("--scale", action="store_true", help="100k cases only")
+    parser.add_argument("--step", action="store_true", help="the step alone, on the 100k cases")
     args = parser.parse_args()
+    if args.step:
+        print("| case | partitions | budget | moves taken | step CPU s (least of 3) |")
+        print("|---|---|---|---|---|")
+        for case in LARGE:
+            print(step_cost(case), flush=True)
+        return
     both = not (args.converge or args.scale)
     if args.converge or both:
         print("| case | budget (share of full plan) | steps | all steps / full plan | as balanced | s |")

@@ -11,7 +11,7 @@ nothing and is no unit.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ferry.model.cluster import Broker, PartitionState
 from ferry.model.goal import RackMode
@@ -19,9 +19,9 @@ from ferry.plan.measure.copies import copied
 from ferry.plan.racks import RackLayout
 
 
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """Part of one partition's change; a partition's units are taken in ``order``."""
+class Unit(NamedTuple):
+    """Part of one partition's change; a partition's units are taken in ``order``. A named tuple:
+    a step makes one per moving partition or more, and a tuple is made in C."""
 
     partition: int
     """Index of the partition in the plan's list."""
