@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from ferry.model import Broker, PartitionState, TopicPartition
 from ferry.model.goal import RackMode
-from ferry.plan.budget.units import step_replicas, units_of
+from ferry.plan.budget.units import Unit, step_replicas, units_of
 from ferry.plan.racks import RackLayout
 
 
@@ -51,3 +51,37 @@ def test_units_get_no_further_outside_the_rack_bounds_and_add_up_to_the_change(
         held = after
     assert set(held) == set(target) or not units
     assert bool(units) == (set(start) != set(target))
+
+
+@settings(max_examples=400, deadline=None)
+@given(changes(), st.data(), st.sampled_from([RackMode.STRICT, RackMode.EVEN]))
+def test_a_change_of_a_shape_seen_before_is_cut_as_if_it_came_first(
+    change: tuple[RackLayout, dict[int, str | None], tuple[int, ...], tuple[int, ...]],
+    data: st.DataObject,
+    mode: RackMode,
+) -> None:
+    """The order of a change's units is kept per shape of change (the racks involved): a partition
+    planned after others, of its shape or not, gets the units it would get first."""
+    layout, racks, start, target = change
+    brokers = {b: Broker(b, rack) for b, rack in racks.items()}
+    by_rack: dict[str | None, list[int]] = {}
+    for b, rack in racks.items():
+        by_rack.setdefault(rack, []).append(b)
+    # The same brokers' racks, other brokers of them: the shape of the first change.
+    other: dict[int, int] = {}
+    for members in by_rack.values():
+        other.update(zip(members, data.draw(st.permutations(members)), strict=True))
+    relabelled = tuple(other[b] for b in start), tuple(other[b] for b in target)
+    # Another change on the same brokers, of whatever shape.
+    anywhere, targets = st.sampled_from(sorted(racks)), st.sampled_from(layout.brokers)
+    drawn = tuple(data.draw(st.lists(anywhere, min_size=1, max_size=5, unique=True)))
+    drawn_to = tuple(data.draw(st.lists(targets, min_size=1, max_size=5, unique=True)))
+
+    def units(index: int, replicas: tuple[int, ...], to: tuple[int, ...], where: RackLayout) -> list[Unit]:
+        state = PartitionState(TopicPartition("t", index), replicas, replicas[0], replicas, 1_000)
+        return units_of(index, (state, to), where, mode, brokers)
+
+    units(0, start, target, layout)  # its shape is now known to the layout
+    for index, (replicas, to) in enumerate([relabelled, (drawn, drawn_to)], start=1):
+        fresh = RackLayout.of(racks, layout.brokers)
+        assert units(index, replicas, to, layout) == units(index, replicas, to, fresh)
