@@ -78,8 +78,8 @@ def _sequence(
 
     The order depends on the brokers' racks only, so it is worked out once per shape of change
     (the racks of the replicas held, and of the joining and leaving ones, in order) and kept in
-    ``layout``'s memo as positions in ``joins`` and ``leaves``: a 100k-partition plan has a few
-    hundred such shapes."""
+    ``layout``'s memo as positions in ``joins`` and ``leaves``: a plan has few such shapes,
+    however many partitions it moves."""
     rack = layout.rack_of.get
     held_racks = sorted(k for k in map(rack, replicas) if k is not None)
     key = ("budget-sequence", mode, tuple(held_racks), tuple(map(rack, joins)), tuple(map(rack, leaves)))
