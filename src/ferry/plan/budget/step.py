@@ -157,7 +157,7 @@ class _Budget:
 
     def cost(self, unit: Unit) -> float:
         """The share of the budget ``unit`` takes (of the tighter limit when both are set)."""
-        moves = -1.0 if self.moves is None else len(unit.joins) / max(self.moves, 1)
+        moves = -1.0 if self.moves is None else unit.moves / max(self.moves, 1)
         data = -1.0 if self.bytes is None else unit.bytes / max(self.bytes, 1)
         return moves if moves > data else data
 
