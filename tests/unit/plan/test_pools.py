@@ -14,6 +14,7 @@ from ferry.plan.balance.bands import broker_band
 from ferry.plan.balance.program import integer_program as program_module
 from ferry.plan.balance.program.columns import TopicColumns
 from ferry.plan.balance.program.integer_program import build, solve
+from ferry.plan.balance.program.loaded import loaded_brokers
 from ferry.plan.balance.program.plain_rack_room import run_room
 from ferry.plan.balance.program.pools import FULL_FINE, Pools, Refinements, holders, pool_columns, split
 from ferry.plan.balance.program.rack_room import _free_room, room_violations
@@ -85,13 +86,48 @@ def test_pooling_keeps_the_optimum_and_its_split_meets_every_row(
             assert lo <= sum(extra[layout.position[b]] for b in layout.members[k]) <= hi
 
 
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(wide(), st.sampled_from([0, 1]), st.booleans(), st.integers(0, 2**16))
+def test_loaded_brokers_take_extras_through_their_own_columns_and_the_optimum_stays(
+    case: tuple[ClusterSnapshot, Goal], slack: int, voluntary: bool, seed: int
+) -> None:
+    """Whichever brokers are loaded (ferry.plan.balance.program.loaded), a pooled program that splits
+    keeps as many replicas as the full one."""
+    layout, demands = _posed(*case)
+    setting = Setting(broker_band(layout, demands), slack, None, voluntary)
+    rng = np.random.default_rng(seed)
+    loaded = frozenset(i for i in range(len(layout.brokers)) if rng.random() < 0.3)
+    full = solve(ProgramState(layout, demands, voluntary=voluntary, room_rows=set()), setting)
+    program = ProgramState(layout, demands, voluntary=voluntary, room_rows=set(), pool=True, loaded=loaded)
+    pooled = solve(program, setting)
+    if full is None:
+        assert pooled is None
+        return
+    if pooled is None:
+        assert program.unpooled  # only a pooled optimum that could not be split goes unanswered
+        return
+    assert sum(pooled.kept) == sum(full.kept)
+
+
+def test_loaded_brokers_are_those_whose_topics_above_their_base_fill_their_room() -> None:
+    # 13 partitions at RF 3 on 6 brokers, skewed: low ids hold more of each topic than their base.
+    snapshot = generated(brokers=6, racks=3, topics=4, partitions=13, rf=3, seed=0, occupied=6, skew=2.0)
+    _, demands = _posed(snapshot, Goal())
+    above = [sum(1 for d in demands if d.quota.extras and d.held[i] > d.quota.base[i]) for i in range(6)]
+    assert len(set(above)) > 1
+    for room in ([2] * 6, [0, 1, 2, 3, 4, 5], [max(above) + 1] * 6):
+        expected = {i for i in range(6) if above[i] >= room[i]}
+        assert loaded_brokers(6, demands, np.array(room)) == expected
+
+
 def test_pools_that_cannot_be_split_get_their_own_columns_and_the_next_program_splits() -> None:
     # Three racks of four brokers, the last broker of each holding nothing, replicas placed
-    # without regard to racks: the first pooled optimum of racks 1 and 2 cannot be split.
+    # without regard to racks: the first pooled optimum of racks 1 and 2 cannot be split (with
+    # every broker pooled: no loaded broker given columns of its own).
     snapshot = generated(brokers=12, racks=3, topics=12, partitions=3, rf=3, seed=1, occupied=9)
     layout, demands = _posed(snapshot, Goal())
     setting = Setting(broker_band(layout, demands), 0, None, False)
-    first = ProgramState(layout, demands, room_rows=set(), pool=True)
+    first = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
     assert solve(first, setting) is None
     assert first.broke.unpool and {k for _, k in first.broke.unpool} == {1, 2}
     program, pooled = _solve_pooled(layout, demands, setting, set(), Refinements(), SPLIT_ROUNDS)
@@ -182,12 +218,20 @@ def test_plain_topics_built_in_bulk_give_the_same_program(
     if refine:
         refined.unpool = {(t, k) for t in range(len(demands)) for k in racks if rng.random() < 0.1}
         refined.capped = {(t, k) for t in range(len(demands)) for k in racks if rng.random() < 0.2}
+    # Some brokers loaded (columns of their own for every topic), or those the band shows.
+    loaded = frozenset(i for i in range(len(layout.brokers)) if rng.random() < 0.2) if seed % 2 else None
     built = []
     previous, program_module.PLAIN_CHUNK = program_module.PLAIN_CHUNK, chunk  # runs cut into chunks
     try:
         for bulk in (True, False):
             program = ProgramState(
-                layout, demands, voluntary=voluntary, room_rows=rows, pool=True, refined=refined
+                layout,
+                demands,
+                voluntary=voluntary,
+                room_rows=rows,
+                pool=True,
+                refined=refined,
+                loaded=loaded,
             )
             program.bulk = bulk
             build(program, setting)

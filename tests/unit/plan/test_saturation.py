@@ -23,7 +23,8 @@ from ferry.plan.racks import RackLayout
 
 def _posed(seed: int, partitions: int, skew: float) -> tuple[RackLayout, list[TopicDemand], Setting]:
     # Three racks of three brokers, the last broker of each new; replicas placed without regard
-    # to racks, so partitions are pinned and the program is no network.
+    # to racks, so partitions are pinned and the program is no network. Every broker is pooled
+    # (no loaded broker has columns of its own): the pools that fill are what is tested.
     snapshot = generated(
         brokers=9, racks=3, topics=10, partitions=partitions, rf=3, seed=seed, occupied=6, skew=skew
     )
@@ -41,7 +42,7 @@ def test_full_pools_no_broker_can_take_are_ruled_out_and_the_program_splits(
 ) -> None:
     layout, demands, setting = _posed(seed, partitions, skew)
     full = solve(ProgramState(layout, demands, room_rows=set()), setting)
-    pooled = ProgramState(layout, demands, room_rows=set(), pool=True)
+    pooled = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
     found = solve(pooled, setting)
     assert found is not None and full is not None and not pooled.unpooled
     assert sum(found.kept) == sum(full.kept)
@@ -49,7 +50,7 @@ def test_full_pools_no_broker_can_take_are_ruled_out_and_the_program_splits(
     # Without the rows, the same optimum comes back and its pools cannot be split.
     monkeypatch.setattr(saturation, "saturation_rows", lambda program, racks: None)
     monkeypatch.setattr(program_module, "saturation_rows", lambda program, racks: None)
-    without = ProgramState(layout, demands, room_rows=set(), pool=True)
+    without = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
     assert solve(without, setting) is None
     assert without.broke.saturate and without.broke.unpool
 
@@ -58,10 +59,10 @@ def test_full_pools_no_broker_can_take_are_ruled_out_and_the_program_splits(
 def test_a_later_program_poses_the_rows_from_the_start(seed: int, partitions: int, skew: float) -> None:
     layout, demands, setting = _posed(seed, partitions, skew)
     full = solve(ProgramState(layout, demands, room_rows=set()), setting)
-    first = ProgramState(layout, demands, room_rows=set(), pool=True)
+    first = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
     solve(first, setting)
     refined = Refinements(saturate={k for k in range(len(layout.members))})
-    later = ProgramState(layout, demands, room_rows=set(), pool=True, refined=refined)
+    later = ProgramState(layout, demands, room_rows=set(), pool=True, refined=refined, loaded=frozenset())
     found = solve(later, setting)
     assert found is not None and full is not None and not later.unpooled
     assert list(later.pools.topic) == list(first.pools.topic)  # every rack kept its pools

@@ -1,6 +1,7 @@
 """A skewed start that ignores racks (most partitions hold two replicas in one rack) plans at its
 bound: the balance program is a flow with holder and pair nodes, and a topic whose greedy placement
-loses a kept replica is placed again from the exact flow. Drawn by the scale benchmarks' own
+loses a kept replica is placed again from the exact flow; the brokers it loads get columns of their
+own in the pooled program, whose first optimum then splits. Drawn by the scale benchmarks' own
 generator (`benchmarks/shapes.py`), the same cluster on every machine."""
 
 from __future__ import annotations
@@ -8,7 +9,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ferry.plan.planner import plan
+from ferry.plan.balance.assign_extras import SPLIT_ROUNDS, _solve_pooled
+from ferry.plan.balance.bands import broker_band
+from ferry.plan.balance.program.integer_program import solve
+from ferry.plan.balance.program.pools import Refinements
+from ferry.plan.balance.program.state import ProgramState
+from ferry.plan.balance.rack_totals import retarget
+from ferry.plan.balance.setting import Setting
+from ferry.plan.planner import in_scope, plan, prepare_topic, target_brokers
+from ferry.plan.racks import RackLayout
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 import shapes  # the benchmarks folder is no package: found by path
@@ -24,3 +33,25 @@ def test_a_skewed_start_of_30k_partitions_plans_at_its_bound() -> None:
     assert result.report.replica_moves == result.report.lower_bound == 32_268
     after = result.report.balance["after"]
     assert (after["replica_spread"], after["rack_violations"]) == (1, 0)
+
+
+def test_a_skewed_starts_first_pooled_program_splits_once_loaded_brokers_have_their_own_columns() -> None:
+    # 10k partitions of the skewed shape: a few brokers of each rack hold so many topics above their
+    # base that those topics' extras fill their bands; pooled like the others, they made the first
+    # pooled program's pools unsplittable and a second program was solved.
+    skewed = next(s for s in shapes.SHAPES if s.start == "skewed").scaled(0.01, "10k")
+    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(skewed, 7))
+    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))  # type: ignore[arg-type]
+    demands = retarget(layout, [prepare_topic(p, goal, layout)[1] for p in in_scope(snapshot, goal)])  # type: ignore[arg-type]
+    setting = Setting(broker_band(layout, demands), 0, None, False)
+    refined = Refinements()
+    program, pooled = _solve_pooled(layout, demands, setting, set(), refined, SPLIT_ROUNDS)
+    assert program.pool and not refined  # the first pooled program split and broke no row
+    assert program.loaded and len(program.loaded) < len(layout.brokers) // 2
+    assert not any(set(at) & program.loaded for at in program.pools.split)
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
+    assert pooled is not None and full is not None
+    assert sum(pooled.kept) == sum(full.kept)
+    # With every broker pooled, the same program's pools cannot be split.
+    every = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
+    assert solve(every, setting) is None and every.broke.unpool

@@ -11,7 +11,8 @@ Columns and rows, solved by HiGHS (:mod:`ferry.plan.balance.solvers.highs`):
   more of it than their base quota: an extra gains them nothing), and
   ``z[rack, b]`` in each broker's band row, what the rack's pool passes on to ``b``; where an
   optimum's pools filled more idle brokers than one of them could take, rows against that
-  (:mod:`ferry.plan.balance.program.full_pools`);
+  (:mod:`ferry.plan.balance.program.full_pools`); a broker whose own extras fill its band is idle for
+  no topic (:mod:`ferry.plan.balance.program.loaded`);
 * ``f[t, b]``: replicas of ``t`` that stay on ``b``, of partitions free to keep any of their replicas;
   left out where it follows from ``x[t, b]`` (:func:`ferry.plan.balance.program.topic_rows._imply_kept`).
 * ``k[p, b]`` in {0, 1}: partition ``p`` keeps its replica on ``b``, for the few *pinned* partitions
@@ -48,11 +49,13 @@ import numpy as np
 from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.program.broker_rows import band_rows, leader_rows
 from ferry.plan.balance.program.full_pools import oversaturated, saturation_rows
+from ferry.plan.balance.program.loaded import loaded_brokers
 from ferry.plan.balance.program.plain_topics import PLAIN_CHUNK, add_plain, batched, is_plain
 from ferry.plan.balance.program.pools import split, tight
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.program.topic_rows import add_topic
 from ferry.plan.balance.setting import Setting
+from ferry.plan.prepare.demand import base_loads
 from ferry.plan.prepare.shrink_groups import realise
 
 
@@ -83,7 +86,10 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
     """Split the pools of ``solution`` (:attr:`Pools.split`), or say why not
     (:attr:`ProgramState.broke`). Where full pools no broker could take are why, rows rule them
     out and the program is solved again first (:mod:`ferry.plan.balance.program.full_pools`):
-    only its parts with those rows are."""
+    only its parts with those rows are. Where the pools split but a row left out is broken
+    (:attr:`ProgramState.loose`), every such row is posed and the program solved again at once,
+    without building it again (a second program was built before, on the 100k shapes of racks of 30
+    to 6 brokers and of the skewed start of `benchmarks/plan_quality.py --shapes`)."""
     found, failed, taken = split(state.layout, state.extras, state.pools, solution)
     fresh = oversaturated(state, solution, set(failed) - state.refined.saturate)
     if fresh:
@@ -93,10 +99,20 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
             return None
         solution = again
         found, failed, taken = split(state.layout, state.extras, state.pools, solution)
+    capped = state.loose.broken(solution)
+    if capped and not failed:
+        # Every row left out, not only the broken ones: those move the excess to other topics'
+        # racks (Refinements.every_cap).
+        state.loose.pose(state)
+        again = _optimum(state)
+        if again is None:
+            return None
+        solution = again
+        found, failed, taken = split(state.layout, state.extras, state.pools, solution)
     state.broke.unpool = tight(taken, failed, {k for _, k in state.refined.unpool})
-    state.broke.capped = state.loose.broken(solution)
-    if state.broke:
-        state.broke.saturate = fresh  # the next program poses them from the start
+    if state.broke.unpool:
+        # The next program poses these from the start.
+        state.broke.saturate, state.broke.capped = fresh, capped | state.loose.broken(solution)
     else:
         state.pools.split = found
     return solution
@@ -106,6 +122,11 @@ def build(state: ProgramState, setting: Setting) -> None:
     """Every column and row of the program under ``setting``."""
     # Pools feed the broker band rows: without them there is nothing to pool for.
     pooling = state.pool and setting.slack is not None
+    if pooling and state.loaded is None:
+        n = len(state.layout.brokers)
+        load = np.asarray(state.outside.load, dtype=np.int64) + base_loads(n, state.demands)
+        room = np.array([hi for _, hi in setting.band], dtype=np.int64) + (setting.slack or 0) - load
+        state.loaded = loaded_brokers(n, state.demands, room)
     _topics(state, pooling)
     if setting.slack is not None:
         band_rows(state, setting.band, setting.slack)

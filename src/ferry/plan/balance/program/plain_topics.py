@@ -23,6 +23,7 @@ from typing import TypeVar
 import numpy as np
 
 from ferry.plan.balance.program.columns import extend_from
+from ferry.plan.balance.program.loaded import loaded_pools
 from ferry.plan.balance.program.pinned_rows import binding_floors
 from ferry.plan.balance.program.pools import pool_columns, pool_width
 from ferry.plan.balance.program.state import PlainRun, ProgramState
@@ -68,6 +69,22 @@ class _Holders:
     base: np.ndarray
     shed: np.ndarray
 
+    def joined(self, topic: np.ndarray, pos: np.ndarray, base: np.ndarray) -> tuple[_Holders, np.ndarray]:
+        """These entries and more of brokers holding nothing (``topic``, ``pos``, ``base``), by topic
+        then position; and where each entry of the join (these first) went."""
+        none = np.zeros(len(topic), dtype=np.int64)
+        parts = [
+            (self.topic, topic),
+            (self.pos, pos),
+            (self.held, none),
+            (self.free, none),
+            (self.base, base),
+            (self.shed, none),
+        ]
+        joined = [np.concatenate(pair) for pair in parts]
+        order = np.lexsort((joined[1], joined[0]))
+        return _Holders(*(values[order] for values in joined)), order
+
     @classmethod
     def of(cls, demands: Sequence[TopicDemand], brokers: int) -> _Holders:
         span = range(brokers)
@@ -105,16 +122,25 @@ def add_plain(program: ProgramState, topics: list[int]) -> None:
     layout, demands = program.layout, [program.demands[t] for t in topics]
     racks = len(layout.members)
     h = _Holders.of(demands, len(layout.brokers))
-    rack = np.asarray(layout.rack_at, dtype=np.int64)[h.pos]
+    rack_at = np.asarray(layout.rack_at, dtype=np.int64)
     bounds, extras = extra_bounds(demands, racks)
+    opened = (bounds[:, :, 1] > 0) & (extras[:, None] > 0)
+    # Holders of no more than their base are idle for the topic, pooled (ferry.plan.balance.program.pools).
+    is_x = opened[h.topic, rack_at[h.pos]] & (h.held > h.base)
+    own = np.zeros(opened.shape, dtype=bool)
+    if program.loaded:
+        most = np.where(opened, np.minimum(extras[:, None], bounds[:, :, 1]), 0)
+        found = loaded_pools(layout, demands, program.loaded, (h.topic, h.pos, is_x), most)
+        own, take = found.own, found.take
+        distinct, rows = distinct_bases(demands)
+        h, order = h.joined(found.topic, found.pos, distinct[rows[found.topic], found.pos])
+        is_x = np.concatenate([is_x | take, np.ones(len(found.topic), dtype=bool)])[order]
+    rack = rack_at[h.pos]
     roomy = np.fromiter((bool(d.rack_room) for d in demands), dtype=bool, count=len(demands))
     # A broker that cannot exceed its quota keeps all it holds of free partitions; the others keep
     # min(free, base), and one more where they take an extra (ProgramState._imply_kept).
     fixed = (h.held <= h.base) & ~(program.voluntary & roomy[h.topic] & (h.free > 0))
     _keep(program, topics, h, fixed)
-    opened = (bounds[:, :, 1] > 0) & (extras[:, None] > 0)
-    # Holders of no more than their base are idle for the topic, pooled (ferry.plan.balance.program.pools).
-    is_x = opened[h.topic, rack] & (h.held > h.base)
     # A rack row of most extras may be left out (loose): only the topic's row bounds a pool for sure.
     most = np.broadcast_to(extras[:, None], opened.shape)
     cols = _Layout.of(program, h, rack, is_x, opened, most)
@@ -126,7 +152,7 @@ def add_plain(program: ProgramState, topics: list[int]) -> None:
     program.plain.append(PlainRun(np.asarray(topics, dtype=np.int64), topic, pos, free, base, x_col, fixed))
     _columns(program, h, is_x, carries, cols)
     _records(program, topics, h, is_x, carries, cols)
-    _rows(program, topics, bounds, extras, rack[is_x], cols)
+    _rows(program, topics, (bounds, extras, own), rack[is_x], cols)
 
 
 def _keep(program: ProgramState, topics: list[int], h: _Holders, fixed: np.ndarray) -> None:
@@ -263,19 +289,21 @@ def _per_topic(items: list[T], topic: np.ndarray, topics: int) -> list[list[T]]:
 def _rows(
     program: ProgramState,
     topics: list[int],
-    bounds: np.ndarray,
-    extras: np.ndarray,
+    limits: tuple[np.ndarray, np.ndarray, np.ndarray],
     x_rack: np.ndarray,
     cols: _Layout,
 ) -> None:
     """Each topic's row (exactly its extras) and rack rows (its extras in a rack within the rack's
     bounds), posed or, where only a loose upper bound, left to
-    :attr:`~ferry.plan.balance.program.state.ProgramState.loose`."""
+    :attr:`~ferry.plan.balance.program.state.ProgramState.loose`. ``limits``: per topic and rack
+    its bounds, per topic its extras, and per topic and rack whether its loaded brokers have columns of
+    their own (its row of most extras is then posed: :mod:`ferry.plan.balance.program.loaded`)."""
+    bounds, extras, own = limits
     racks = cols.pool_count.shape[1]
     lo, hi = bounds[:, :, 0], bounds[:, :, 1]
     present = cols.x_in + cols.pool_count > 0
     wanted = present & ~((lo == 0) & (hi >= cols.x_in + cols.idle))
-    loose = wanted & (lo == 0) & (cols.pool_count > 0) & ~_capped(program, topics, racks)
+    loose = wanted & (lo == 0) & (cols.pool_count > 0) & ~own & ~_capped(program, topics, racks)
     posed = wanted & ~loose
     giving = extras > 0
     nrows = giving + posed.sum(axis=1)

@@ -15,6 +15,8 @@ the rack's topics pooled is what its brokers take. At 100,000 topics on 200 brok
 more of a topic than its base (one of its replicas must go): pooled too, "large: unequal 20/20/17 +
 0/0/2" of `benchmarks/plan_quality.py` plans in about three quarters of the time (docs/benchmarks.md).
 Topics with single-replica partitions are not pooled: their leader rows count each broker's extras.
+A broker whose own extras fill its band is not counted idle where a pool could need it: it gets a
+column of its own there (:mod:`ferry.plan.balance.program.loaded`).
 
 Every solution of the full program gives one of the pooled program with the same objective, so the
 pooled optimum keeps at least as many replicas; and any split of each ``y[t, rack]`` over distinct
@@ -30,14 +32,15 @@ broker in the next program (:func:`tight`, :class:`Refinements`); the balance pa
 from __future__ import annotations
 
 from array import array
-from collections.abc import Container, Sequence
+from collections.abc import Collection, Container, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 
 import numpy as np
 
 from ferry.plan.balance.program.columns import Columns, TopicColumns, extend_from
-from ferry.plan.balance.solvers.transport import POOL
+from ferry.plan.balance.program.loaded import loaded_idle
+from ferry.plan.balance.solvers.transport import POOL, RACK
 from ferry.plan.consecutive import spans, starts
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
@@ -161,10 +164,12 @@ class Refinements:
     """(topic, rack) rows of most extras posed, although an optimum mostly keeps them unasked
     (:attr:`ferry.plan.balance.program.state.ProgramState.loose`): one broke them."""
     every_cap: bool = False
-    """Every such row posed: an optimum broke some. Posing only the broken ones moves the excess to
-    other topics' racks (on small clusters, where a rack's brokers are few, and on a skewed start):
-    the 100k skewed shape of `benchmarks/plan_quality.py --shapes` took three pooled rounds that
-    way, two this way (38 s -> 33 s)."""
+    """Every such row posed: an optimum broke some, in a program that could not be split either (one
+    that could poses them all and is solved again at once:
+    :func:`ferry.plan.balance.program.integer_program.solve`). Posing only the broken ones moves the
+    excess to other topics' racks (on small clusters, where a rack's brokers are few, and on a
+    skewed start): the 100k skewed shape of `benchmarks/plan_quality.py --shapes` took three pooled
+    rounds that way, two this way (38 s -> 33 s)."""
     saturate: set[int] = field(default_factory=set)
     """Racks whose full pools get rows (:mod:`ferry.plan.balance.program.full_pools`): an optimum filled more
     pools than a broker idle for them could take."""
@@ -207,6 +212,21 @@ class LooseRows:
         extend_from(self.rack, rack)
         extend_from(self.most, most)
 
+    def pose(self, program: Columns) -> None:
+        """Every row left out, posed now as a rack row of ``program`` (none is left out after)."""
+        if not self.topic:
+            return
+        rows = len(self.topic)
+        cols = np.frombuffer(self.cols, dtype=np.int64)
+        extend_from(program.rows, np.frombuffer(self.owner, dtype=np.int64) + len(program.lows))
+        extend_from(program.cols, cols)
+        extend_from(program.vals, np.ones(len(cols)))
+        extend_from(program.lows, np.zeros(rows))
+        extend_from(program.highs, np.frombuffer(self.most, dtype=np.int64))
+        program.kinds.extend([RACK] * rows)
+        self.topic, self.rack, self.most = array("q"), array("q"), array("q")
+        self.owner, self.cols = array("q"), array("q")
+
     def broken(self, solution: np.ndarray) -> set[tuple[int, int]]:
         """The (topic, rack) rows that ``solution`` breaks."""
         if not self.topic:
@@ -220,12 +240,13 @@ class LooseRows:
 
 
 def holders(
-    layout: RackLayout, d: TopicDemand, unpooled: Container[int] = ()
+    layout: RackLayout, d: TopicDemand, unpooled: Container[int] = (), loaded: Collection[int] = ()
 ) -> tuple[list[int], dict[int, int]]:
     """The positions open to the topic's extras
-    (:meth:`~ferry.plan.prepare.quotas.TopicQuota.extra_positions`) that hold more of it than their base quota
-    or sit in an ``unpooled`` rack, and per other open rack how many of its brokers are idle for it (module
-    docstring)."""
+    (:meth:`~ferry.plan.prepare.quotas.TopicQuota.extra_positions`) that hold more of it than their base
+    quota, sit in an ``unpooled`` rack or are ``loaded`` where the pool would need them
+    (:mod:`ferry.plan.balance.program.loaded`), and per other open rack how many of its brokers are idle
+    for it (module docstring)."""
     sizes = layout.sizes
     idle = {k: sizes[k] for k, (_, hi) in enumerate(d.quota.rack_extras) if hi > 0 and k not in unpooled}
     base = d.quota.base
@@ -233,6 +254,11 @@ def holders(
     held = [i for i in positions if layout.rack_at[i] in idle and d.held[i] > base[i]]
     for i in held:
         idle[layout.rack_at[i]] -= 1
+    if loaded:
+        mine = loaded_idle(layout, d, held, idle, loaded)
+        for i in mine:
+            idle[layout.rack_at[i]] -= 1
+        held = sorted([*held, *mine])
     if unpooled:
         own = {k for k, (_, hi) in enumerate(d.quota.rack_extras) if hi > 0 and k in unpooled}
         held = sorted([*held, *(layout.position[b] for k in own for b in layout.members[k])])

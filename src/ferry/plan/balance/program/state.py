@@ -51,6 +51,7 @@ class ProgramState(Columns):
         scale: float | None = None,
         pool: bool = False,
         refined: Refinements | None = None,
+        loaded: frozenset[int] | None = None,
     ) -> None:
         super().__init__()
         self.voluntary = voluntary
@@ -62,6 +63,10 @@ class ProgramState(Columns):
         for t, k in self.refined.unpool:
             self.unpool.setdefault(t, set()).add(k)
         self.pools = Pools.empty(len(demands))
+        self.loaded = loaded
+        """Broker positions whose own extras fill their band: where a topic's pool would need them,
+        each takes the topic's extras through a column of its own (:mod:`ferry.plan.balance.program.loaded`);
+        ``None``: read from the band when the pooled program is built."""
         self.broke = Refinements()
         """The pools of the optimum that could not be split over brokers, and the rows left out
         (:attr:`loose`) that it broke: :func:`~ferry.plan.balance.program.integer_program.solve`

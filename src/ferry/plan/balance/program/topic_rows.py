@@ -78,9 +78,13 @@ def _extras(
         idle: dict[int, int] = {}
         if pooling and not d.single_replica:
             # Single-replica partitions' leader rows count the extras of each broker.
-            at, idle = holders(layout, d, state.unpool.get(t, ()))
+            at, idle = holders(layout, d, state.unpool.get(t, ()), state.loaded or ())
         else:
             at = d.quota.extra_positions(layout)
+        # Racks whose loaded brokers idle for the topic have columns of their own: their rows of
+        # most extras are posed (ferry.plan.balance.program.loaded).
+        loaded = state.loaded or frozenset()
+        own = {layout.rack_at[i] for i in at if i in loaded and d.held[i] <= d.quota.base[i]}
         # In bulk: a cluster of 10,000 topics x 200 brokers has two million of these columns.
         first = len(state.upper)
         mine = {i: first + j for j, i in enumerate(at)}
@@ -102,7 +106,7 @@ def _extras(
             cols.extend(pooled.get(k, ()))
             if not cols or (lo_k == 0 and hi_k >= brokers):
                 continue
-            if lo_k == 0 and k in idle and not state.capped(t, k):
+            if lo_k == 0 and k in idle and not state.capped(t, k) and k not in own:
                 state.loose.add(t, k, cols, hi_k)
             else:
                 state.ones(cols, lo_k, hi_k, RACK)
