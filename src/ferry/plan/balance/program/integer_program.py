@@ -11,8 +11,8 @@ Columns and rows, solved by HiGHS (:mod:`ferry.plan.balance.solvers.highs`):
   more of it than their base quota: an extra gains them nothing), and
   ``z[rack, b]`` in each broker's band row, what the rack's pool passes on to ``b``; where an
   optimum's pools filled more idle brokers than one of them could take, rows against that
-  (:mod:`ferry.plan.balance.program.full_pools`); a broker whose own extras fill its band is idle for
-  no topic (:mod:`ferry.plan.balance.program.loaded`);
+  (:mod:`ferry.plan.balance.program.full_pools`); a broker whose own extras fill its band is not
+  pooled where a topic's pool could need it (:mod:`ferry.plan.balance.program.loaded`);
 * ``f[t, b]``: replicas of ``t`` that stay on ``b``, of partitions free to keep any of their replicas;
   left out where it follows from ``x[t, b]`` (:func:`ferry.plan.balance.program.topic_rows._imply_kept`).
 * ``k[p, b]`` in {0, 1}: partition ``p`` keeps its replica on ``b``, for the few *pinned* partitions
