@@ -48,6 +48,10 @@ class Unsolved:
     """The flow solver could not answer (cost range); the caller solves the program otherwise."""
 
 
+class _CostRange:
+    """The flow solver found the costs' range too wide for its 64 bits."""
+
+
 UNSOLVED = Unsolved()
 
 
@@ -155,7 +159,6 @@ class Transport:
     ) -> np.ndarray | Unsolved | None:
         """Per column its value at an optimum; ``None`` if no flow meets the bounds. ``fines``: per
         column, penalty units per unit of flow (at most two, each half a biggest replica's size term)."""
-        from ortools.graph.python import min_cost_flow
 
         if not self.feasible:
             return None
@@ -163,9 +166,22 @@ class Transport:
         # A unit of flow crosses at most two columns with a size term or a fine (a kept replica and
         # its holder's extra), one where there are no holder nodes.
         crossed = (2 if self.slotted else 1) * int(self.supply[self.supply > 0].sum()) + self.circling
-        costs = _costs(gain, size, fined, crossed, len(self.supply))
-        if costs is None:
-            return UNSOLVED
+        limit = _COST_LIMIT
+        while True:
+            costs = _costs(gain, size, fined, crossed, len(self.supply), limit)
+            if costs is None:
+                return UNSOLVED
+            found = self._solved(costs)
+            if not isinstance(found, _CostRange):
+                return found
+            # The solver's own check of the cost range is stricter than ours: coarser sizes.
+            limit //= 16
+
+    def _solved(self, costs: np.ndarray) -> np.ndarray | Unsolved | _CostRange | None:
+        """The flows at ``costs`` (per column), as :meth:`solve` gives them, or that the solver found
+        the costs' range too wide."""
+        from ortools.graph.python import min_cost_flow
+
         supply = self.supply.copy()
         # A lower bound is flow that must pass: it leaves the tail's supply and joins the head's.
         np.subtract.at(supply, self.inner.tails, self.inner.lows)
@@ -182,6 +198,8 @@ class Transport:
         status = flow.solve()
         if status == flow.INFEASIBLE:
             return None
+        if status == flow.BAD_COST_RANGE:
+            return _CostRange()
         if status != flow.OPTIMAL:
             return UNSOLVED
         values: np.ndarray = flow.flows(np.arange(self.columns)).astype(np.float64)
@@ -329,7 +347,7 @@ def _racks(
 
 
 def _costs(
-    gain: np.ndarray, size: np.ndarray, fines: np.ndarray, crossed: int, nodes: int
+    gain: np.ndarray, size: np.ndarray, fines: np.ndarray, crossed: int, nodes: int, limit: int = _COST_LIMIT
 ) -> np.ndarray | None:
     """Integer costs (negative: the solver minimises) ranking kept replicas first, then bytes and
     fines (at most two per unit, half a quantum each). ``crossed`` bounds the flow over columns with a
@@ -339,10 +357,10 @@ def _costs(
     biggest = int(size.max(initial=0)) or 1
     top = int(gain.max(initial=0))
     quantum = QUANTA
-    while quantum > 1 and top * quantum * (crossed + 1) * (nodes + 1) >= _COST_LIMIT:
+    while quantum > 1 and top * quantum * (crossed + 1) * (nodes + 1) >= limit:
         quantum //= 2
     worth = quantum * (crossed + 1)
-    if top * worth * (nodes + 1) >= _COST_LIMIT:
+    if top * worth * (nodes + 1) >= limit:
         return None
     quanta = np.rint(size / biggest * quantum).astype(np.int64)
     costs: np.ndarray = -(gain * worth + quanta) + fines * (quantum // 2)
