@@ -158,8 +158,10 @@ class Transport:
         self, gain: np.ndarray, size: np.ndarray, fines: np.ndarray | None = None
     ) -> np.ndarray | Unsolved | None:
         """Per column its value at an optimum; ``None`` if no flow meets the bounds. ``fines``: per
-        column, penalty units per unit of flow (at most two, each half a biggest replica's size term)."""
-
+        column, penalty units per unit of flow (at most two, each half a biggest replica's size term).
+        Where the solver finds the costs' range too wide (it checks more strictly than :func:`_costs`
+        bounds them: a 500k-partition skewed start's program), sizes are made coarser until it
+        does not."""
         if not self.feasible:
             return None
         fined = np.zeros(self.columns, dtype=np.int64) if fines is None else fines
@@ -353,7 +355,8 @@ def _costs(
     fines (at most two per unit, half a quantum each). ``crossed`` bounds the flow over columns with a
     size term or a fine, so together they stay below ``quanta * crossed``, less than one kept
     replica. The quantum is :data:`QUANTA` steps per biggest replica, fewer where the solver's
-    64 bits need it (sizes then tie more often; the count of kept replicas never changes)."""
+    64 bits need it, by ``limit`` (sizes then tie more often; the count of kept replicas never
+    changes)."""
     biggest = int(size.max(initial=0)) or 1
     top = int(gain.max(initial=0))
     quantum = QUANTA
