@@ -140,14 +140,22 @@ def _solve_pooled(
     broker, and rows it broke that were left out are posed (``refined`` grows; kept for the caller's later
     rounds); then it is solved again. After ``rounds`` such rounds the program is solved without
     pools."""
+    loaded = None
     for _ in range(rounds):
         program = ProgramState(
-            layout, demands, voluntary=setting.voluntary, room_rows=rows, pool=True, refined=refined
+            layout,
+            demands,
+            voluntary=setting.voluntary,
+            room_rows=rows,
+            pool=True,
+            refined=refined,
+            loaded=loaded,
         )
         solved = solve(program, setting)
         if not program.unpooled:
             return program, solved
         refined.add(program.broke)
+        loaded = program.loaded  # the same band, the same demands: read once
     program = ProgramState(layout, demands, voluntary=setting.voluntary, room_rows=rows)
     return program, solve(program, setting)
 

@@ -17,14 +17,20 @@ from ferry.plan.prepare.demand import base_loads
 def band_rows(program: ProgramState, band: list[tuple[int, int]], slack: int) -> None:
     """Each broker's total load within ``band`` (widened by ``slack``): its extras, what its rack's
     pool passes on to it, and the base loads of the program's topics and of those held outside."""
-    n = len(program.layout.brokers)
-    base_load = (np.asarray(program.outside.load, dtype=np.int64) + base_loads(n, program.demands)).tolist()
+    loads = base_load(program).tolist()
     by_broker = _extras_by_broker(program.extras)
     pool_rows(program, program.layout, program.pools, by_broker)
     saturation_rows(program, program.refined.saturate)
     for i in sorted(by_broker):
         lo_b, hi_b = band[i]
-        program.ones(by_broker[i], lo_b - base_load[i] - slack, hi_b - base_load[i] + slack, BROKER)
+        program.ones(by_broker[i], lo_b - loads[i] - slack, hi_b - loads[i] + slack, BROKER)
+
+
+def base_load(program: ProgramState) -> np.ndarray:
+    """Per broker position, the base loads of the program's topics and of those held outside."""
+    n = len(program.layout.brokers)
+    out: np.ndarray = np.asarray(program.outside.load, dtype=np.int64) + base_loads(n, program.demands)
+    return out
 
 
 def _extras_by_broker(extras: TopicColumns) -> dict[int, list[int]]:

@@ -47,7 +47,7 @@ from itertools import compress
 import numpy as np
 
 from ferry.plan.balance.outcome import Balance
-from ferry.plan.balance.program.broker_rows import band_rows, leader_rows
+from ferry.plan.balance.program.broker_rows import band_rows, base_load, leader_rows
 from ferry.plan.balance.program.full_pools import oversaturated, saturation_rows
 from ferry.plan.balance.program.loaded import loaded_brokers
 from ferry.plan.balance.program.plain_topics import PLAIN_CHUNK, add_plain, batched, is_plain
@@ -55,7 +55,6 @@ from ferry.plan.balance.program.pools import split, tight
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.program.topic_rows import add_topic
 from ferry.plan.balance.setting import Setting
-from ferry.plan.prepare.demand import base_loads
 from ferry.plan.prepare.shrink_groups import realise
 
 
@@ -94,8 +93,7 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
     fresh = oversaturated(state, solution, set(failed) - state.refined.saturate)
     if fresh:
         saturation_rows(state, fresh)
-        again = _optimum(state)
-        if again is None:
+        if (again := _optimum(state)) is None:
             return None
         solution = again
         found, failed, taken = split(state.layout, state.extras, state.pools, solution)
@@ -104,8 +102,7 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
         # Every row left out, not only the broken ones: those move the excess to other topics'
         # racks (Refinements.every_cap).
         state.loose.pose(state)
-        again = _optimum(state)
-        if again is None:
+        if (again := _optimum(state)) is None:
             return None
         solution = again
         found, failed, taken = split(state.layout, state.extras, state.pools, solution)
@@ -123,10 +120,9 @@ def build(state: ProgramState, setting: Setting) -> None:
     # Pools feed the broker band rows: without them there is nothing to pool for.
     pooling = state.pool and setting.slack is not None
     if pooling and state.loaded is None:
-        n = len(state.layout.brokers)
-        load = np.asarray(state.outside.load, dtype=np.int64) + base_loads(n, state.demands)
-        room = np.array([hi for _, hi in setting.band], dtype=np.int64) + (setting.slack or 0) - load
-        state.loaded = loaded_brokers(n, state.demands, room)
+        highs = np.array([hi for _, hi in setting.band], dtype=np.int64)
+        room = highs + (setting.slack or 0) - base_load(state)
+        state.loaded = loaded_brokers(len(state.layout.brokers), state.demands, room)
     _topics(state, pooling)
     if setting.slack is not None:
         band_rows(state, setting.band, setting.slack)

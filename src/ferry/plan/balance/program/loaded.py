@@ -141,9 +141,8 @@ def loaded_idle(
     for i in sorted(loaded):
         if layout.rack_at[i] in idle and i not in taken:
             by_rack.setdefault(layout.rack_at[i], []).append(i)
-    out: list[int] = []
-    for k, mine in by_rack.items():
-        most = min(d.quota.extras, d.quota.rack_extras[k][1])
-        if needs_loaded(np.array([most]), np.array([idle[k]]), np.array([len(mine)]))[0]:
-            out.extend(mine)
-    return out
+    racks = list(by_rack)
+    most = np.array([min(d.quota.extras, d.quota.rack_extras[k][1]) for k in racks])
+    count = np.array([len(by_rack[k]) for k in racks])
+    needs = needs_loaded(most, np.array([idle[k] for k in racks]), count)
+    return [i for k, need in zip(racks, needs.tolist(), strict=True) if need for i in by_rack[k]]
