@@ -1,16 +1,17 @@
 """The one entry of the planning kernel, ``plan(snapshot, goal) -> Plan``, and its phase API.
 
 :func:`plan` runs the phases below in order, in process. A distributed engine (:mod:`ferry.pipeline`)
-runs the same functions where the data is — the per-topic ones (:func:`prepare_topic`,
-:func:`place_topic`) on workers, the global ones (:func:`balance_topics`, :func:`assemble`) once —
-and imports nothing else from :mod:`ferry.plan` (an import-linter contract holds it to that), so the
-phase order has one home: change a phase here and both engines follow.
+runs the same functions where the data is — the per-topic ones (:func:`prepare_topics`, over the
+topics a worker holds, and :func:`place_topic`) on workers, the global ones (:func:`balance_topics`,
+:func:`assemble`) once — and imports nothing else from :mod:`ferry.plan` (an import-linter contract
+holds it to that), so the phase order has one home: change a phase here and both engines follow.
 
 Phases, in order (each a subpackage of :mod:`ferry.plan`):
 
 1. :mod:`~ferry.plan.prepare` — per topic, each target broker's base load and the extras to hand out
    (:mod:`~ferry.plan.prepare.quotas`), and what the topic asks of the balance pass
-   (:mod:`~ferry.plan.prepare.topic_demand`);
+   (:mod:`~ferry.plan.prepare.topic_demand`; many topics at once:
+   :mod:`~ferry.plan.prepare.bulk_demand`);
 2. :mod:`~ferry.plan.balance` — which brokers take each topic's extras and which replicas stay, for
    all topics at once (:mod:`~ferry.plan.balance.assign_extras`), and topics whose quotas cannot keep
    what the program counted, solved again exactly (:mod:`~ferry.plan.balance.repair`);
@@ -68,6 +69,7 @@ from ferry.plan.place.drops import apply_keeps, over_quota_drops
 from ferry.plan.place.exact_keeps import place_again, worth_placing_again
 from ferry.plan.place.placement import place
 from ferry.plan.place.replace import plan_replace
+from ferry.plan.prepare.bulk_demand import topic_demands
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.prepare.quotas import TopicQuota, topic_quota
 from ferry.plan.prepare.scope import in_scope, target_brokers
@@ -90,7 +92,7 @@ def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
         return plan_drained(snapshot, goal)
     targets = target_brokers(snapshot, goal)
     layout = RackLayout.of(snapshot.racks, targets)
-    prepared = [prepare_topic(parts, goal, layout) for parts in in_scope(snapshot, goal)]
+    prepared = prepare_topics(list(in_scope(snapshot, goal)), goal, layout)
     demands = [demand for _, demand in prepared]
     outcome = balance_topics(layout, demands)
     fallbacks = 0
@@ -119,6 +121,7 @@ __all__ = [
     "plan",
     "planned_replicas",
     "prepare_topic",
+    "prepare_topics",
     "start_topic",
     "target_brokers",
 ]
@@ -142,6 +145,19 @@ def prepare_topic(
     quota = topic_quota(layout, rfs, goal.rack_mode)
     work = TopicWork.start(parts[0].tp.topic, parts, rfs, layout.position)
     return work, topic_demand(work, layout, quota, goal.rack_mode)
+
+
+def prepare_topics(
+    topics: Sequence[Sequence[PartitionState]], goal: Goal, layout: RackLayout
+) -> list[tuple[TopicWork, TopicDemand]]:
+    """:func:`prepare_topic` of each of ``topics``, their demands worked out together
+    (:mod:`ferry.plan.prepare.bulk_demand`)."""
+    works, quotas = [], []
+    for parts in topics:
+        rfs = _factors(parts, goal)
+        quotas.append(topic_quota(layout, rfs, goal.rack_mode))
+        works.append(TopicWork.start(parts[0].tp.topic, parts, rfs, layout.position))
+    return list(zip(works, topic_demands(works, layout, quotas, goal.rack_mode), strict=True))
 
 
 def start_topic(parts: Sequence[PartitionState], goal: Goal, layout: RackLayout) -> TopicWork:

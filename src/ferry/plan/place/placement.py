@@ -13,7 +13,7 @@ slot placed above a quota (counted in ``fallbacks``).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ferry.model.goal import RackMode
 from ferry.plan.racks import RackLayout, may_take, racks_open
@@ -26,7 +26,9 @@ def place(work: TopicWork, layout: RackLayout, quota: Mapping[int, int], mode: R
     pending = [s for s in work.slots if s.open > 0]
     pending.sort(key=lambda s: (-s.state.size, s.state.tp))
     # Brokers below quota: the greedy step looks at these only (most brokers are full early on).
-    roomy = _roomy(work, quota)
+    # Only a broker with a quota can have room: a topic of a few partitions has few of those.
+    quoted = [(b, limit) for b, limit in quota.items() if limit > 0]
+    roomy = _roomy(work, quoted)
     for slot in pending:
         while slot.open > 0:
             broker = _best(work, slot, layout, roomy, mode)
@@ -43,15 +45,15 @@ def place(work: TopicWork, layout: RackLayout, quota: Mapping[int, int], mode: R
             ):
                 work.add(slot, _least_over(work, slot, layout, quota, mode))
                 fallbacks += 1
-            roomy = _roomy(work, quota)
+            roomy = _roomy(work, quoted)
     return fallbacks
 
 
-def _roomy(work: TopicWork, quota: Mapping[int, int]) -> dict[int, int]:
-    """Room per broker below its quota."""
+def _roomy(work: TopicWork, quota: Sequence[tuple[int, int]]) -> dict[int, int]:
+    """Room per broker below its quota (``quota``: (broker, quota) pairs)."""
     # ``get``: the load counts only brokers holding the topic, and Counter's own miss is slow.
     load = work.load.get
-    return {b: limit - load(b, 0) for b, limit in quota.items() if load(b, 0) < limit}
+    return {b: limit - load(b, 0) for b, limit in quota if load(b, 0) < limit}
 
 
 def _best(

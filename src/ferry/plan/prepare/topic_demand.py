@@ -60,9 +60,9 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
         shape = (slot.rf, len(slot.state.replicas), tuple(layout.counts(replicas)))
         profile = profiles.get(shape)
         if profile is None:
-            profile = profiles[shape] = _profile(shape, layout, mode, mixed)
+            profile = profiles[shape] = shape_profile(shape, layout, mode, mixed)
         if profile.pinned:
-            pinned.append(_pinned(index, replicas, slot.rf, slot.state, layout, mode))
+            pinned.append(pinned_partition(index, replicas, slot.rf, slot.state, layout, mode))
             sizes.append(slot.state.size)
             continue
         for b in replicas:
@@ -89,11 +89,11 @@ def topic_demand(work: TopicWork, layout: RackLayout, quota: TopicQuota, mode: R
         len(work.slots),
         all(slot.rf == 1 for slot in work.slots),
         tuple(groups(shrinking)),
-        free_layouts(work, layout) if _exact_posable(strict, pinned, shrinking) else FreeLayouts(),
+        free_layouts(work, layout) if exact_posable(strict, pinned, shrinking) else FreeLayouts(),
     )
 
 
-def _exact_posable(strict: bool, pinned: Sequence[Pinned], shrinking: Sequence[object]) -> bool:
+def exact_posable(strict: bool, pinned: Sequence[Pinned], shrinking: Sequence[object]) -> bool:
     """Whether :mod:`ferry.plan.balance.repair.per_partition` can pose the topic: strict racks, no partition
     only shedding replicas, none lowering its factor (an out-of-sync replica may then stay only beside an
     in-sync one)."""
@@ -155,7 +155,7 @@ def _rack_room(
     return tuple(out)
 
 
-def _profile(shape: Shape, layout: RackLayout, mode: RackMode, mixed: bool) -> Profile:
+def shape_profile(shape: Shape, layout: RackLayout, mode: RackMode, mixed: bool) -> Profile:
     """What a shape contributes, once per layout (:attr:`RackLayout.memo`)."""
     key = ("profile", shape, mode, mixed)
     found: Profile | None = layout.memo.get(key)
@@ -193,7 +193,7 @@ def _sum_profiles(
     return floor, opened
 
 
-def _pinned(
+def pinned_partition(
     index: int, replicas: list[int], rf: int, state: PartitionState, layout: RackLayout, mode: RackMode
 ) -> Pinned:
     bounds = None if mode is RackMode.EVEN else layout.bounds(rf)
