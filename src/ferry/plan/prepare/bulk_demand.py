@@ -65,7 +65,7 @@ def _run(
         return [topic_demand(w, layout, q, mode) for w, q in zip(works, quotas, strict=True)]
     flat = _Flat.of(works, layout)
     shapes = _Shapes.of(flat, layout, mode)
-    pinned = shapes.pinned[flat.shape]
+    pinned = shapes.pinned[shapes.number]
     held = _per_broker(flat, layout, np.ones(len(flat.topic), dtype=bool))
     free = _per_broker(flat, layout, ~pinned)
     shed = _shed(flat, layout, quotas)
@@ -89,10 +89,11 @@ def _run(
             out.append(topic_demand(work, layout, quota, mode))
             continue
         first, last = bounds[t], bounds[t + 1]
-        pinned_slots = [flat.slots[j] for j in pinned_at[cuts[t] : cuts[t + 1]]]
+        at = pinned_at[cuts[t] : cuts[t + 1]]
+        pinned_slots = [flat.slots[j] for j in at]
         pins = tuple(
             pinned_partition(j - first, s.replicas, s.rf, s.state, layout, mode)
-            for j, s in zip(pinned_at[cuts[t] : cuts[t + 1]], pinned_slots, strict=True)
+            for j, s in zip(at, pinned_slots, strict=True)
         )
         held_t = tuple(held_rows[t])
         out.append(
@@ -164,8 +165,8 @@ class _Flat:
     """Per partition, where its replicas start (and, last, where they end)."""
     position: np.ndarray
     """Per replica, its broker's layout position."""
-    shape: np.ndarray
-    """Per partition, its shape's number in :class:`_Shapes` (set by :meth:`_Shapes.of`)."""
+    partition: np.ndarray
+    """Per replica, its partition."""
 
     @classmethod
     def of(cls, works: Sequence[TopicWork], layout: RackLayout) -> _Flat:
@@ -188,13 +189,8 @@ class _Flat:
             np.fromiter((s.state.size for s in slots), dtype=np.int64, count=n),
             np.concatenate([[0], np.cumsum(count)]),
             position,
-            np.zeros(n, dtype=np.int64),
+            np.repeat(np.arange(n), count),
         )
-
-    @property
-    def replica_partition(self) -> np.ndarray:
-        """Per replica, its partition."""
-        return np.repeat(np.arange(len(self.count)), self.count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +198,8 @@ class _Shapes:
     """The distinct shapes of a run's partitions (with whether their topic mixes factors, which
     the classification reads), classified once each."""
 
+    number: np.ndarray
+    """Per partition, its shape's number."""
     pinned: np.ndarray
     floor: np.ndarray
     """Per shape, per rack: the lower bound (shapes x racks)."""
@@ -218,11 +216,10 @@ class _Shapes:
         )
         # Per partition, replicas per rack: the shape's counts.
         counts = np.bincount(
-            flat.replica_partition * racks + rack_at[flat.position], minlength=len(flat.rf) * racks
+            flat.partition * racks + rack_at[flat.position], minlength=len(flat.rf) * racks
         ).reshape(len(flat.rf), racks)
         keys = np.column_stack([mixed[flat.topic], flat.rf, flat.current, counts])
         distinct, number = distinct_rows(keys)
-        flat.shape[:] = number
         profiles = [
             shape_profile((rf, current, tuple(row)), layout, mode, bool(m))
             for m, rf, current, *row in distinct.tolist()
@@ -236,14 +233,14 @@ class _Shapes:
                 opened[s] = profile.opened
             full[s, list(profile.full)] = 1
         pinned = np.fromiter((p.pinned for p in profiles), dtype=bool, count=len(profiles))
-        return cls(pinned, floor, opened, full)
+        return cls(number, pinned, floor, opened, full)
 
 
 def _per_broker(flat: _Flat, layout: RackLayout, chosen: np.ndarray) -> np.ndarray:
     """Per topic and broker position, the replicas of the ``chosen`` partitions it holds."""
     brokers, topics = len(layout.brokers), len(flat.bounds) - 1
     taken = np.repeat(chosen, flat.count)
-    keys = flat.topic[flat.replica_partition[taken]] * brokers + flat.position[taken]
+    keys = flat.topic[flat.partition[taken]] * brokers + flat.position[taken]
     return np.bincount(keys, minlength=topics * brokers).reshape(topics, brokers)
 
 
@@ -251,9 +248,8 @@ def _shed(flat: _Flat, layout: RackLayout, quotas: Sequence[TopicQuota]) -> np.n
     """Per topic and broker position, the size of the replica an extra would let it keep: of the
     replicas it holds, smallest first, the one at its count less its base."""
     brokers, topics = len(layout.brokers), len(flat.bounds) - 1
-    partition = flat.replica_partition
-    keys = flat.topic[partition] * brokers + flat.position
-    sizes = flat.size[partition]
+    keys = flat.topic[flat.partition] * brokers + flat.position
+    sizes = flat.size[flat.partition]
     order = np.lexsort((sizes, keys))
     pairs, first, held = np.unique(keys[order], return_index=True, return_counts=True)
     base = np.array([q.base for q in quotas], dtype=np.int64).reshape(topics, brokers)
@@ -273,8 +269,8 @@ def _rack_sums(
     floor = np.zeros((topics, racks), dtype=np.int64)
     opened = np.zeros((topics, racks), dtype=np.int64)
     if strict:
-        np.add.at(floor, flat.topic[free], shapes.floor[flat.shape[free]])
-        np.add.at(opened, flat.topic[free], shapes.opened[flat.shape[free]])
+        np.add.at(floor, flat.topic[free], shapes.floor[shapes.number[free]])
+        np.add.at(opened, flat.topic[free], shapes.opened[shapes.number[free]])
     return floor, opened
 
 
@@ -286,14 +282,14 @@ def _rack_room(
     rack's count less those full in it, the broker's own rack aside); zeros elsewhere."""
     brokers, racks, topics = len(layout.brokers), len(layout.members), len(flat.bounds) - 1
     taken = np.repeat(free, flat.count)
-    partition = flat.replica_partition[taken]
+    partition = flat.partition[taken]
     keys = flat.topic[partition] * brokers + flat.position[taken]
     zeros = (0,) * racks
     if not len(keys):
         return [(zeros,) * brokers] * topics
     order = np.argsort(keys, kind="stable")
     pairs, first, held = np.unique(keys[order], return_index=True, return_counts=True)
-    full = np.add.reduceat(shapes.full[flat.shape[partition[order]]], first, axis=0)
+    full = np.add.reduceat(shapes.full[shapes.number[partition[order]]], first, axis=0)
     own = np.asarray(layout.rack_at, dtype=np.int64)[pairs % brokers]
     full[np.arange(len(pairs)), own] = 0
     rows, number = distinct_rows(held[:, None] - full)
