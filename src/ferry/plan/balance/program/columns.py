@@ -122,6 +122,30 @@ class Columns:
         self.size.append(size)
         return len(self.upper) - 1
 
+    def add_columns(self, upper: np.ndarray, gain: np.ndarray, size: np.ndarray) -> int:
+        """Many columns at once; returns the first one's index (the rest follow it)."""
+        first = len(self.upper)
+        extend_from(self.upper, upper)
+        extend_from(self.gain, gain)
+        extend_from(self.size, size)
+        return first
+
+    def add_rows(
+        self,
+        entries: tuple[np.ndarray, np.ndarray, np.ndarray],
+        bounds: tuple[np.ndarray, np.ndarray],
+        kinds: Sequence[str],
+    ) -> None:
+        """Many rows at once: ``entries`` are (row, column, value) triplets sorted by row, rows
+        counted from the first new one; ``bounds`` their lows and highs."""
+        rows, cols, vals = entries
+        extend_from(self.rows, len(self.lows) + rows)
+        extend_from(self.cols, cols)
+        extend_from(self.vals, vals)
+        extend_from(self.lows, bounds[0])
+        extend_from(self.highs, bounds[1])
+        self.kinds.extend(kinds)
+
     def row(
         self, terms: Sequence[tuple[int, float]], lo: float, hi: float, kind: str = OTHER, group: int = -1
     ) -> None:

@@ -160,10 +160,7 @@ def _read(state: ProgramState, x: np.ndarray) -> Balance:
             quotas[t][i] += 1
     topic, _, col = state.kept.arrays()
     kept = np.bincount(topic, weights=x[col], minlength=topics).round().astype(np.int64) + state.constant
-    decided = [
-        {pin.index: frozenset(b for b, c in cols.items() if x[c] > 0.5) for pin, cols in pinned}
-        for pinned in state.pinned_cols
-    ]
+    decided = [{} if pins is None else pins.kept(x) for pins in state.pinned]
     for t, d in enumerate(state.demands):
         for g, group in enumerate(d.shrink_groups):
             decided[t].update(realise(group, state.group_counts(t, g, group)))

@@ -8,7 +8,11 @@ A partition owes a rack with a lower bound ``lo`` what it does not keep there: `
 Where it can keep no more than ``lo`` in the rack (it holds no more there, or the rack's upper bound
 is ``lo``), kept plus owed is ``lo`` at some optimum (``z`` only costs room), so the capacity row
 counts the constant ``lo`` and the partition gets no ``z`` there: on three racks at three replicas,
-where every rack's bounds are (1, 1), a partition two to a rack needs no ``z`` at all."""
+where every rack's bounds are (1, 1), a partition two to a rack needs no ``z`` at all.
+
+Most topics ask no lower bound of their pinned partitions (more racks than replicas) and get no
+rack-room rows in the first solve; their columns and rows are posed in one go with numpy, in the
+order the loop over partitions would pose them, so the program and its optimum are the same."""
 
 from __future__ import annotations
 
@@ -17,9 +21,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ferry.plan.balance.program.columns import extend_from
+from ferry.plan.balance.program.pinned_set import PinnedSet
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.solvers.slots import PAIR
-from ferry.plan.balance.solvers.transport import RACK
+from ferry.plan.balance.solvers.transport import OTHER, RACK
 from ferry.plan.prepare.demand import Pinned, TopicDemand
 from ferry.plan.racks import RackLayout
 
@@ -39,10 +45,26 @@ def pinned_columns(
     bound, what stays in or is still owed to it; per rack, the k columns of what stays in it; and
     per rack the w[p, k] columns (new replicas the rack may take)."""
     layout = program.layout
-    on_broker: dict[int, list[int]] = {}
     in_rack = {k: InRack() for k in binding_floors(layout, d)}
+    if not d.pinned:
+        return {}, in_rack, {}, {}
+    if _plain(program, t, d):
+        on_broker, kept_in_rack = _in_bulk(program, t, d)
+        return on_broker, in_rack, kept_in_rack, {}
+    on_broker, kept_in_rack, room_cols = _one_by_one(program, t, d, in_rack)
+    return on_broker, in_rack, kept_in_rack, room_cols
+
+
+def _one_by_one(
+    program: ProgramState, t: int, d: TopicDemand, in_rack: dict[int, InRack]
+) -> tuple[dict[int, list[int]], dict[int, list[int]], dict[int, list[int]]]:
+    """:func:`pinned_columns` partition by partition, whatever the partitions ask; returns the
+    columns per broker position, the kept columns per rack and the room columns per rack."""
+    layout = program.layout
+    on_broker: dict[int, list[int]] = {}
     kept_in_rack: dict[int, list[int]] = {}
     room_cols: dict[int, list[int]] = {}
+    every: list[int] = []
     for pin, size in zip(d.pinned, d.sizes or [0] * len(d.pinned), strict=True):
         cols = {}
         for b in pin.replicas:
@@ -50,6 +72,7 @@ def pinned_columns(
             cols[b] = program.column(1, 1, size)
             program.kept.add_one(t, cols[b])
             on_broker.setdefault(i, []).append(cols[b])
+        every.extend(cols.values())
         if pin.in_sync:
             # Never keep an out-of-sync replica while dropping every in-sync one.
             synced = [(cols[b], -1.0) for b in pin.in_sync]
@@ -59,19 +82,100 @@ def pinned_columns(
         _bounded(program, (t, pin), cols, in_rack)
         for b in pin.replicas:
             kept_in_rack.setdefault(layout.rack_of[b], []).append(cols[b])
-        program.pinned_cols[t].append((pin, cols))
         if d.rack_room and pin.bounds is not None:
-            for k, (_, hi) in enumerate(pin.bounds):
-                if not program.wants_room(t, k):
-                    continue
-                here = [(cols[b], 1.0) for b in pin.replicas if layout.rack_of[b] == k]
-                w = program.column(min(hi, pin.rf), 0)
-                room_cols.setdefault(k, []).append(w)
-                # w <= rf - kept (open slots) and w <= hi - kept in the rack (room)
-                program.row([(w, 1.0), *((c, 1.0) for c in cols.values())], -np.inf, pin.rf)
-                if here:
-                    program.row([(w, 1.0), *here], -np.inf, hi)
-    return on_broker, in_rack, kept_in_rack, room_cols
+            _room_rows(program, (t, pin), cols, room_cols)
+    program.pinned[t] = PinnedSet.of(d.pinned, np.array(every, dtype=np.int64), layout)
+    return on_broker, kept_in_rack, room_cols
+
+
+def _room_rows(
+    program: ProgramState,
+    pinned: tuple[int, Pinned],
+    cols: Mapping[int, int],
+    room_cols: dict[int, list[int]],
+) -> None:
+    """Columns w[p, k] of the new replicas a bounded pinned partition may take in rack ``k``, for the
+    rack-room rows, with their rows."""
+    t, pin = pinned
+    rack_of = program.layout.rack_of
+    assert pin.bounds is not None
+    for k, (_, hi) in enumerate(pin.bounds):
+        if not program.wants_room(t, k):
+            continue
+        here = [(cols[b], 1.0) for b in pin.replicas if rack_of[b] == k]
+        w = program.column(min(hi, pin.rf), 0)
+        room_cols.setdefault(k, []).append(w)
+        # w <= rf - kept (open slots) and w <= hi - kept in the rack (room)
+        program.row([(w, 1.0), *((c, 1.0) for c in cols.values())], -np.inf, pin.rf)
+        if here:
+            program.row([(w, 1.0), *here], -np.inf, hi)
+
+
+def _plain(program: ProgramState, t: int, d: TopicDemand) -> bool:
+    """Whether every pinned partition of the topic gets only its pair rows and its row of at most
+    ``rf`` replicas (:func:`_in_bulk`): no rack asks a lower bound of it, every replica is in sync
+    (or none is told apart), and the topic gets no rack-room row."""
+    if d.rack_room and program.room_topics(t):
+        return False
+    if any(lo > 0 for bounds in {p.bounds for p in d.pinned} if bounds for lo, _ in bounds):
+        return False
+    return all(set(p.replicas) <= set(p.in_sync) for p in d.pinned if p.in_sync)
+
+
+def _in_bulk(
+    program: ProgramState, t: int, d: TopicDemand
+) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+    """The columns and rows :func:`pinned_columns` poses for a topic :func:`_plain` admits, in the same
+    order, with a few array operations instead of a loop per partition (most partitions of a skewed
+    start are pinned); returns the columns per broker position and per rack."""
+    layout = program.layout
+    racks = len(layout.members)
+    n = len(d.pinned)
+    lens = np.fromiter((len(p.replicas) for p in d.pinned), dtype=np.int64, count=n)
+    total = int(lens.sum())
+    sizes = np.asarray(d.sizes, dtype=np.int64) if d.sizes else np.zeros(n, dtype=np.int64)
+    pin_of = np.repeat(np.arange(n), lens)
+    first = program.add_columns(np.ones(total), np.ones(total, dtype=np.int64), sizes[pin_of])
+    cols = first + np.arange(total)
+    program.kept.extend(np.full(total, t), np.full(total, -1), cols)
+    pins = program.pinned[t] = PinnedSet.of(d.pinned, cols, layout)
+    counts = pins.counts()
+    # A pair row per rack a partition holds more replicas in than the rack's upper bound allows.
+    over = pins.bounded[:, None] & (counts > pins.hi)
+    per_pin = over.sum(axis=1)
+    base = np.concatenate(([0], np.cumsum(per_pin + 1)[:-1]))
+    pair_pin, pair_rack = np.nonzero(over)
+    rank = np.arange(len(pair_pin)) - np.searchsorted(pair_pin, pair_pin)
+    pair_row = np.full((n, max(racks, 1)), -1, dtype=np.int64)
+    pair_row[pair_pin, pair_rack] = base[pair_pin] + rank
+    in_pair = pair_row[pins.pin, pins.rack] if racks else np.full(total, -1)
+    replicas_row = base + per_pin
+    rows = np.concatenate((in_pair[in_pair >= 0], replicas_row[pins.pin]))
+    order = np.argsort(rows, kind="stable")
+    entry_cols = np.concatenate((cols[in_pair >= 0], cols))[order]
+    nrows = n + len(pair_pin)
+    lows, highs = np.full(nrows, -np.inf), np.empty(nrows)
+    highs[pair_row[pair_pin, pair_rack]] = pins.hi[pair_pin, pair_rack]
+    highs[replicas_row] = pins.rf
+    kinds = np.full(nrows, OTHER, dtype=object)
+    kinds[base[pair_pin] + rank] = PAIR
+    start = len(program.lows)
+    program.add_rows((rows[order], entry_cols, np.ones(len(order))), (lows, highs), kinds.tolist())
+    extend_from(program.grouped[0], start + base[pair_pin] + rank)
+    extend_from(program.grouped[1], t * racks + pair_rack)
+    # The row of at most ``rf`` replicas where even keeping the most each rack allows fits (_never_binds).
+    binds = ~pins.bounded | (np.minimum(counts, pins.hi).sum(axis=1) > pins.rf)
+    extend_from(program.implied, start + replicas_row[~binds])
+    pos = np.fromiter((layout.position[b] for b in pins.brokers.tolist()), dtype=np.int64, count=total)
+    return _grouped(pos, cols), _grouped(pins.rack, cols)
+
+
+def _grouped(keys: np.ndarray, cols: np.ndarray) -> dict[int, list[int]]:
+    """``cols`` by key, each list in the columns' order."""
+    order = np.argsort(keys, kind="stable")
+    uniq, at = np.unique(keys[order], return_index=True)
+    parts = np.split(cols[order], at[1:])
+    return {int(k): part.tolist() for k, part in zip(uniq.tolist(), parts, strict=True)}
 
 
 def binding_floors(layout: RackLayout, d: TopicDemand) -> list[int]:

@@ -111,14 +111,10 @@ def _group_room(program: ProgramState, t: int, d: TopicDemand, need: list[float]
 
 
 def _pinned_room(program: ProgramState, t: int, need: list[float], avail: list[float]) -> None:
-    x = program.solution
-    for pin, cols in program.pinned_cols[t]:
-        kept_here = {b: x[c] for b, c in cols.items()}
-        for b, v in kept_here.items():
-            need[program.layout.rack_of[b]] -= v
-        if pin.bounds is None:
-            continue
-        open_slots = pin.rf - sum(kept_here.values())
-        for r, (_, hi) in enumerate(pin.bounds):
-            in_r = sum(v for b, v in kept_here.items() if program.layout.rack_of[b] == r)
-            avail[r] += max(0.0, min(open_slots, hi - in_r))
+    pins = program.pinned[t]
+    if pins is None:
+        return
+    kept, room = pins.room(program.solution)
+    for k, (v, r) in enumerate(zip(kept.tolist(), room.tolist(), strict=True)):
+        need[k] -= v
+        avail[k] += r

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ferry.plan.balance.program.columns import Columns, TopicColumns
+from ferry.plan.balance.program.pinned_set import PinnedSet
 from ferry.plan.balance.program.pools import LooseRows, Pools, Refinements
 from ferry.plan.balance.setting import Outside, size_scale
-from ferry.plan.prepare.demand import Pinned, TopicDemand
+from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.prepare.shrink_groups import Group
 from ferry.plan.racks import RackLayout
 
@@ -92,7 +93,8 @@ class ProgramState(Columns):
         """Per topic, broker positions whose kept free replicas follow from ``x``
         (:func:`~ferry.plan.balance.program.topic_rows._imply_kept`)."""
         self.shrink_col: dict[tuple[int, int, int], int] = {}
-        self.pinned_cols: list[list[tuple[Pinned, dict[int, int]]]] = [[] for _ in demands]
+        self.pinned: list[PinnedSet | None] = [None] * len(demands)
+        """Per topic with pinned partitions, their columns."""
         self.layout = layout
         self.demands = demands
         self.kept = TopicColumns()

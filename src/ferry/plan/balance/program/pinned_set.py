@@ -1,0 +1,88 @@
+"""A topic's pinned partitions as the balance program posed them
+(:mod:`ferry.plan.balance.program.pinned_rows`): per replica its ``k[p, b]`` column, partition and
+rack, flat, so that what a solution keeps of them and the rack room it leaves are read with a few
+array operations per topic rather than a loop per partition."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+
+from ferry.plan.prepare.demand import Pinned
+from ferry.plan.racks import RackBounds, RackLayout
+
+
+@dataclass(frozen=True)
+class PinnedSet:
+    """Pinned partition ``pin[e]`` keeps broker ``brokers[e]`` through column ``cols[e]`` (entries in
+    the partitions' order, each partition's replicas in their order)."""
+
+    pins: tuple[Pinned, ...]
+    brokers: np.ndarray
+    cols: np.ndarray
+    pin: np.ndarray
+    rack: np.ndarray
+    rf: np.ndarray
+    """Per partition, the factor it must end with."""
+    hi: np.ndarray
+    """Per partition and rack, the most replicas it may hold there (its factor where unbounded)."""
+    bounded: np.ndarray
+    """Per partition, whether racks bound it."""
+
+    @classmethod
+    def of(cls, pins: Sequence[Pinned], cols: np.ndarray, layout: RackLayout) -> PinnedSet:
+        """``cols``: per replica of the partitions, in order, its column."""
+        racks = len(layout.members)
+        lens = np.fromiter((len(p.replicas) for p in pins), dtype=np.int64, count=len(pins))
+        flat = chain.from_iterable(p.replicas for p in pins)
+        brokers = np.fromiter(flat, dtype=np.int64, count=int(lens.sum()))
+        rack_of = layout.rack_of
+        rack = np.fromiter((rack_of[b] for b in brokers.tolist()), dtype=np.int64, count=len(brokers))
+        rf = np.fromiter((p.rf for p in pins), dtype=np.int64, count=len(pins))
+        # Few distinct bounds (one per factor): a table of them, and per partition its row.
+        table: dict[RackBounds | None, int] = {}
+        which = [table.setdefault(p.bounds, len(table)) for p in pins]
+        his = np.array(
+            [[hi for _, hi in b] if b is not None else [-1] * racks for b in table] or [[0] * racks],
+            dtype=np.int64,
+        ).reshape(-1, racks)
+        hi = his[np.asarray(which, dtype=np.int64)] if pins else np.zeros((0, racks), dtype=np.int64)
+        bounded = hi[:, 0] >= 0 if racks else np.zeros(len(pins), dtype=bool)
+        hi = np.where(bounded[:, None], hi, rf[:, None])
+        return cls(
+            tuple(pins),
+            brokers,
+            np.asarray(cols, dtype=np.int64),
+            np.repeat(np.arange(len(pins)), lens),
+            rack,
+            rf,
+            hi,
+            bounded,
+        )
+
+    def counts(self) -> np.ndarray:
+        """Per partition and rack, the replicas it holds there."""
+        racks = self.hi.shape[1]
+        return np.bincount(self.pin * racks + self.rack, minlength=len(self.pins) * racks).reshape(-1, racks)
+
+    def kept(self, x: np.ndarray) -> dict[int, frozenset[int]]:
+        """Per partition (its index in the topic), the brokers the solution ``x`` keeps it on."""
+        used = x[self.cols] > 0.5
+        brokers = self.brokers[used].tolist()
+        at = np.searchsorted(self.pin[used], np.arange(len(self.pins) + 1)).tolist()
+        return {p.index: frozenset(brokers[at[j] : at[j + 1]]) for j, p in enumerate(self.pins)}
+
+    def room(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per rack, the replicas the solution ``x`` keeps there, and the open slots with room under
+        the rack's upper bound that the bounded partitions leave."""
+        racks = self.hi.shape[1]
+        v = x[self.cols]
+        kept = np.bincount(self.rack, weights=v, minlength=racks)
+        n = len(self.pins)
+        in_rack = np.bincount(self.pin * racks + self.rack, weights=v, minlength=n * racks).reshape(n, racks)
+        open_slots = self.rf - np.bincount(self.pin, weights=v, minlength=n)
+        room = np.maximum(0.0, np.minimum(open_slots[:, None], self.hi - in_rack))
+        return kept, room[self.bounded].sum(axis=0)
