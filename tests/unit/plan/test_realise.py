@@ -18,7 +18,7 @@ from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.rack_totals import retarget
 from ferry.plan.balance.repair import per_partition
 from ferry.plan.balance.repair.chunk_program import rejoin
-from ferry.plan.balance.repair.kept_flow import kept_exactly, kept_replicas
+from ferry.plan.balance.repair.kept_flow import kept_exactly, kept_per_topic, kept_replicas
 from ferry.plan.balance.repair.per_partition import exact_posed
 from ferry.plan.balance.solvers import side_by_side as side_by_side_module
 from ferry.plan.planner import (
@@ -216,3 +216,24 @@ def test_a_partner_shared_by_chunks_is_solved_with_what_the_earlier_chunk_gave_i
     demands = [TopicDemand.__new__(TopicDemand)] * 4  # only passed through to the stand-in
     assert per_partition._round(layout, demands, [0, 1, 2], [3], quotas, keeps, exact)
     assert quotas == [(1,), (1,), (1,), (3,)]
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(0, 999),
+    st.integers(1, 3),
+    st.sampled_from([0.0, 3.0]),
+    st.integers(1, 40),
+    st.booleans(),
+)
+def test_topics_solved_a_run_at_a_time_keep_what_all_at_once_keep(
+    seed: int, racks: int, skew: float, run: int, fix_settled: bool
+) -> None:
+    snapshot = generated(brokers=7, racks=racks, topics=6, partitions=9, rf=3, seed=seed, skew=skew)
+    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, Goal()))
+    demands = retarget(layout, [prepare_topic(p, Goal(), layout)[1] for p in in_scope(snapshot, Goal())])
+    quotas = balance.assign_extras(layout, demands).quotas
+    whole = kept_per_topic(layout, demands, quotas, fix_settled=fix_settled, run=10**9)
+    assert kept_per_topic(layout, demands, quotas, fix_settled=fix_settled, run=run) == whole
+    # The program's quotas are met by some placement, so every posed topic finds one.
+    assert all(k >= 0 for k, d in zip(whole, demands, strict=True) if d.layouts)
