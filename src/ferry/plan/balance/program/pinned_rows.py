@@ -131,43 +131,42 @@ def _in_bulk(
     layout = program.layout
     racks = len(layout.members)
     n = len(d.pinned)
-    lens = np.fromiter((len(p.replicas) for p in d.pinned), dtype=np.int64, count=n)
-    total = int(lens.sum())
-    sizes = np.asarray(d.sizes, dtype=np.int64) if d.sizes else np.zeros(n, dtype=np.int64)
-    pin_of = np.repeat(np.arange(n), lens)
-    first = program.add_columns(np.ones(total), np.ones(total, dtype=np.int64), sizes[pin_of])
-    cols = first + np.arange(total)
-    program.kept.extend(np.full(total, t), np.full(total, -1), cols)
+    total = sum(len(p.replicas) for p in d.pinned)
+    # The columns are the next ``total`` ones, a replica each in order.
+    cols = len(program.upper) + np.arange(total)
     pins = program.pinned[t] = PinnedSet.of(d.pinned, cols, layout)
+    sizes = np.asarray(d.sizes, dtype=np.int64) if d.sizes else np.zeros(n, dtype=np.int64)
+    program.add_columns(np.ones(total), np.ones(total, dtype=np.int64), sizes[pins.pin])
+    program.kept.extend(np.full(total, t), np.full(total, -1), cols)
     counts = pins.counts()
     # A pair row per rack a partition holds more replicas in than the rack's upper bound allows.
     over = pins.bounded[:, None] & (counts > pins.hi)
     per_pin = over.sum(axis=1)
     base = np.concatenate(([0], np.cumsum(per_pin + 1)[:-1]))
     pair_pin, pair_rack = np.nonzero(over)
-    rank = np.arange(len(pair_pin)) - np.searchsorted(pair_pin, pair_pin)
-    pair_row = np.full((n, max(racks, 1)), -1, dtype=np.int64)
-    pair_row[pair_pin, pair_rack] = base[pair_pin] + rank
-    in_pair = pair_row[pins.pin, pins.rack] if racks else np.full(total, -1)
+    # Each partition's pair rows come first, by rack, then its row of at most ``rf`` replicas.
+    pair_ids = base[pair_pin] + np.arange(len(pair_pin)) - np.searchsorted(pair_pin, pair_pin)
+    pair_row = np.full((n, racks), -1, dtype=np.int64)
+    pair_row[pair_pin, pair_rack] = pair_ids
+    in_pair = pair_row[pins.pin, pins.rack]
     replicas_row = base + per_pin
     rows = np.concatenate((in_pair[in_pair >= 0], replicas_row[pins.pin]))
     order = np.argsort(rows, kind="stable")
     entry_cols = np.concatenate((cols[in_pair >= 0], cols))[order]
     nrows = n + len(pair_pin)
     lows, highs = np.full(nrows, -np.inf), np.empty(nrows)
-    highs[pair_row[pair_pin, pair_rack]] = pins.hi[pair_pin, pair_rack]
+    highs[pair_ids] = pins.hi[pair_pin, pair_rack]
     highs[replicas_row] = pins.rf
     kinds = np.full(nrows, OTHER, dtype=object)
-    kinds[base[pair_pin] + rank] = PAIR
+    kinds[pair_ids] = PAIR
     start = len(program.lows)
     program.add_rows((rows[order], entry_cols, np.ones(len(order))), (lows, highs), kinds.tolist())
-    extend_from(program.grouped[0], start + base[pair_pin] + rank)
+    extend_from(program.grouped[0], start + pair_ids)
     extend_from(program.grouped[1], t * racks + pair_rack)
     # The row of at most ``rf`` replicas where even keeping the most each rack allows fits (_never_binds).
     binds = ~pins.bounded | (np.minimum(counts, pins.hi).sum(axis=1) > pins.rf)
     extend_from(program.implied, start + replicas_row[~binds])
-    pos = np.fromiter((layout.position[b] for b in pins.brokers.tolist()), dtype=np.int64, count=total)
-    return _grouped(pos, cols), _grouped(pins.rack, cols)
+    return _grouped(pins.position, cols), _grouped(pins.rack, cols)
 
 
 def _grouped(keys: np.ndarray, cols: np.ndarray) -> dict[int, list[int]]:

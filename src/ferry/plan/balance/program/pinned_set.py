@@ -17,11 +17,13 @@ from ferry.plan.racks import RackBounds, RackLayout
 
 @dataclass(frozen=True)
 class PinnedSet:
-    """Pinned partition ``pin[e]`` keeps broker ``brokers[e]`` through column ``cols[e]`` (entries in
-    the partitions' order, each partition's replicas in their order)."""
+    """Pinned partition ``pin[e]`` keeps broker ``brokers[e]`` (at layout position ``position[e]``, in
+    rack ``rack[e]``) through column ``cols[e]`` (entries in the partitions' order, each partition's
+    replicas in their order)."""
 
     pins: tuple[Pinned, ...]
     brokers: np.ndarray
+    position: np.ndarray
     cols: np.ndarray
     pin: np.ndarray
     rack: np.ndarray
@@ -34,32 +36,30 @@ class PinnedSet:
 
     @classmethod
     def of(cls, pins: Sequence[Pinned], cols: np.ndarray, layout: RackLayout) -> PinnedSet:
-        """``cols``: per replica of the partitions, in order, its column."""
+        """``pins``: at least one; ``cols``: per replica of the partitions, in order, its column."""
         racks = len(layout.members)
         lens = np.fromiter((len(p.replicas) for p in pins), dtype=np.int64, count=len(pins))
         flat = chain.from_iterable(p.replicas for p in pins)
         brokers = np.fromiter(flat, dtype=np.int64, count=int(lens.sum()))
-        rack_of = layout.rack_of
-        rack = np.fromiter((rack_of[b] for b in brokers.tolist()), dtype=np.int64, count=len(brokers))
+        where = layout.position
+        position = np.fromiter((where[b] for b in brokers.tolist()), dtype=np.int64, count=len(brokers))
         rf = np.fromiter((p.rf for p in pins), dtype=np.int64, count=len(pins))
         # Few distinct bounds (one per factor): a table of them, and per partition its row.
         table: dict[RackBounds | None, int] = {}
         which = [table.setdefault(p.bounds, len(table)) for p in pins]
-        his = np.array(
-            [[hi for _, hi in b] if b is not None else [-1] * racks for b in table] or [[0] * racks],
-            dtype=np.int64,
-        ).reshape(-1, racks)
-        hi = his[np.asarray(which, dtype=np.int64)] if pins else np.zeros((0, racks), dtype=np.int64)
-        bounded = hi[:, 0] >= 0 if racks else np.zeros(len(pins), dtype=bool)
-        hi = np.where(bounded[:, None], hi, rf[:, None])
+        unbounded = [-1] * racks
+        his = np.array([[hi for _, hi in b] if b is not None else unbounded for b in table], dtype=np.int64)
+        hi = his[np.asarray(which, dtype=np.int64)]
+        bounded = hi[:, 0] >= 0
         return cls(
             tuple(pins),
             brokers,
+            position,
             np.asarray(cols, dtype=np.int64),
             np.repeat(np.arange(len(pins)), lens),
-            rack,
+            np.asarray(layout.rack_at, dtype=np.int64)[position],
             rf,
-            hi,
+            np.where(bounded[:, None], hi, rf[:, None]),
             bounded,
         )
 
