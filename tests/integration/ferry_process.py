@@ -32,3 +32,9 @@ def executing(plan: Path, bootstrap: str, journal: Path, *options: str) -> Itera
         if process.poll() is None:
             process.kill()
         process.communicate(timeout=30)
+
+
+def succeeds(process: subprocess.Popen[str], timeout_s: float = 60.0) -> None:
+    """Wait for ``process`` and fail with its stderr unless it exited 0."""
+    code = process.wait(timeout=timeout_s)
+    assert code == 0, f"ferry exited {code}: {process.stderr.read() if process.stderr else ''}"

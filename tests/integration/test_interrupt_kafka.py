@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ferry_process import executing, write_plan
+from ferry_process import executing, succeeds, write_plan
 from kafka_helpers import create_topics, produce, wait_until
 
 from ferry.cli.commands import plan as plan_command
@@ -115,7 +115,7 @@ def test_cancel_after_one_new_replica_joined_stops_the_move_in_two_seconds(
         )
         took = time.monotonic() - started
         out = capsys.readouterr().out
-        assert run.wait(timeout=60) == 0
+        succeeds(run)
     assert took <= 2.0, f"cancel took {took:.1f} s"
     assert "cancelled 1 move(s) in flight" in out
     assert admin.list_reassignments([topic]) == ()
@@ -145,8 +145,8 @@ def test_cancel_is_not_a_rollback_replicas_of_an_earlier_target_stay(
                 == 0
             )
             out = capsys.readouterr().out
-            assert two.wait(timeout=60) == 0
-        assert one.wait(timeout=60) == 0
+            succeeds(two)
+        succeeds(one)
     assert sorted(_state(admin, tp)[0]) == [1, 2, 3]
     assert "1 partition(s) now have more replicas than before" in out and "cancel-grow-0" in out
     wait_until(lambda: _no_throttle(admin, topic), 15, "no throttle left")
@@ -205,7 +205,7 @@ def test_a_second_request_re_targets_a_moving_partition(
             == 0
         )
         took = time.monotonic() - started
-        assert run.wait(timeout=60) == 0
+        succeeds(run)
     assert _state(admin, tp)[0] == (2, 4)
     assert took < 45, f"the re-target waited for broker 3's copy ({took:.0f} s)"
     with Journal.open(journal) as j:
@@ -296,7 +296,7 @@ def test_freeze_with_cancel_stops_ferrys_moves_in_flight(
                 _ferry("freeze", "--reason", "incident", "--cancel", *connect, "--journal", str(journal)) == 0
             )
             assert "cancelled 1 move(s) in flight" in capsys.readouterr().out
-            assert run.wait(timeout=60) == 0
+            succeeds(run)
         finally:
             assert _ferry("unfreeze", *connect) == 0
     assert admin.list_reassignments([topic]) == ()

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from ferry_process import executing
+from ferry_process import executing, succeeds
 from kafka_helpers import create_topics, produce, wait_until
 
 from ferry.cli.main import main
@@ -146,7 +146,7 @@ def test_cancelling_a_copy_between_dirs_leaves_the_replica_in_its_dir(
         wait_until(lambda: _where(admin, topic)[(0, 1)][1] == other, 30, "a future log in the other dir")
         cancel = ["cancel", "--request", "1", "--bootstrap-server", bootstrap, "--journal", str(journal)]
         assert main(cancel) == 0, capsys.readouterr().err
-        assert run.wait(timeout=60) == 0
+        succeeds(run)
     wait_until(
         lambda: _where(admin, topic)[(0, 1)] == (path, None), 15, "no future log, replica where it was"
     )

@@ -181,10 +181,10 @@ def _end_requests(journal: Journal, request_ids: Sequence[int]) -> tuple[int, ..
     """
     ended = []
     for rid in request_ids:
-        if journal.tasks(rid, OPEN_TASK_STATES) or journal.request(rid).state.is_final:
+        if journal.tasks(rid, OPEN_TASK_STATES) or not journal.tasks(rid, [TaskState.CANCELLED]):
             continue
-        if journal.tasks(rid, [TaskState.CANCELLED]):
-            journal.set_request_state(rid, RequestState.CANCELLED, note="cancelled by 'ferry cancel'")
+        # Its executor may be ending it at this moment: whoever writes first says how it ended.
+        if journal.end_request_unless_final(rid, RequestState.CANCELLED, note="cancelled by 'ferry cancel'"):
             ended.append(rid)
     return tuple(ended)
 

@@ -242,8 +242,8 @@ class Executor:
             ended = finished
         finally:
             # A request a concurrent 'ferry cancel' ended stays as that cancel left it.
-            if not ended and not self._journal.request(run.request_id).state.is_final:
-                self._journal.set_request_state(run.request_id, RequestState.INTERRUPTED)
+            if not ended:
+                self._journal.end_request_unless_final(run.request_id, RequestState.INTERRUPTED)
 
     def _restore(self, run: RunState, *, ride_out: bool) -> None:
         """Restore the throttles; after a run that ended, through a cluster unreachable for a while

@@ -27,20 +27,21 @@ def finish_request(
         answers = admin.elect_preferred_leaders(done)
         failed = {tp: why for tp, why in answers.items() if why}
         listener(LeadersElected(request_id, len(done), failed))
-    if journal.request(request_id).state.is_final:
-        return
+    # Each end below is written only if no other process ended the request meanwhile.
     failed_tasks = [t for t in tasks if t.state is TaskState.FAILED]
     cancelled = [t for t in tasks if t.state is TaskState.CANCELLED and t.superseded_by is None]
     if cancelled and not failed_tasks:
-        journal.set_request_state(
+        journal.end_request_unless_final(
             request_id, RequestState.CANCELLED, note=f"{len(cancelled)} move(s) cancelled"
         )
         return
     if failed_tasks:
-        journal.set_request_state(request_id, RequestState.FAILED, note=f"{len(failed_tasks)} move(s) failed")
-        raise ExecutionIncomplete(
-            f"request {request_id}: {len(failed_tasks)} of {len(tasks)} move(s) failed "
-            f"(first: {failed_tasks[0].tp}: {failed_tasks[0].error})",
-            hint=f"see the journal for request {request_id}",
-        )
-    journal.set_request_state(request_id, RequestState.DONE)
+        note = f"{len(failed_tasks)} move(s) failed"
+        if journal.end_request_unless_final(request_id, RequestState.FAILED, note=note):
+            raise ExecutionIncomplete(
+                f"request {request_id}: {len(failed_tasks)} of {len(tasks)} move(s) failed "
+                f"(first: {failed_tasks[0].tp}: {failed_tasks[0].error})",
+                hint=f"see the journal for request {request_id}",
+            )
+        return
+    journal.end_request_unless_final(request_id, RequestState.DONE)

@@ -275,13 +275,36 @@ class Journal(TaskTable, ThrottleTable, ProgressTable, PaceTable):
             PreconditionError: there is no such request.
         """
         with self.transaction() as conn:
-            current = self.request(request_id).state
-            check_request_transition(current, new, f"request {request_id}")
-            finished = self._clock() if new.is_final else None
-            conn.execute(
-                "UPDATE requests SET state = ?, finished_at = ?, note = COALESCE(?, note) WHERE id = ?",
-                (new.value, finished, note, request_id),
-            )
+            self._set_request_state(conn, request_id, new, note)
+
+    def end_request_unless_final(
+        self, request_id: int, new: RequestState, *, note: str | None = None
+    ) -> bool:
+        """Move a request to ``new`` unless it is final already, in one transaction: False when
+        another process (a ``ferry cancel``, or the executor it raced) ended it first, whose
+        outcome then stands. A read of the state before :meth:`set_request_state` would leave a
+        window for that process between the read and the write.
+
+        Raises:
+            IllegalTransition: the transition table forbids it from a state not final.
+            PreconditionError: there is no such request.
+        """
+        with self.transaction() as conn:
+            if self.request(request_id).state.is_final:
+                return False
+            self._set_request_state(conn, request_id, new, note)
+            return True
+
+    def _set_request_state(
+        self, conn: sqlite3.Connection, request_id: int, new: RequestState, note: str | None
+    ) -> None:
+        current = self.request(request_id).state
+        check_request_transition(current, new, f"request {request_id}")
+        finished = self._clock() if new.is_final else None
+        conn.execute(
+            "UPDATE requests SET state = ?, finished_at = ?, note = COALESCE(?, note) WHERE id = ?",
+            (new.value, finished, note, request_id),
+        )
 
     def set_request_options(self, request_id: int, options: ExecuteOptions) -> None:
         """Run request ``request_id`` under ``options`` from now on (``ferry resume --pace``).

@@ -144,10 +144,11 @@ class TaskTable(JournalBase):
         return tuple(amended)
 
     def supersede(self, old_task_id: int, new_task_id: int) -> None:
-        """Cancel ``old_task_id`` because ``new_task_id`` (a later request) re-targets its partition.
+        """Cancel ``old_task_id`` because ``new_task_id`` (a later request) re-targets its partition;
+        an old task already final (its executor or a ``ferry cancel`` ended it since it was read
+        as active) is left as it is.
 
         Raises:
-            IllegalTransition: the old task is already final.
             PreconditionError: the two tasks are not of the same partition.
         """
         old, new = self.task(old_task_id), self.task(new_task_id)
@@ -156,7 +157,9 @@ class TaskTable(JournalBase):
                 f"task {new_task_id} ({new.tp}) cannot supersede {old_task_id} ({old.tp})"
             )
         with self.transaction() as conn:
-            self._supersede(conn, old_task_id, new_task_id, self._clock())
+            row = conn.execute("SELECT state FROM tasks WHERE id = ?", (old_task_id,)).fetchone()
+            if not TaskState(row[0]).is_final:
+                self._supersede(conn, old_task_id, new_task_id, self._clock())
 
     def _supersede_pending(
         self, conn: sqlite3.Connection, tp: TopicPartition, task_id: int, now: float

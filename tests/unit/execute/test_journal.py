@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from ferry.errors import InputError, PreconditionError
+from ferry.errors import ExecutionIncomplete, InputError, PreconditionError
 from ferry.execute.batching import Limits
+from ferry.execute.finish import finish_request
 from ferry.execute.journal import SCHEMA_VERSION, Journal, default_journal_path
 from ferry.execute.options import ExecuteOptions
 from ferry.execute.pace.controller import Health, Pace, Reading, Role, State
 from ferry.execute.pace.settings import PaceSettings
 from ferry.execute.progress import Progress
-from ferry.execute.records import ConfigKey, RequestKind, ResourceType, ThrottleRecord
+from ferry.execute.records import ConfigKey, RequestKind, RequestRecord, ResourceType, ThrottleRecord
 from ferry.execute.schema import MIGRATIONS, statements
 from ferry.execute.states import IllegalTransition, RequestState, TaskState
 from ferry.model import Move, Plan, TopicPartition
@@ -357,3 +358,60 @@ def test_a_task_keeps_the_dirs_its_move_names_and_the_dirs_its_replicas_were_in(
         {1: "/d/b"},
     )
     assert (second.log_dirs, second.original_dirs, second.named_dirs) == (None, (), {})
+
+
+def test_an_end_another_process_wrote_first_stands(tmp_path: Path) -> None:
+    """The executor ending a request races 'ferry cancel' in another process: the first end stands."""
+    with _open(tmp_path) as executor, Journal.open(executor.path) as cancel:
+        rid = executor.record_request(_plan(), bootstrap="b")
+        executor.set_request_state(rid, RequestState.RUNNING)
+        cancel.set_request_state(rid, RequestState.CANCELLED, note="cancelled by 'ferry cancel'")
+        assert executor.end_request_unless_final(rid, RequestState.DONE) is False
+        ended = executor.request(rid)
+        assert (ended.state, ended.note) == (RequestState.CANCELLED, "cancelled by 'ferry cancel'")
+        other = executor.record_request(_plan(), bootstrap="b")
+        assert executor.end_request_unless_final(other, RequestState.CANCELLED, note="n") is True
+        assert executor.request(other).state is RequestState.CANCELLED
+
+
+def test_finishing_a_request_a_cancel_ends_meanwhile_keeps_the_cancel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'ferry cancel' ends the request while the executor works out how it ended (any read the
+    executor makes outside its write lets the cancel in): no illegal transition, no failure
+    raised for a request that is not the executor's to end any more."""
+    with _open(tmp_path) as executor, Journal.open(executor.path) as cancel:
+        rid = executor.record_request(_plan(), bootstrap="b")
+        executor.set_request_state(rid, RequestState.RUNNING)
+        first, second = executor.tasks(rid)
+        executor.set_task_states([first.id, second.id], TaskState.SUBMITTED)
+        executor.set_task_states([first.id], TaskState.FAILED, error="gone")
+        executor.set_task_states([second.id], TaskState.CANCELLED)
+        read = executor.request
+
+        def cancel_slips_in(request_id: int) -> RequestRecord:
+            seen = read(request_id)
+            if not executor._conn.in_transaction and seen.state is RequestState.RUNNING:
+                cancel.set_request_state(request_id, RequestState.CANCELLED, note="by cancel")
+            return seen
+
+        monkeypatch.setattr(executor, "request", cancel_slips_in)
+        try:
+            finish_request(None, executor, rid, elect=False, listener=lambda _event: None)  # type: ignore[arg-type]
+        except ExecutionIncomplete:
+            assert executor.request(rid).state is RequestState.FAILED  # the executor ended it first
+        else:
+            assert executor.request(rid).state is RequestState.CANCELLED
+
+
+def test_supersede_leaves_a_task_another_process_ended(tmp_path: Path) -> None:
+    with _open(tmp_path) as journal:
+        first = journal.record_request(_plan(), bootstrap="b")
+        old = journal.tasks(first)[0]
+        journal.set_task_states([old.id], TaskState.SUBMITTED)
+        second = journal.record_request(Plan.of([Move(old.tp, (1, 2, 3), (1, 4, 5))]), bootstrap="b")
+        new = journal.tasks(second)[0]
+        journal.set_task_states([old.id], TaskState.CANCELLED)  # a 'ferry cancel' after it was read active
+        journal.supersede(old.id, new.id)
+        assert journal.task(old.id).state is TaskState.CANCELLED
+        assert journal.task(old.id).superseded_by is None
