@@ -48,6 +48,7 @@ from ferry.kafka.client import KafkaPythonAdmin, ready_brokers
 from ferry.kafka.snapshot import collect
 from ferry.model import Plan, TopicPartition
 from ferry.sandbox import ClusterSpec, Sandbox, ensure_jars
+from sigterm import exit_on_sigterm
 
 MIB = 1024 * 1024
 RECORD_BYTES = 10_000
@@ -74,6 +75,7 @@ class Result:
 
 
 def main() -> int:
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

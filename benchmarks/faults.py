@@ -42,9 +42,11 @@ from support.fault_harness.run import FaultHarness, RunResult, summary
 
 from ferry.kafka.client import ready_brokers
 from ferry.sandbox import ClusterSpec, Sandbox, ensure_jars
+from sigterm import exit_on_sigterm
 
 
 def main() -> int:
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -37,6 +37,7 @@ from execute_throughput import _java as java
 from ferry.kafka.client import KafkaPythonAdmin, ready_brokers
 from ferry.model import TopicPartition
 from ferry.sandbox import ClusterSpec, Sandbox, ensure_jars
+from sigterm import exit_on_sigterm
 
 MIB = 1024 * 1024
 RECORD = 10_000
@@ -164,6 +165,7 @@ def _run(args: argparse.Namespace, home: Path, bootstrap: str, lib: Path) -> dic
 
 
 def main() -> int:
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

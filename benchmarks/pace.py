@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -48,6 +50,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
@@ -67,6 +70,7 @@ from ferry.kafka.client import KafkaPythonAdmin, ready_brokers
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import TopicPartition
 from ferry.sandbox import ClusterSpec, Sandbox, ensure_jars
+from sigterm import exit_on_sigterm
 
 MB = 1_000_000
 MIB = 1024 * 1024
@@ -92,35 +96,37 @@ class Outcome:
     lost: int
     acked: int
     left: int
+    ferry_cpu_s: float  # user + system seconds of the ferry process (and a cancel's, if any)
     decisions: list[str] = field(default_factory=list)
 
 
 class Probe:
-    """``acks=all`` sends to one topic at a fixed rate, each timed from send to acknowledgement."""
+    """``acks=all`` sends to one topic at a fixed rate, each timed from send to acknowledgement.
+
+    It runs in a process of its own: in the harness's process the sequenced load's producer and
+    consumer threads would add their waits for the interpreter lock to every reading."""
 
     def __init__(self, bootstrap: str, topic: str, per_s: float = 20.0) -> None:
-        self._producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
-        self._topic, self._gap = topic, 1.0 / per_s
-        self._stop = threading.Event()
-        self.samples: list[tuple[float, float]] = []  # (sent at, seconds to ack)
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._gap):
-            sent = time.monotonic()
-            # FILL-prefixed: the sequenced load's consumer of the same topic skips it.
-            future = self._producer.send(self._topic, FILL + b"probe")
-            future.add_callback(lambda _meta, at=sent: self.samples.append((at, time.monotonic() - at)))
+        context = mp.get_context("spawn")
+        self._stop = context.Event()
+        self._receive, send = context.Pipe(duplex=False)
+        self._process = context.Process(
+            target=_probe, args=(bootstrap, topic, 1.0 / per_s, self._stop, send), daemon=True
+        )
+        self.samples: list[tuple[float, float]] = []  # (sent at, seconds to ack), time.monotonic()
 
     def __enter__(self) -> Probe:
-        self._thread.start()
+        self._process.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._thread.join(timeout=10)
-        self._producer.flush(timeout=30)
-        self._producer.close(timeout=10)
+        if self._receive.poll(60):
+            self.samples = self._receive.recv()
+        self._process.join(timeout=30)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join(timeout=10)
 
     def between(self, start: float, end: float) -> tuple[float, float]:
         """p50 and p99 of the sends in [start, end), milliseconds."""
@@ -129,6 +135,21 @@ class Probe:
             return (float("nan"), float("nan"))
         cuts = statistics.quantiles(got, n=100)
         return (cuts[49] * 1000, cuts[98] * 1000)
+
+
+def _probe(bootstrap: str, topic: str, gap: float, stop: Any, out: Any) -> None:
+    """The probe's process: send every ``gap`` seconds until ``stop``, then send the samples back
+    (``time.monotonic`` is the system's monotonic clock, the same in every process)."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
+    samples: list[tuple[float, float]] = []
+    while not stop.wait(gap):
+        sent = time.monotonic()
+        # FILL-prefixed: the sequenced load's consumer of the same topic skips it.
+        future = producer.send(topic, FILL + b"probe")
+        future.add_callback(lambda _meta, at=sent: samples.append((at, time.monotonic() - at)))
+    producer.flush(timeout=30)
+    producer.close(timeout=10)
+    out.send(samples)
 
 
 class Bulk:
@@ -309,6 +330,8 @@ def run_one(
         shrinks_before = watch.shrinks
         args = ("execute", "--plan", str(plan), "--bootstrap-server", bootstrap, "--journal", str(journal))
         log = work / f"{run.name}.log"
+        # Reaped inside the block below and nothing else is: the children's usage there is ferry's.
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
         process = _ferry(log, *args, "--wait", "--pace-period", str(PERIOD_S), *run.options)
         with _fault(run.fault, sandbox, bulk, at_s=limit / 6):
             try:
@@ -329,6 +352,8 @@ def run_one(
                 cancel.wait(timeout=120)
                 process.wait(timeout=120)
         ended = time.monotonic()
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = used.ru_utime + used.ru_stime - children.ru_utime - children.ru_stime
         err = log.read_text()
         written = (_written(bootstrap, tps) - first) * RECORD
         rate = written / (ended - idle_start) / MB
@@ -353,6 +378,7 @@ def run_one(
         tally.lost,
         tally.acked,
         left,
+        cpu,
         decisions,
     )
 
@@ -398,6 +424,7 @@ def _ms(pair: tuple[float, float]) -> str:
 
 
 def main() -> int:
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -456,6 +483,7 @@ def _print(outcomes: Sequence[Outcome], args: argparse.Namespace) -> None:
         "acked",
         "lost",
         "throttles left",
+        "ferry CPU s",
     ]
     print("| " + " | ".join(columns) + " |")
     print("|" + "---|" * len(columns))
@@ -465,6 +493,7 @@ def _print(outcomes: Sequence[Outcome], args: argparse.Namespace) -> None:
         options = f"`{' '.join(o.run.options)}`" + (f" + {o.run.fault}" if o.run.fault else "")
         cells = [o.run.name, options, secs, ratio, _ms(o.latency_idle), _ms(o.latency_move)]
         cells += [str(o.isr_shrinks), f"{o.under_min_s:.1f}", str(o.acked), str(o.lost), str(o.left)]
+        cells.append(f"{o.ferry_cpu_s:.1f}")
         print("| " + " | ".join(cells) + " |")
     for o in outcomes:
         if o.run.fault or o.run.name == "auto-low":

@@ -47,6 +47,7 @@ from ferry.execute.states import TaskState
 from ferry.kafka.client import KafkaPythonAdmin, ready_brokers
 from ferry.model import Move, Plan, TopicPartition
 from ferry.sandbox import ClusterSpec, Sandbox, ensure_jars
+from sigterm import exit_on_sigterm
 
 PER_TOPIC = 100
 
@@ -147,6 +148,7 @@ def _timed(label: str, rounds: int, run: Callable[[], int]) -> None:
 
 
 def main() -> None:
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

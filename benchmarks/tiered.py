@@ -41,6 +41,7 @@ from ferry.execute.options import ExecuteOptions
 from ferry.kafka.client import KafkaPythonAdmin, ready_brokers
 from ferry.model import Move, Plan, TopicPartition
 from ferry.sandbox import ClusterSpec, Sandbox, ensure_jars
+from sigterm import exit_on_sigterm
 
 MIB = 1024 * 1024
 TP = TopicPartition("tt", 0)
@@ -140,6 +141,7 @@ def _error(etas: list[tuple[float, float, float | None]], at: float, end: float)
 
 
 def main() -> int:
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
