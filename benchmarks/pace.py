@@ -30,6 +30,7 @@ Usage::
 
     .venv/bin/python benchmarks/pace.py                     # every run (about 15 minutes)
     .venv/bin/python benchmarks/pace.py --only static-right,auto-default
+    .venv/bin/python benchmarks/pace.py --only static-high,auto-default --static 50000000,35000000
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ class Outcome:
     latency_move: tuple[float, float]
     isr_shrinks: int
     under_min_s: float
+    stalls: list[tuple[float, float]]  # (s into the move, ms) of the slowest sends, see _stalls
     lost: int
     acked: int
     left: int
@@ -373,6 +375,7 @@ def run_one(
         seconds,
         probe.between(idle_start, started),
         probe.between(started, ended),
+        _stalls(probe.samples, started, ended),
         shrinks,
         under,
         tally.lost,
@@ -381,6 +384,26 @@ def run_one(
         cpu,
         decisions,
     )
+
+
+def _stalls(samples: Sequence[tuple[float, float]], start: float, end: float) -> list[tuple[float, float]]:
+    """The slowest 1 % of the sends in [start, end) as stalls: sends that were waiting at the same
+    moment (one sent while an earlier one was still unacknowledged) are one stall, given as the
+    seconds into the move its first send went and the longest wait in it, ms."""
+    during = [(at, s) for at, s in samples if start <= at < end]
+    if len(during) < 100:
+        return []
+    cut = sorted(s for _, s in during)[-(len(during) // 100)]
+    stalls: list[tuple[float, float, float]] = []  # first sent, last acknowledged, longest
+    for at, s in sorted(during):
+        if s < cut:
+            continue
+        if stalls and at <= stalls[-1][1]:
+            first, last, longest = stalls[-1]
+            stalls[-1] = (first, max(last, at + s), max(longest, s))
+        else:
+            stalls.append((at, at + s, s))
+    return [(first - start, longest * 1000) for first, _, longest in stalls]
 
 
 def _written(bootstrap: str, tps: Sequence[TopicPartition]) -> int:
@@ -406,12 +429,13 @@ def _left(bootstrap: str, topics: Sequence[str]) -> int:
         return len(admin.describe_throttle_configs(keys))
 
 
-def runs(produce: int) -> list[Run]:
+def runs(produce: int, statics: Sequence[int] = ()) -> list[Run]:
     low = str(produce // 2)
     return [
         Run("static-low", ("--throttle", low)),
         Run("static-right", ("--throttle", str(25 * MB))),
         Run("static-high", ("--throttle", str(1000 * MB))),
+        *(Run(f"static-{rate // MB}", ("--throttle", str(rate))) for rate in statics),
         Run("auto-low", ("--pace", "auto", "--throttle", low)),
         Run("auto-default", ("--pace", "auto")),
         Run("auto-pause", ("--pace", "auto"), fault="pause"),
@@ -433,8 +457,13 @@ def main() -> int:
     parser.add_argument("--produce", type=int, default=2 * MB, help="bytes/s written into the moving topic")
     parser.add_argument("--limit", type=float, default=300.0, help="seconds before a run is cancelled")
     parser.add_argument("--only", help="comma-separated run names")
+    parser.add_argument(
+        "--static",
+        default="",
+        help="more static throttles, bytes/s, comma-separated; run N is named static-<N in MB/s>",
+    )
     args = parser.parse_args()
-    chosen = runs(args.produce)
+    chosen = runs(args.produce, [int(r) for r in args.static.split(",") if r])
     if args.only:
         chosen = [r for r in chosen if r.name in args.only.split(",")]
     lib = ensure_jars()
@@ -495,6 +524,9 @@ def _print(outcomes: Sequence[Outcome], args: argparse.Namespace) -> None:
         cells += [str(o.isr_shrinks), f"{o.under_min_s:.1f}", str(o.acked), str(o.lost), str(o.left)]
         cells.append(f"{o.ferry_cpu_s:.1f}")
         print("| " + " | ".join(cells) + " |")
+    print("\nthe slowest 1 % of the probe's sends during the move, as stalls (s into the move: longest ms)")
+    for o in outcomes:
+        print(f"    {o.run.name}: " + ", ".join(f"{at:.0f}: {ms:.0f}" for at, ms in o.stalls))
     for o in outcomes:
         if o.run.fault or o.run.name == "auto-low":
             print(f"\n{o.run.name}: the controller's floors, back-offs and pauses (stderr)")
