@@ -373,16 +373,16 @@ def run_one(
     return Outcome(
         run,
         seconds,
-        probe.between(idle_start, started),
-        probe.between(started, ended),
-        _stalls(probe.samples, started, ended),
-        shrinks,
-        under,
-        tally.lost,
-        tally.acked,
-        left,
-        cpu,
-        decisions,
+        latency_idle=probe.between(idle_start, started),
+        latency_move=probe.between(started, ended),
+        stalls=_stalls(probe.samples, started, ended),
+        isr_shrinks=shrinks,
+        under_min_s=under,
+        lost=tally.lost,
+        acked=tally.acked,
+        left=left,
+        ferry_cpu_s=cpu,
+        decisions=decisions,
     )
 
 
@@ -429,13 +429,12 @@ def _left(bootstrap: str, topics: Sequence[str]) -> int:
         return len(admin.describe_throttle_configs(keys))
 
 
-def runs(produce: int, statics: Sequence[int] = ()) -> list[Run]:
+def runs(produce: int) -> list[Run]:
     low = str(produce // 2)
     return [
         Run("static-low", ("--throttle", low)),
         Run("static-right", ("--throttle", str(25 * MB))),
         Run("static-high", ("--throttle", str(1000 * MB))),
-        *(Run(f"static-{rate // MB}", ("--throttle", str(rate))) for rate in statics),
         Run("auto-low", ("--pace", "auto", "--throttle", low)),
         Run("auto-default", ("--pace", "auto")),
         Run("auto-pause", ("--pace", "auto"), fault="pause"),
@@ -460,12 +459,15 @@ def main() -> int:
     parser.add_argument(
         "--static",
         default="",
-        help="more static throttles, bytes/s, comma-separated; run N is named static-<N in MB/s>",
+        help="more static throttles, bytes/s, comma-separated, run after the others (also with --only); "
+        "named static-<MB/s>",
     )
     args = parser.parse_args()
-    chosen = runs(args.produce, [int(r) for r in args.static.split(",") if r])
+    chosen = runs(args.produce)
     if args.only:
         chosen = [r for r in chosen if r.name in args.only.split(",")]
+    rates = [int(r) for r in args.static.split(",") if r]
+    chosen += [Run(f"static-{rate // MB}", ("--throttle", str(rate))) for rate in rates]
     lib = ensure_jars()
     with tempfile.TemporaryDirectory(prefix="ferry-pace-") as tmp:
         sandbox = Sandbox(Path(tmp) / "sandbox")
