@@ -17,7 +17,9 @@ back-off    ISR loss of a partition not being moved, a       rate x 0.7 (never u
 idle        nothing moving in this role                      hold
 floor       rate under the floor: 1.2 x the produce rate     rate = floor (even over the ceiling:
             into the role's moving partitions, over the      under it a move never catches up)
-            10/11 of its throttle a broker sustains
+            10/11 of its throttle a broker sustains; unless
+            the throttle binds and its raise clears the
+            floor (then: raise)
 ceiling     rate over the ceiling (``--max-throttle``, the   rate = ceiling
             schedule's window)
 raise       healthy and the throttle binds: achieved >=      rate x 2 until the first back-off
@@ -178,7 +180,11 @@ def decide(last: Pace, reading: Reading, bounds: Bounds) -> Pace:
         return replace(cut, backed_off=True)
     if not reading.moving:
         return replace(last, state=State.IDLE, reason="nothing copying")
-    if rate < floor:
+    binds = reading.achieved >= BINDING * THROTTLE_SHARE * rate
+    raised = rate + max(bounds.step, math.ceil(MIN_CHANGE * rate)) if last.backed_off else 2 * rate
+    # A binding throttle whose raise clears the floor is raised: setting it to the floor alone,
+    # which creeps up with the produce rate, would hold it there period after period.
+    if rate < floor and not (binds and raised >= floor):
         over = bounds.ceiling is not None and floor > bounds.ceiling
         why = f"produce rate {reading.produce:.0f} B/s into the moving partitions" + (
             f", over the ceiling {bounds.ceiling} B/s" if over else ""
@@ -188,11 +194,11 @@ def decide(last: Pace, reading: Reading, bounds: Bounds) -> Pace:
         wanted = max(floor, bounds.ceiling)
         why = f"ceiling {bounds.ceiling} B/s"
         return _changed(last, wanted, concurrency, State.CEILING, why, floor, bounds.ceiling)
-    if reading.achieved >= BINDING * THROTTLE_SHARE * rate:
+    if binds:
         # Slow start (doubling) until a back-off has found the limit, additive from then on.
-        wanted = rate + max(bounds.step, math.ceil(MIN_CHANGE * rate)) if last.backed_off else 2 * rate
+        wanted = raised
         if bounds.ceiling is not None:
-            wanted = max(rate, min(wanted, bounds.ceiling))
+            wanted = max(rate, floor, min(wanted, bounds.ceiling))
         more = min(bounds.max_concurrency, concurrency + 1)
         why = f"healthy, achieved {reading.achieved:.0f} of {rate} B/s"
         return _changed(last, wanted, more, State.RAISE, why, floor, bounds.ceiling)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -46,7 +46,7 @@ def test_trouble_never_goes_under_the_floor_nor_under_one_move() -> None:
 
 
 def test_a_rate_under_the_floor_rises_to_it_even_over_the_ceiling() -> None:
-    decided = decide(_at(MB), _reading(MB, produce=5 * MB), BOUNDS)
+    decided = decide(_at(MB), _reading(0.5 * MB, produce=5 * MB), BOUNDS)  # not binding
     # 1.2 x the produce rate, over the 10/11 of its throttle a broker sustains.
     assert (decided.rate, decided.state) == (6_600_000, State.FLOOR)
     over = decide(_at(MB), _reading(MB, produce=5 * MB), Bounds(2 * MB, MB, 5))
@@ -56,6 +56,22 @@ def test_a_rate_under_the_floor_rises_to_it_even_over_the_ceiling() -> None:
 def test_the_floor_is_written_even_when_it_is_a_small_step() -> None:
     decided = decide(_at(100 * MB), _reading(10 * MB, produce=80 * MB), BOUNDS)
     assert decided.rate == 105_600_000  # 5.6 % up, but the floor
+
+
+def test_a_binding_rate_on_a_creeping_floor_is_raised_not_held_there() -> None:
+    """On last period's floor, the produce rate a little up: the floor alone would move the rate
+    by half a percent, period after period, while the throttle binds."""
+    on_floor = Pace(6_600_000, 5, State.FLOOR, "", backed_off=False)
+    doubled = decide(on_floor, _reading(6 * MB, produce=5_025_000), BOUNDS)
+    assert (doubled.rate, doubled.state) == (13_200_000, State.RAISE)
+    stepped = decide(replace(on_floor, backed_off=True), _reading(6 * MB, produce=5_025_000), BOUNDS)
+    assert (stepped.rate, stepped.state) == (16_600_000, State.RAISE)
+    idle = decide(on_floor, _reading(2 * MB, produce=5_025_000), BOUNDS)  # not binding: the floor
+    assert idle.state is State.FLOOR and idle.rate == pytest.approx(6_633_000, abs=1)
+    far = decide(_at(MB), _reading(MB, produce=50 * MB), BOUNDS)  # a raise short of the floor
+    assert (far.rate, far.state) == (66 * MB, State.FLOOR)
+    capped = decide(on_floor, _reading(6 * MB, produce=5_025_000), Bounds(7 * MB, MB, 5))
+    assert (capped.rate, capped.state) == (7 * MB, State.RAISE)  # raised onto the ceiling, over the floor
 
 
 def test_a_rate_over_the_ceiling_comes_down_to_it() -> None:
