@@ -26,7 +26,6 @@ from collections.abc import Collection
 
 import numpy as np
 
-from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.pools import are_idle, holders_of
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.solvers.transport import OTHER
@@ -94,20 +93,14 @@ def _most(program: ProgramState) -> np.ndarray:
 def _fill_columns(program: ProgramState, first: np.ndarray, count: np.ndarray, idle: np.ndarray) -> None:
     """Per pool a column ``s`` in [0, 1] and its row ``y - s <= n - 1``."""
     m = len(first)
-    s = len(program.upper) + np.arange(m)
-    extend_from(program.upper, np.ones(m))
-    extend_from(program.gain, np.zeros(m))
-    extend_from(program.size, np.zeros(m))
+    s = program.add_columns(np.ones(m), np.zeros(m), np.zeros(m)) + np.arange(m)
     per = count + 1
     group = np.repeat(np.arange(m), per)
     at = rank(group, per)
     last = at == np.repeat(count, per)
-    extend_from(program.rows, len(program.lows) + group)
-    extend_from(program.cols, np.where(last, np.repeat(s, per), np.repeat(first, per) + at))
-    extend_from(program.vals, np.where(last, -1.0, 1.0))
-    extend_from(program.lows, np.full(m, -np.inf))
-    extend_from(program.highs, (idle - 1).astype(np.float64))
-    program.kinds.extend([OTHER] * m)
+    cols = np.where(last, np.repeat(s, per), np.repeat(first, per) + at)
+    entries = (group, cols, np.where(last, -1.0, 1.0))
+    program.add_rows(entries, (np.full(m, -np.inf), (idle - 1).astype(np.float64)), [OTHER] * m)
 
 
 def _idle_pairs(program: ProgramState, topic: np.ndarray, rack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

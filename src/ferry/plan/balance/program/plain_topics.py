@@ -252,9 +252,7 @@ def _columns(
         cols.idle[pooled.topic, pooled.rack], cols.most[pooled.topic, pooled.rack]
     )
     upper[pooled.cols - start] = pool_upper
-    extend_from(program.upper, upper)
-    extend_from(program.gain, gain)
-    extend_from(program.size, size)
+    program.add_columns(upper, gain, size)
     extend_from(program.penalty, np.repeat(pooled.cols, fines))
 
 
