@@ -281,7 +281,9 @@ class ClusterAdminContract:
                     (3,),
                     (2,),
                 )
-                assert replicas_of(admin, tp) == (1, 3, 2)
+                # Eventually: the broker answering the metadata request may not have applied the
+                # move yet when the controller's listing already shows it.
+                eventually(lambda: replicas_of(admin, tp) == (1, 3, 2), "the move's replicas 1, 3, 2")
                 sizes = admin.describe_replica_sizes([topic])[tp]
                 assert 0 <= sizes.get(3, 0) < sizes[1]
                 # A new target replaces the move: its adding replica 3 becomes a removing one.
