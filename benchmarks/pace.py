@@ -1,7 +1,9 @@
 """Static throttles against ``--pace auto`` on the real sandbox, with real producers.
 
 Starts its own sandbox (1 controller + 4 brokers on two racks, always stopped at the end). Each
-run gets fresh topics:
+run gets fresh topics, with Kafka's default segment size (1 GiB, ``--segment-mib``; the sandbox's
+brokers default to 1 MiB, which made every copied partition hundreds of segments, rolled and
+flushed while the move ran):
 
 * ``moving``: PARTITIONS partitions, RF 2 on brokers 1 and 2, filled with MIB MiB each; the plan
   moves every partition to brokers 3 and 4 (each receives all of them);
@@ -31,6 +33,7 @@ Usage::
     .venv/bin/python benchmarks/pace.py                     # every run (about 15 minutes)
     .venv/bin/python benchmarks/pace.py --only static-right,auto-default
     .venv/bin/python benchmarks/pace.py --only static-high,auto-default --static 50000000,35000000
+    .venv/bin/python benchmarks/pace.py --only auto-default,static-high,auto-default,static-high
 """
 
 from __future__ import annotations
@@ -232,19 +235,25 @@ def _ferry(log: Path, *args: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
 
 
-def _create(lib: Path, bootstrap: str, moving: str, seq: str, steady: str, partitions: int, mib: int) -> None:
+def _create(
+    lib: Path, bootstrap: str, topics: tuple[str, str, str], partitions: int, mib: int, segment_mib: int
+) -> None:
+    moving, seq, steady = topics
+    segments = {"segment.bytes": str(segment_mib * MIB)}
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
         admin.create_topics(
             [
-                NewTopic(moving, replica_assignments={p: [1, 2] for p in range(partitions)}),
-                NewTopic(seq, replica_assignments={p: [1, 2] for p in range(4)}),
+                NewTopic(
+                    moving, replica_assignments={p: [1, 2] for p in range(partitions)}, topic_configs=segments
+                ),
+                NewTopic(seq, replica_assignments={p: [1, 2] for p in range(4)}, topic_configs=segments),
                 NewTopic(
                     steady,
                     replica_assignments={
                         p: [(p % 4) + 1, ((p + 1) % 4) + 1, ((p + 2) % 4) + 1] for p in range(4)
                     },
-                    topic_configs={"min.insync.replicas": "2"},
+                    topic_configs={"min.insync.replicas": "2", **segments},
                 ),
             ]
         )
@@ -300,6 +309,7 @@ def _fault(kind: str | None, sandbox: Sandbox, bulk: Bulk, at_s: float) -> Itera
 
 def run_one(
     run: Run,
+    position: int,
     lib: Path,
     sandbox: Sandbox,
     bootstrap: str,
@@ -309,14 +319,17 @@ def run_one(
     mib: int,
     produce: int,
     limit: float,
+    segment_mib: int,
 ) -> Outcome:
-    moving, seq, steady = f"moving-{run.name}", f"seq-{run.name}", f"steady-{run.name}"
-    _create(lib, bootstrap, moving, seq, steady, partitions, mib)
-    plan = work / f"{run.name}.json"
+    # The position keeps a run named twice (--only) off the topics of the first, still being deleted.
+    tag = f"{position}-{run.name}"
+    moving, seq, steady = f"moving-{tag}", f"seq-{tag}", f"steady-{tag}"
+    _create(lib, bootstrap, (moving, seq, steady), partitions, mib, segment_mib)
+    plan = work / f"{tag}.json"
     moves = [(moving, p) for p in range(partitions)] + [(seq, p) for p in range(4)]
     entries = [{"topic": t, "partition": p, "replicas": [3, 4]} for t, p in moves]
     plan.write_text(json.dumps({"version": 1, "partitions": entries}))
-    journal = work / f"{run.name}.sqlite"
+    journal = work / f"{tag}.sqlite"
     load = SequencedLoad(bootstrap, [seq, steady])
     load.start()
     with (
@@ -331,7 +344,7 @@ def run_one(
         started = time.monotonic()
         shrinks_before = watch.shrinks
         args = ("execute", "--plan", str(plan), "--bootstrap-server", bootstrap, "--journal", str(journal))
-        log = work / f"{run.name}.log"
+        log = work / f"{tag}.log"
         # Reaped inside the block below and nothing else is: the children's usage there is ferry's.
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         process = _ferry(log, *args, "--wait", "--pace-period", str(PERIOD_S), *run.options)
@@ -455,7 +468,18 @@ def main() -> int:
     parser.add_argument("--mib", type=int, default=150, help="MiB per moving partition")
     parser.add_argument("--produce", type=int, default=2 * MB, help="bytes/s written into the moving topic")
     parser.add_argument("--limit", type=float, default=300.0, help="seconds before a run is cancelled")
-    parser.add_argument("--only", help="comma-separated run names")
+    parser.add_argument(
+        "--only",
+        help="comma-separated run names, run in this order; a name may come more than once (the "
+        "first run on a fresh sandbox also warms its brokers up)",
+    )
+    parser.add_argument(
+        "--segment-mib",
+        type=int,
+        default=1024,
+        help="segment.bytes of the benchmark's topics, MiB: Kafka's default (the sandbox's brokers "
+        "default to 1 MiB, which makes each copied partition hundreds of segments)",
+    )
     parser.add_argument(
         "--static",
         default="",
@@ -463,20 +487,23 @@ def main() -> int:
         "named static-<MB/s>",
     )
     args = parser.parse_args()
-    chosen = runs(args.produce)
-    if args.only:
-        chosen = [r for r in chosen if r.name in args.only.split(",")]
     rates = [int(r) for r in args.static.split(",") if r]
-    chosen += [Run(f"static-{rate // MB}", ("--throttle", str(rate))) for rate in rates]
+    statics = [Run(f"static-{rate // MB}", ("--throttle", str(rate))) for rate in rates]
+    named = {r.name: r for r in [*runs(args.produce), *statics]}
+    wanted = args.only.split(",") if args.only else list(named)
+    if unknown := [name for name in wanted if name not in named]:
+        parser.error(f"--only: no run named {', '.join(unknown)} (runs: {', '.join(named)})")
+    chosen = [named[name] for name in wanted] + [r for r in statics if r.name not in wanted]
     lib = ensure_jars()
     with tempfile.TemporaryDirectory(prefix="ferry-pace-") as tmp:
         sandbox = Sandbox(Path(tmp) / "sandbox")
         try:
             state = sandbox.up(ClusterSpec(brokers=4, racks=2), lib, ready_brokers, timeout_s=180)
             outcomes = []
-            for run in chosen:
+            for position, run in enumerate(chosen):
                 outcome = run_one(
                     run,
+                    position,
                     lib,
                     sandbox,
                     state.bootstrap,
@@ -485,6 +512,7 @@ def main() -> int:
                     mib=args.mib,
                     produce=args.produce,
                     limit=args.limit,
+                    segment_mib=args.segment_mib,
                 )
                 outcomes.append(outcome)
                 print(f"# {run.name}: {outcome}", file=sys.stderr, flush=True)

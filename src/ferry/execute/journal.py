@@ -290,15 +290,23 @@ class Journal(TaskTable, ThrottleTable, ProgressTable, PaceTable):
             PreconditionError: there is no such request.
         """
         with self.transaction() as conn:
-            if self.request(request_id).state.is_final:
+            current = self.request(request_id).state
+            if current.is_final:
                 return False
-            self._set_request_state(conn, request_id, new, note)
+            self._set_request_state(conn, request_id, new, note, current)
             return True
 
     def _set_request_state(
-        self, conn: sqlite3.Connection, request_id: int, new: RequestState, note: str | None
+        self,
+        conn: sqlite3.Connection,
+        request_id: int,
+        new: RequestState,
+        note: str | None,
+        current: RequestState | None = None,
     ) -> None:
-        current = self.request(request_id).state
+        """``current``: the state already read in this transaction, if it was."""
+        if current is None:
+            current = self.request(request_id).state
         check_request_transition(current, new, f"request {request_id}")
         finished = self._clock() if new.is_final else None
         conn.execute(

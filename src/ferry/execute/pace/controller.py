@@ -10,10 +10,11 @@ applies:
 ==========  ===============================================  ======================================
 state       when                                             then
 ==========  ===============================================  ======================================
-back-off    ISR loss of a partition not being moved, a       rate x 0.7 (never under the floor,
-                                                             nor under 1 MB/s),
-            partition at or under min ISR, or ELR not empty  concurrency halved (at least 1)
-            on the broker
+back-off    ISR loss of a partition not being moved, a       0.7 x the rate, or of what flows
+                                                             where the throttle does not bind
+            partition at or under min ISR, or ELR not empty  (never under the floor, nor under
+            on the broker                                    1 MB/s); concurrency halved (at
+                                                             least 1)
 idle        nothing moving in this role                      hold
 floor       rate under the floor: 1.2 x the produce rate     rate = floor (even over the ceiling:
             into the role's moving partitions, over the      under it a move never catches up)
@@ -173,9 +174,14 @@ def decide(last: Pace, reading: Reading, bounds: Bounds) -> Pace:
     floor = int(FLOOR_FACTOR * reading.produce / THROTTLE_SHARE) if reading.moving else 0
     rate, concurrency = last.rate, last.concurrency
     if reading.health.troubled:
-        wanted = max(floor, bounds.lowest, int(rate * BACK_OFF))
+        # From what flows: a throttle held far over the copy (something else limited it) would
+        # otherwise take several periods of cuts before the first one slowed anything.
+        lowered = int(BACK_OFF * min(rate, reading.achieved / THROTTLE_SHARE))
+        wanted = max(floor, bounds.lowest, lowered)
         why = reading.health.describe()
-        held = " (held at the floor)" if wanted == floor and floor > rate * BACK_OFF else ""
+        if lowered < BACK_OFF * rate:
+            why += f", cut from the {reading.achieved:.0f} B/s achieved"
+        held = " (held at the floor)" if wanted == floor and floor > lowered else ""
         cut = _changed(last, wanted, max(1, concurrency // 2), State.BACK_OFF, f"{why}{held}", floor)
         return replace(cut, backed_off=True)
     if not reading.moving:

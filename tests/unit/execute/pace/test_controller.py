@@ -36,6 +36,15 @@ def test_trouble_cuts_the_rate_by_three_tenths_and_halves_concurrency(health: He
     assert health.describe() in decided.reason
 
 
+def test_trouble_cuts_from_what_flows_where_the_throttle_does_not_bind() -> None:
+    """Held at 600 MB/s while the disks let 200 MB/s through: 0.7 x 600 would slow nothing."""
+    decided = decide(_at(600 * MB), _reading(200 * MB, health=Health(isr_loss=1)), BOUNDS)
+    assert decided.rate == 154 * MB  # 0.7 x the 220 MB/s throttle that 200 MB/s would fill
+    assert "cut from the 200000000 B/s achieved" in decided.reason
+    binding = decide(_at(100 * MB), _reading(95 * MB, health=Health(isr_loss=1)), BOUNDS)
+    assert binding.rate == 70 * MB and "cut from" not in binding.reason
+
+
 def test_trouble_never_goes_under_the_floor_nor_under_one_move() -> None:
     decided = decide(_at(20 * MB, 1), _reading(20 * MB, produce=12 * MB, health=Health(isr_loss=3)), BOUNDS)
     assert decided.rate == 15_840_000  # 1.2 x 12 MB/s over 10/11, above 0.7 x 20
