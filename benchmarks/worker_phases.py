@@ -20,13 +20,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pyarrow as pa
+
 import shapes
 from ferry.model import PlanJob
 from ferry.pipeline.buckets import from_blob, partitions_table, split, to_blob
-from ferry.pipeline.driver import context_of
-from ferry.pipeline.kernel import load_demand, topics_of
+from ferry.pipeline.driver import balance, context_of
+from ferry.pipeline.kernel import ClusterContext, load_demand, place_bucket, topics_of
 from ferry.plan.gc_pause import paused
-from ferry.plan.planner import TopicQuota, prepare_topics
+from ferry.plan.planner import TopicDemand, TopicQuota, prepare_topics
 
 
 @contextmanager
@@ -44,36 +46,32 @@ def main() -> int:
     parser.add_argument("--shape", default="grown 180->200", help="a name of shapes.SHAPES")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--buckets", type=int, default=16, help="the engine's count on local[2]: 16")
+    parser.add_argument(
+        "--place",
+        action="store_true",
+        help="also the place stage: the balance program solved first (not timed), then every bucket "
+        "placed (place_bucket, its Arrow rows to PartitionState objects again included)",
+    )
     args = parser.parse_args()
     shape = next((s for s in shapes.SHAPES if s.name == args.shape), None)
     if shape is None:
-        parser.error(
-            f"--shape: none named {args.shape!r} (shapes: {', '.join(s.name for s in shapes.SHAPES)})"
-        )
-    snapshot, goal = shapes.snapshot_and_goal(
-        shapes.generate(shape.scaled(args.partitions / 1_000_000, ""), args.seed)
-    )
+        names = ", ".join(s.name for s in shapes.SHAPES)
+        parser.error(f"--shape: none named {args.shape!r} (shapes: {names})")
+    scaled = shape.scaled(args.partitions / 1_000_000, "")
+    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(scaled, args.seed))
     job = PlanJob("cluster", "generated", snapshot, goal)  # type: ignore[arg-type]
     contexts = {job.name: context_of(job)}
-    layout = contexts[job.name].layout
     spent: dict[str, float] = {}
     with paused():
         buckets = [from_blob(to_blob(b)) for b in split(partitions_table(job), args.buckets)]
-        shared: dict[TopicQuota, TopicQuota] = {}
-        topics = partitions = 0
-        for bucket in buckets:
-            with _clock(spent, "Arrow rows to PartitionState objects"):
-                parts = [p for _, p in topics_of(bucket, contexts)]
-            with _clock(spent, "prepare_topics (planning in process: this part only)"):
-                prepared = prepare_topics(parts, goal, layout)
-            with _clock(spent, "pickle each demand"):
-                blobs = [pickle.dumps(d, protocol=pickle.HIGHEST_PROTOCOL) for _, d in prepared]
-            with _clock(spent, "unpickle them (the driver)"):
-                for blob in blobs:
-                    load_demand(blob, shared)
-            topics += len(parts)
-            partitions += sum(len(p) for p in parts)
-    print(f"{args.shape}, seed {args.seed}: {partitions:,} partitions, {topics:,} topics", end=", ")
+        demands = _prepare(buckets, contexts, spent)
+        if args.place:
+            decisions = balance(job, contexts[job.name], demands).decisions
+            for bucket in buckets:
+                with _clock(spent, "place_bucket (the place stage, its Arrow rows to objects again)"):
+                    place_bucket(bucket, contexts, decisions)
+    partitions = sum(b.num_rows for b in buckets)
+    print(f"{args.shape}, seed {args.seed}: {partitions:,} partitions, {len(demands):,} topics", end=", ")
     print(f"{args.buckets} buckets")
     print()
     print("| part | CPU s | share |")
@@ -83,6 +81,26 @@ def main() -> int:
         print(f"| {part} | {seconds:.2f} | {seconds / total:.0%} |")
     print(f"| all | {total:.2f} | 100% |")
     return 0
+
+
+def _prepare(
+    buckets: list[pa.Table], contexts: dict[str, ClusterContext], spent: dict[str, float]
+) -> dict[str, TopicDemand]:
+    """The prepare stage's parts over every bucket; the demands by topic, as the driver holds them."""
+    (context,) = contexts.values()
+    shared: dict[TopicQuota, TopicQuota] = {}
+    demands: dict[str, TopicDemand] = {}
+    for bucket in buckets:
+        with _clock(spent, "Arrow rows to PartitionState objects"):
+            parts = [p for _, p in topics_of(bucket, contexts)]
+        with _clock(spent, "prepare_topics (planning in process: this part only)"):
+            prepared = prepare_topics(parts, context.goal, context.layout)
+        with _clock(spent, "pickle each demand"):
+            blobs = [pickle.dumps(d, protocol=pickle.HIGHEST_PROTOCOL) for _, d in prepared]
+        with _clock(spent, "unpickle them (the driver)"):
+            for topic, blob in zip(parts, blobs, strict=True):
+                demands[topic[0].tp.topic] = load_demand(blob, shared)
+    return demands
 
 
 if __name__ == "__main__":
