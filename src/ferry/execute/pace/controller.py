@@ -10,11 +10,11 @@ applies:
 ==========  ===============================================  ======================================
 state       when                                             then
 ==========  ===============================================  ======================================
-back-off    ISR loss of a partition not being moved, a       0.7 x the rate, or of what flows
+back-off    ISR loss of a partition not being moved, a       0.7 x the rate, or x what flows
                                                              where the throttle does not bind
-            partition at or under min ISR, or ELR not empty  (never under the floor, nor under
-            on the broker                                    1 MB/s); concurrency halved (at
-                                                             least 1)
+            partition at or under min ISR, or ELR not empty  (at least x half the rate; never
+            on the broker                                    under the floor, nor under 1 MB/s);
+                                                             concurrency halved (at least 1)
 idle        nothing moving in this role                      hold
 floor       rate under the floor: 1.2 x the produce rate     rate = floor (even over the ceiling:
             into the role's moving partitions, over the      under it a move never catches up)
@@ -63,6 +63,11 @@ every move it touches, with nothing to read a recovery from."""
 BACK_OFF = 0.7
 """The factor on the rate on trouble: the 0.7 of TCP CUBIC, which keeps the mean of the saw-tooth
 between the back-off and the limit at 85 % of the limit, where halving keeps 75 %."""
+
+CUT_FROM_AT_LEAST = 0.5
+"""The least share of its rate a back-off cuts from, however little flowed: in a period in which a
+broker was stalled (paused, a long GC) next to nothing flows, a cut from that would put the rate on
+its floor, and the additive increase after a back-off would take minutes to climb back."""
 
 
 class Role(enum.StrEnum):
@@ -174,13 +179,14 @@ def decide(last: Pace, reading: Reading, bounds: Bounds) -> Pace:
     floor = int(FLOOR_FACTOR * reading.produce / THROTTLE_SHARE) if reading.moving else 0
     rate, concurrency = last.rate, last.concurrency
     if reading.health.troubled:
-        # From what flows: a throttle held far over the copy (something else limited it) would
-        # otherwise take several periods of cuts before the first one slowed anything.
-        lowered = int(BACK_OFF * min(rate, reading.achieved / THROTTLE_SHARE))
+        # From what flows (a throttle held far over the copy would otherwise take several periods
+        # of cuts before one slowed anything), but from no less than half the rate.
+        flows = max(min(rate, reading.achieved / THROTTLE_SHARE), CUT_FROM_AT_LEAST * rate)
+        lowered = int(BACK_OFF * flows)
         wanted = max(floor, bounds.lowest, lowered)
         why = reading.health.describe()
         if lowered < BACK_OFF * rate:
-            why += f", cut from the {reading.achieved:.0f} B/s achieved"
+            why += f", {reading.achieved:.0f} B/s achieved: cut from {int(flows)} B/s"
         held = " (held at the floor)" if wanted == floor and floor > lowered else ""
         cut = _changed(last, wanted, max(1, concurrency // 2), State.BACK_OFF, f"{why}{held}", floor)
         return replace(cut, backed_off=True)

@@ -37,12 +37,19 @@ def test_trouble_cuts_the_rate_by_three_tenths_and_halves_concurrency(health: He
 
 
 def test_trouble_cuts_from_what_flows_where_the_throttle_does_not_bind() -> None:
-    """Held at 600 MB/s while the disks let 200 MB/s through: 0.7 x 600 would slow nothing."""
-    decided = decide(_at(600 * MB), _reading(200 * MB, health=Health(isr_loss=1)), BOUNDS)
+    """Held at 300 MB/s while the disks let 200 MB/s through: 0.7 x 300 would slow nothing."""
+    decided = decide(_at(300 * MB), _reading(200 * MB, health=Health(isr_loss=1)), BOUNDS)
     assert decided.rate == 154 * MB  # 0.7 x the 220 MB/s throttle that 200 MB/s would fill
-    assert "cut from the 200000000 B/s achieved" in decided.reason
+    assert "200000000 B/s achieved: cut from 220000000 B/s" in decided.reason
     binding = decide(_at(100 * MB), _reading(95 * MB, health=Health(isr_loss=1)), BOUNDS)
     assert binding.rate == 70 * MB and "cut from" not in binding.reason
+
+
+def test_a_stalled_period_cuts_from_half_the_rate_not_from_nothing() -> None:
+    """A paused broker copied nothing this period: the cut is 0.7 x half the rate, not the floor
+    (from which the additive increase would take minutes to climb back)."""
+    decided = decide(_at(600 * MB), _reading(0, health=Health(isr_loss=1)), BOUNDS)
+    assert decided.rate == 210 * MB and "0 B/s achieved: cut from 300000000 B/s" in decided.reason
 
 
 def test_trouble_never_goes_under_the_floor_nor_under_one_move() -> None:

@@ -72,10 +72,12 @@ def test_a_broker_whose_follower_left_an_isr_backs_off_alone(journal: Journal) -
     def written(key: ConfigKey) -> list[str | None]:
         return [w[key] for w in admin.config_writes if key in w]
 
-    # The fake's moves copy next to nothing, so the cut from what flows lands on the 1 MB/s
-    # minimum at once; restored (deleted) at the end.
+    # The fake's moves copy next to nothing: each period cuts 0.7 x half the rate, down to the
+    # 1 MB/s minimum; restored (deleted) at the end.
     backing = written(_rate(3, FOLLOWER_RATE))
-    assert backing == ["10000000", "1000000", None]
+    assert backing[:3] == ["10000000", "3500000", "1225000"] and backing[-1] is None
+    rates = [int(v) for v in backing[:-1] if v is not None]
+    assert rates == sorted(rates, reverse=True) and min(rates) == 1_000_000
     assert written(_rate(4, FOLLOWER_RATE)) == ["10000000", None]
     paced = journal.pace_records(rid)
     backed = [r for r in paced if (r.broker, r.role) == (3, Role.FOLLOWER) and r.state == State.BACK_OFF]
