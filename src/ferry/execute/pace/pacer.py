@@ -125,8 +125,10 @@ class Pacer:
         self, admin: ClusterAdmin, moves: Sequence[MoveLike], now: float
     ) -> tuple[Observation, Sequence[PartitionHealth]]:
         topics = {m.tp.topic for m in moves}
-        sizes = admin.describe_replica_sizes(topics) if topics else {}
+        # The ISRs first: the sizes ask every broker, and a stalled one holds that call until it
+        # is back, by when the ISRs it shrank may have been restored.
         health = admin.describe_health()
+        sizes = admin.describe_replica_sizes(topics) if topics else {}
         if self._periods % _MIN_ISR_EVERY == 0:
             self._min_isr = dict(admin.describe_min_insync({h.tp.topic for h in health}))
         self._periods += 1
