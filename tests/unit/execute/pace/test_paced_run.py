@@ -23,7 +23,7 @@ from ferry.execute.pace.settings import PaceSettings
 from ferry.execute.records import ConfigKey, ResourceType
 from ferry.execute.states import RequestState
 from ferry.execute.throttles import FOLLOWER_RATE
-from ferry.kafka.admin import LogOffsets
+from ferry.kafka.admin import LogOffsets, ReplicaSizes
 from ferry.model import Move, Plan, TopicPartition
 
 MOVING = {TopicPartition("t", p): (1, 2) for p in range(3)}
@@ -86,6 +86,31 @@ def test_a_broker_whose_follower_left_an_isr_backs_off_alone(journal: Journal) -
     assert any(isinstance(e, PaceDecided) and (3, Role.FOLLOWER) in e.changed for e in events)
     assert admin.configs == {}  # every throttle restored
     assert journal.request(rid).state is RequestState.DONE
+
+
+class _BackWhileSized(ExecFakeAdmin):
+    """A stopped broker 3: the ISR it left is whole again once the second DescribeLogDirs (the
+    second reading's) answers, since a stopped broker holds that call until it is back."""
+
+    sized = 0
+
+    def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
+        self.sized += 1
+        if self.sized == 2:
+            self.isr.pop(BYSTANDER)
+        return super().describe_replica_sizes(topics)
+
+
+def test_a_broker_back_before_its_sizes_answer_still_backs_off() -> None:
+    """The ISRs are read before the sizes: read after, this stop would go unseen."""
+    moves = [Move(tp, (1, 2), (3, 4), 100) for tp in MOVING]
+    pacer = Pacer(PaceSettings(period_s=1), 10_000_000, 5, lambda: time(12, 0))
+    admin = _BackWhileSized({**MOVING, BYSTANDER: (3, 5)})
+    admin.isr[BYSTANDER] = (5,)
+    assert pacer.step(admin, moves, 0.0) is not None  # the first reading: nothing to compare yet
+    decided = pacer.step(admin, moves, 1.0)
+    assert decided is not None and admin.sized == 2
+    assert decided.decisions[(3, Role.FOLLOWER)].state is State.BACK_OFF
 
 
 def test_a_moving_partition_under_min_isr_holds_new_moves_until_it_recovers(journal: Journal) -> None:
