@@ -12,18 +12,31 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from kafka.admin import KafkaAdminClient
+from kafka.errors import NodeNotReadyError, UnknownBrokerIdError
 from kafka.producer import KafkaProducer
 
 TopicSpec = Mapping[str, object]
 
 
-def create_topics(bootstrap: str, topics: Mapping[str, TopicSpec]) -> None:
-    """Create ``topics`` ({name: {num_partitions, replication_factor | assignments, configs}})."""
-    client = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
-    try:
-        client.create_topics(dict(topics), timeout_ms=15000)
-    finally:
-        client.close()
+def create_topics(bootstrap: str, topics: Mapping[str, TopicSpec], timeout_s: float = 30.0) -> None:
+    """Create ``topics`` ({name: {num_partitions, replication_factor | assignments, configs}}).
+
+    Right after a cluster starts, the first metadata a client gets can name a controller it lists
+    no address for (kafka-python raises UnknownBrokerIdError before sending anything): asked
+    again with a fresh client, until ``timeout_s``.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        client = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
+        try:
+            client.create_topics(dict(topics), timeout_ms=15000)
+            return
+        except (UnknownBrokerIdError, NodeNotReadyError):
+            if time.monotonic() > deadline:
+                raise
+        finally:
+            client.close()
+        time.sleep(0.5)
 
 
 def produce(
