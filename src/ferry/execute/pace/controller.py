@@ -1,7 +1,7 @@
 """The pace controller: one broker's throttle in one role, and its move concurrency (pure).
 
 Every control period (15-30 s: Kafka measures a throttle over 11 s, and an ISR shrink shows
-within ``replica.lag.time.max.ms``, 30 s; a third of it while the rates still double, see
+within ``replica.lag.time.max.ms``, 30 s; 2.5 s while the rates still double, see
 :meth:`ferry.execute.pace.pacer.Pacer.period`) each broker gets a :class:`Reading` per role -- leader
 (the data its moving partitions send) and follower (the data its new replicas fetch) -- and
 :func:`decide` turns the last :class:`Pace` into the next by the first rule of this table that
@@ -23,13 +23,20 @@ floor       rate under the floor: 1.2 x the produce rate     rate = floor (even 
             floor (then: raise)
 ceiling     rate over the ceiling (``--max-throttle``, the   rate = ceiling
             schedule's window)
-raise       healthy and the throttle binds: achieved >=      rate x 2 until the first back-off
-            85 % of the 10/11 of the rate a broker sustains  (slow start), then + the larger of
+raise       healthy and the throttle binds: achieved >=      slow start (until the first
+            85 % of the 10/11 of the rate a broker sustains  back-off): x 2 the larger of the
+                                                             rate and the throttle that carries
+                                                             what flowed; then + the larger of
                                                              the step and 10 % (up to the
                                                              ceiling); concurrency + 1 (up to
                                                              the limit)
-hold        healthy, the throttle does not bind: something   hold
-            else limits the copy (disk, network, the leader)
+follow      slow start, healthy, not binding, but the        x 2 with it
+            throttle of a partner binds and doubles (the
+            leader feeding this broker's new replicas, or a
+            broker this leader feeds)
+hold        healthy, not binding: a partner's throttle       hold
+            binds, or something else limits the copy (the
+            disks, the network)
 ==========  ===============================================  ======================================
 
 A rate changes only by at least 10 % of its value (a smaller change is noise in the broker's own
@@ -86,6 +93,7 @@ class State(enum.StrEnum):
     FLOOR = "floor"
     CEILING = "ceiling"
     RAISE = "raise"
+    FOLLOW = "follow"
     HOLD = "hold"
 
 
@@ -129,6 +137,9 @@ class Reading:
     moving: int
     """Replicas copying through it in this role (new replicas not yet in the ISR)."""
     health: Health
+    partner_binds: bool = False
+    """The throttle at the other end of some copy binds: the leader feeding one of this broker's
+    new replicas (follower), or a broker this leader feeds (leader). The copy is held there."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,48 +185,92 @@ def start(rate: int, bounds: Bounds) -> Pace:
     return Pace(capped, bounds.max_concurrency, State.START, f"starting rate {capped} B/s")
 
 
+def binds(rate: int, reading: Reading) -> bool:
+    """The throttle limits the copy: achieved >= :data:`BINDING` of what ``rate`` sustains."""
+    return reading.moving > 0 and reading.achieved >= BINDING * THROTTLE_SHARE * rate
+
+
 def decide(last: Pace, reading: Reading, bounds: Bounds) -> Pace:
     """The next pace after ``last``, given this period's ``reading`` (the table above)."""
-    floor = int(FLOOR_FACTOR * reading.produce / THROTTLE_SHARE) if reading.moving else 0
-    rate, concurrency = last.rate, last.concurrency
+    floor = _floor(reading)
     if reading.health.troubled:
-        # From what flows (a throttle held far over the copy would otherwise take several periods
-        # of cuts before one slowed anything), but from no less than half the rate.
-        flows = max(min(rate, reading.achieved / THROTTLE_SHARE), CUT_FROM_AT_LEAST * rate)
-        lowered = int(BACK_OFF * flows)
-        wanted = max(floor, bounds.lowest, lowered)
-        why = reading.health.describe()
-        if lowered < BACK_OFF * rate:
-            why += f", {reading.achieved:.0f} B/s achieved: cut from {int(flows)} B/s"
-        held = " (held at the floor)" if wanted == floor and floor > lowered else ""
-        cut = _changed(last, wanted, max(1, concurrency // 2), State.BACK_OFF, f"{why}{held}", floor)
-        return replace(cut, backed_off=True)
+        return _back_off(last, reading, bounds, floor)
     if not reading.moving:
         return replace(last, state=State.IDLE, reason="nothing copying")
-    binds = reading.achieved >= BINDING * THROTTLE_SHARE * rate
-    raised = rate + max(bounds.step, math.ceil(MIN_CHANGE * rate)) if last.backed_off else 2 * rate
+    return _bounded(last, reading, bounds, floor) or _healthy(last, reading, bounds, floor)
+
+
+def _floor(reading: Reading) -> int:
+    """1.2 x the produce rate into the moving partitions, over the share of its throttle a broker
+    sustains (none while nothing copies)."""
+    return int(FLOOR_FACTOR * reading.produce / THROTTLE_SHARE) if reading.moving else 0
+
+
+def _bounded(last: Pace, reading: Reading, bounds: Bounds, floor: int) -> Pace | None:
+    """The floor or the ceiling, where the rate is outside them."""
+    rate = last.rate
     # A binding throttle whose raise clears the floor is raised: setting it to the floor alone,
     # which creeps up with the produce rate, would hold it there period after period.
-    if rate < floor and not (binds and raised >= floor):
+    if rate < floor and not (binds(rate, reading) and _raised(last, reading, bounds) >= floor):
         over = bounds.ceiling is not None and floor > bounds.ceiling
         why = f"produce rate {reading.produce:.0f} B/s into the moving partitions" + (
             f", over the ceiling {bounds.ceiling} B/s" if over else ""
         )
-        return _changed(last, floor, concurrency, State.FLOOR, why, floor)
+        return _changed(last, floor, last.concurrency, State.FLOOR, why, floor)
     if bounds.ceiling is not None and rate > bounds.ceiling:
         wanted = max(floor, bounds.ceiling)
         why = f"ceiling {bounds.ceiling} B/s"
-        return _changed(last, wanted, concurrency, State.CEILING, why, floor, bounds.ceiling)
-    if binds:
-        # Slow start (doubling) until a back-off has found the limit, additive from then on.
-        wanted = raised
-        if bounds.ceiling is not None:
-            wanted = max(rate, floor, min(wanted, bounds.ceiling))
-        more = min(bounds.max_concurrency, concurrency + 1)
-        why = f"healthy, achieved {reading.achieved:.0f} of {rate} B/s"
-        return _changed(last, wanted, more, State.RAISE, why, floor, bounds.ceiling)
-    why = f"achieved {reading.achieved:.0f} of {rate} B/s: something else limits the copy"
-    return replace(last, state=State.HOLD, reason=why)
+        return _changed(last, wanted, last.concurrency, State.CEILING, why, floor, bounds.ceiling)
+    return None
+
+
+def _healthy(last: Pace, reading: Reading, bounds: Bounds, floor: int) -> Pace:
+    """Healthy and between the floor and the ceiling: raise or hold."""
+    achieved = f"achieved {reading.achieved:.0f} of {last.rate} B/s"
+    if binds(last.rate, reading):
+        return _raise(last, reading, bounds, floor, State.RAISE, f"healthy, {achieved}")
+    why = "a partner's throttle binds" if reading.partner_binds else "something else limits the copy"
+    return replace(last, state=State.HOLD, reason=f"{achieved}: {why}")
+
+
+def follow(last: Pace, reading: Reading, bounds: Bounds) -> Pace:
+    """Double with a partner that doubles (slow start): a follower fed by a leader whose throttle
+    binds does not bind itself, and would otherwise double a period after the leader."""
+    floor = _floor(reading)
+    why = f"achieved {reading.achieved:.0f} of {last.rate} B/s: a partner's throttle binds, and doubles"
+    return _raise(last, reading, bounds, floor, State.FOLLOW, why)
+
+
+def _raise(last: Pace, reading: Reading, bounds: Bounds, floor: int, state: State, why: str) -> Pace:
+    raised = _raised(last, reading, bounds)
+    if bounds.ceiling is not None:
+        raised = max(last.rate, floor, min(raised, bounds.ceiling))
+    more = min(bounds.max_concurrency, last.concurrency + 1)
+    return _changed(last, raised, more, state, why, floor, bounds.ceiling)
+
+
+def _raised(last: Pace, reading: Reading, bounds: Bounds) -> int:
+    """The raise of a binding throttle: in slow start double the larger of the rate and the
+    throttle that would carry what flowed (Kafka lets a raised throttle burst until its 11-second
+    window catches up, and the path took that), then additive."""
+    if last.backed_off:
+        return last.rate + max(bounds.step, math.ceil(MIN_CHANGE * last.rate))
+    return 2 * max(last.rate, int(reading.achieved / THROTTLE_SHARE))
+
+
+def _back_off(last: Pace, reading: Reading, bounds: Bounds, floor: int) -> Pace:
+    rate = last.rate
+    # From what flows (a throttle held far over the copy would otherwise take several periods
+    # of cuts before one slowed anything), but from no less than half the rate.
+    flows = max(min(rate, reading.achieved / THROTTLE_SHARE), CUT_FROM_AT_LEAST * rate)
+    lowered = int(BACK_OFF * flows)
+    wanted = max(floor, bounds.lowest, lowered)
+    why = reading.health.describe()
+    if lowered < BACK_OFF * rate:
+        why += f", {reading.achieved:.0f} B/s achieved: cut from {int(flows)} B/s"
+    held = " (held at the floor)" if wanted == floor and floor > lowered else ""
+    cut = _changed(last, wanted, max(1, last.concurrency // 2), State.BACK_OFF, f"{why}{held}", floor)
+    return replace(cut, backed_off=True)
 
 
 def _changed(

@@ -17,7 +17,7 @@ the executor submits nothing new until it recovers; nothing is cancelled.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import time
 
 from ferry.errors import KafkaError
@@ -31,14 +31,15 @@ from ferry.model import TopicPartition
 
 _MIN_ISR_EVERY = 10
 """Periods between reads of every topic's min ISR (a config that rarely changes)."""
-SLOW_START_SHARE = 1 / 3
-"""The share of the control period between readings while the run is still doubling."""
-SLOW_START_MIN_S = 5.0
-"""The shortest slow-start period: a reading over less than half of Kafka's 11-second throttle
-window would see the burst a raised throttle allows as the new rate."""
+SLOW_START_S = 2.5
+"""Seconds between readings while the run is still doubling: a raised throttle reaches the brokers
+within a second, and 2.5 s of copying at a 10 MB/s start (25 MB) is far over the 1 MB a fetch
+brings at once. A reading this short sees the burst Kafka allows a raised throttle until its
+11-second window catches up; the slow start doubles what flowed, so that burst, which the path
+carried, only finds the limit sooner."""
 
 
-_DOUBLING = frozenset({ctl.State.START, ctl.State.FLOOR, ctl.State.RAISE})
+_DOUBLING = frozenset({ctl.State.START, ctl.State.FLOOR, ctl.State.RAISE, ctl.State.FOLLOW})
 """The states of a rate that may still double (until a back-off, see :func:`ctl.decide`)."""
 
 
@@ -72,20 +73,20 @@ class Pacer:
         return Bounds(ceiling, self.start_rate, self.max_concurrency)
 
     def period(self) -> float:
-        """Seconds between readings: the control period, or a third of it (at least
-        :data:`SLOW_START_MIN_S`) while some rate is still doubling and none has backed off.
+        """Seconds between readings: the control period, or :data:`SLOW_START_S` while some rate
+        is still doubling and none has backed off.
 
         Doubling goes on only while the throttle binds, so reading sooner finds the limit (the
         disks, the network) sooner and overshoots it no more than at the full period: by at most
-        one doubling, with the copy still held by that other limit. After a back-off the run
-        reads at the full period, so ISR shrinks (which take ``replica.lag.time.max.ms`` to show)
-        are seen before the rate climbs again.
+        one doubling, with the copy held by that other limit meanwhile. After a back-off the run
+        reads at the full period, so ISR shrinks (which take ``replica.lag.time.max.ms``
+        to show) are seen before the rate climbs again.
         """
         full = self.settings.period_s
         active = [p for p in self.paces.values() if p.state is not ctl.State.IDLE]
         if any(p.backed_off for p in active) or not any(p.state in _DOUBLING for p in active):
             return full
-        return max(min(full, SLOW_START_MIN_S), full * SLOW_START_SHARE)
+        return min(full, SLOW_START_S)
 
     def due(self, now: float) -> bool:
         return self._last is None or now - self._last.at >= self.period()
@@ -104,14 +105,9 @@ class Pacer:
             return self._starting(moves)
         found = signals(moves, health, self._min_isr, before, observation)
         bounds = self.bounds()
-        decisions: dict[Key, Pace] = {}
-        changed: list[Key] = []
-        for key, reading in sorted(found.readings.items()):
-            last = self.paces.get(key) or ctl.start(self.start_rate, bounds)
-            decided = ctl.decide(last, reading, bounds)
-            decisions[key] = decided
-            if _shown(decided) != _shown(last):
-                changed.append(key)
+        lasts = {key: self.paces.get(key) or ctl.start(self.start_rate, bounds) for key in found.readings}
+        decisions = decide_round(lasts, found, bounds)
+        changed = [key for key, decided in decisions.items() if _shown(decided) != _shown(lasts[key])]
         self.paces.update(decisions)
         self.held = found.under_min_isr
         return PaceRound(decisions, found, tuple(changed))
@@ -163,6 +159,32 @@ class Pacer:
     def caps(self) -> dict[int, int]:
         """Moves per broker: the lower of its two roles' concurrency."""
         return ctl.broker_concurrency(self.paces)
+
+
+def decide_round(lasts: Mapping[Key, Pace], found: Signals, bounds: Bounds) -> dict[Key, Pace]:
+    """Every key's next pace: each reading told whether the throttle at the other end of its
+    copies binds (by that key's last rate), then :func:`ctl.decide`; a key held by a partner
+    that doubles, both in slow start, doubles with it (:func:`ctl.follow`)."""
+    binding = {key for key, reading in found.readings.items() if ctl.binds(lasts[key].rate, reading)}
+    readings = {
+        key: replace(reading, partner_binds=bool(found.partners.get(key, frozenset()) & binding))
+        for key, reading in sorted(found.readings.items())
+    }
+    decisions = {key: ctl.decide(lasts[key], reading, bounds) for key, reading in readings.items()}
+    doubling = {
+        key for key, pace in decisions.items() if pace.state is ctl.State.RAISE and not pace.backed_off
+    }
+    for key, pace in decisions.items():
+        # Held only by a partner that doubles this round, in slow start itself: double with it.
+        partners = found.partners.get(key, frozenset())
+        if (
+            pace.state is ctl.State.HOLD
+            and not pace.backed_off
+            and readings[key].partner_binds
+            and partners & doubling
+        ):
+            decisions[key] = ctl.follow(lasts[key], readings[key], bounds)
+    return decisions
 
 
 def _shown(pace: Pace) -> tuple[int, int, ctl.State]:

@@ -11,7 +11,9 @@ on their leaders (ListOffsets) and their leaders' local bytes. From two of them:
   mean of the topic's other moving partitions): a log whose record sizes changed (a bulk load,
   then small messages) reads off there, and a compacted topic, with gaps in its offsets, reads low.
 * **achieved copy rate** per broker and role: what the new replicas on a broker gained
-  (follower), and what the new replicas of the partitions a broker leads gained (leader).
+  (follower), and what the new replicas of the partitions a broker leads gained (leader);
+* **partners**: the other end of every copy (a follower's leaders, a leader's followers), so a
+  throttle that does not bind can tell a partner's binding throttle from another limit.
 
 Health comes from one DescribeTopicPartitions of every topic (:class:`~ferry.kafka.admin.PartitionHealth`)
 with each topic's min ISR. A partition the request is moving is not collateral: its new replicas
@@ -58,6 +60,8 @@ class Signals:
     """Moving partitions under min ISR (or with eligible leader replicas): the plan's doing."""
     produce: Mapping[TopicPartition, float] = field(default_factory=dict)
     """Bytes/s produced into each moving partition."""
+    partners: Mapping[Key, frozenset[Key]] = field(default_factory=dict)
+    """The other end of each copy through a key: a follower's leaders, a leader's followers."""
 
 
 def produce_rates(before: Observation, now: Observation) -> dict[TopicPartition, float]:
@@ -113,6 +117,7 @@ def signals(
     achieved: defaultdict[Key, float] = defaultdict(float)
     inflow: defaultdict[Key, float] = defaultdict(float)
     copying: Counter[Key] = Counter()
+    pairs: defaultdict[Key, set[Key]] = defaultdict(set)
     under: list[TopicPartition] = []
     for state in health:
         floor = min_isr.get(state.tp.topic, 1)
@@ -132,6 +137,9 @@ def signals(
             for key in _path(b, state.leader):
                 inflow[key] += rate
                 copying[key] += 1
+            if state.leader is not None:
+                pairs[(b, Role.FOLLOWER)].add((state.leader, Role.LEADER))
+                pairs[(state.leader, Role.LEADER)].add((b, Role.FOLLOWER))
     keys = keys_of(moves) | set(achieved) | set(copying)
     readings = {
         key: Reading(
@@ -142,7 +150,8 @@ def signals(
         )
         for key in keys
     }
-    return Signals(readings, tuple(sorted(under)), produce)
+    partners = {key: frozenset(found) for key, found in pairs.items()}
+    return Signals(readings, tuple(sorted(under)), produce, partners)
 
 
 @dataclass

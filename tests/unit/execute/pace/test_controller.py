@@ -6,14 +6,30 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from ferry.execute.pace.controller import Bounds, Health, Pace, Reading, State, decide, start
+from ferry.execute.pace.controller import (
+    Bounds,
+    Health,
+    Pace,
+    Reading,
+    State,
+    decide,
+    follow,
+    start,
+)
 
 MB = 1_000_000
 BOUNDS = Bounds(ceiling=200 * MB, step=10 * MB, max_concurrency=5)
 
 
-def _reading(achieved: float, produce: float = 0.0, moving: int = 1, health: Health | None = None) -> Reading:
-    return Reading(achieved, produce, moving, health or Health())
+def _reading(
+    achieved: float,
+    produce: float = 0.0,
+    moving: int = 1,
+    health: Health | None = None,
+    *,
+    partner_binds: bool = False,
+) -> Reading:
+    return Reading(achieved, produce, moving, health or Health(), partner_binds)
 
 
 def _at(rate: int, concurrency: int = 5, *, backed_off: bool = True) -> Pace:
@@ -107,19 +123,43 @@ def test_binding_and_healthy_raises_by_a_step_and_one_move_up_to_the_limits() ->
 
 
 def test_until_the_first_back_off_a_binding_rate_doubles() -> None:
-    first = decide(_at(10 * MB, 1, backed_off=False), _reading(10 * MB), BOUNDS)
+    first = decide(_at(10 * MB, 1, backed_off=False), _reading(9 * MB), BOUNDS)
     assert (first.rate, first.concurrency, first.backed_off) == (20 * MB, 2, False)
     cut = decide(first, _reading(20 * MB, health=Health(isr_loss=1)), BOUNDS)
     assert (cut.rate, cut.backed_off) == (14 * MB, True)
-    after = decide(cut, _reading(14 * MB), BOUNDS)
+    after = decide(cut, _reading(13 * MB), BOUNDS)
     assert after.rate == 24 * MB  # additive from now on: + the 10 MB/s step
-    assert decide(_at(150 * MB, backed_off=False), _reading(150 * MB), BOUNDS).rate == 200 * MB
+    assert decide(_at(150 * MB, backed_off=False), _reading(130 * MB), BOUNDS).rate == 200 * MB
 
 
-def test_not_binding_holds() -> None:
-    decided = decide(_at(50 * MB, 3), _reading(20 * MB), BOUNDS)
-    assert (decided.rate, decided.concurrency, decided.state) == (50 * MB, 3, State.HOLD)
-    assert "something else limits" in decided.reason
+def test_slow_start_doubles_what_flowed_where_a_burst_took_more_than_the_throttle() -> None:
+    """Kafka lets a raised throttle burst until its 11-second window catches up: the path took
+    33 MB/s under a 20 MB/s throttle, so the next rate doubles the 36.3 MB/s that carries it."""
+    decided = decide(_at(20 * MB, backed_off=False), _reading(33 * MB), BOUNDS)
+    assert (decided.rate, decided.state) == (72_600_000, State.RAISE)
+    additive = decide(_at(20 * MB), _reading(33 * MB), BOUNDS)
+    assert additive.rate == 30 * MB  # once the limit is known: + the step, whatever flowed
+
+
+def test_a_broker_whose_partner_binds_holds_and_follows_by_doubling() -> None:
+    """A leader feeding two new followers binds at 20 MB/s; each follower gets 10 of its 20 MB/s
+    and does not bind: it holds, and where the leader doubles it doubles with it (the round
+    decides which, :func:`ferry.execute.pace.pacer.decide_round`)."""
+    last = _at(20 * MB, 2, backed_off=False)
+    held = decide(last, _reading(10 * MB, partner_binds=True), BOUNDS)
+    assert (held.rate, held.concurrency, held.state) == (20 * MB, 2, State.HOLD)
+    followed = follow(last, _reading(10 * MB, partner_binds=True), BOUNDS)
+    assert (followed.rate, followed.concurrency, followed.state) == (40 * MB, 3, State.FOLLOW)
+    assert follow(last, _reading(10 * MB), Bounds(30 * MB, MB, 5)).rate == 30 * MB  # the ceiling
+
+
+def test_not_binding_holds_and_says_whether_a_partner_binds() -> None:
+    partner = decide(_at(50 * MB, 3), _reading(20 * MB, partner_binds=True), BOUNDS)
+    assert (partner.rate, partner.concurrency, partner.state) == (50 * MB, 3, State.HOLD)
+    assert "a partner's throttle binds" in partner.reason
+    other = decide(_at(50 * MB, 3), _reading(20 * MB), BOUNDS)
+    assert (other.rate, other.state) == (50 * MB, State.HOLD)
+    assert "something else limits the copy" in other.reason
 
 
 def test_nothing_copying_holds_whatever_the_produce_rate() -> None:
@@ -128,7 +168,7 @@ def test_nothing_copying_holds_whatever_the_produce_rate() -> None:
 
 
 def test_changes_under_ten_percent_are_not_written() -> None:
-    floor_moved = decide(_at(100 * MB), _reading(10 * MB, produce=70 * MB), BOUNDS)
+    floor_moved = decide(_at(100 * MB), _reading(10 * MB, produce=70 * MB, partner_binds=True), BOUNDS)
     assert floor_moved.rate == 100 * MB and floor_moved.state is State.HOLD
     trouble = decide(_at(100 * MB), _reading(100 * MB, produce=70 * MB, health=Health(elr=1)), BOUNDS)
     assert trouble.rate == 100 * MB  # the floor (92.4 MB/s) is 7.6 % under it

@@ -176,19 +176,19 @@ def test_the_first_reading_waits_for_the_first_moves() -> None:
     assert pacer.step(admin, moves, 1.5) is not None
 
 
-def test_slow_start_reads_at_a_third_of_the_period_until_a_rate_stops_doubling() -> None:
+def test_slow_start_reads_every_two_and_a_half_seconds_until_a_limit_is_found() -> None:
     moves = [Move(TopicPartition("t", 0), (1, 2), (3, 4), 100)]
     pacer = Pacer(PaceSettings(period_s=15), 1000, 5, lambda: time(12, 0))
     admin = ExecFakeAdmin({TopicPartition("t", 0): (1, 2)})
     assert pacer.step(admin, moves, 0.0) is not None
-    assert pacer.period() == 5.0
-    assert pacer.step(admin, moves, 4.9) is None
-    assert pacer.step(admin, moves, 5.0) is not None
+    assert pacer.period() == 2.5
+    assert pacer.step(admin, moves, 2.4) is None
+    assert pacer.step(admin, moves, 2.5) is not None
     held = {key: replace(pace, state=State.HOLD) for key, pace in pacer.paces.items()}
     pacer.paces = dict(held)
     assert pacer.period() == 15.0  # every rate found its limit
     pacer.paces[(3, Role.FOLLOWER)] = replace(held[(3, Role.FOLLOWER)], state=State.RAISE)
-    assert pacer.period() == 5.0  # one still doubling
+    assert pacer.period() == 2.5  # one still doubling
     pacer.paces[(4, Role.FOLLOWER)] = replace(held[(4, Role.FOLLOWER)], backed_off=True)
     assert pacer.period() == 15.0  # after a back-off, ISR shrinks get the time to show
-    assert Pacer(PaceSettings(period_s=3), 1000, 5, lambda: time(12, 0)).period() == 3.0
+    assert Pacer(PaceSettings(period_s=2), 1000, 5, lambda: time(12, 0)).period() == 2.0

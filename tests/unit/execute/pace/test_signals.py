@@ -88,3 +88,20 @@ def test_eligible_leader_replicas_are_trouble_on_every_broker_of_the_partition()
     assert found.readings[(4, Role.FOLLOWER)].health.elr == 1
     assert found.readings[(1, Role.LEADER)].health.elr == 1
     assert found.readings[(1, Role.LEADER)].health.under_min_isr == 1
+
+
+def test_partners_are_the_two_ends_of_every_copy() -> None:
+    moves = [Move(A0, (1, 2), (1, 3), 10), Move(A1, (2, 1), (2, 4), 10), Move(B0, (1, 2), (1, 5), 10)]
+    health = [
+        PartitionHealth(A0, (1, 3, 2), 1, (1, 2)),
+        PartitionHealth(A1, (2, 4, 1), 2, (2, 1)),
+        PartitionHealth(B0, (1, 5, 2), 1, (1, 2, 5)),  # its new replica is in the ISR: copied
+    ]
+    obs = Observation(0.0, {}, {}, {})
+    found = signals(moves, health, {}, obs, Observation(1.0, {}, {}, {}))
+    assert found.partners == {
+        (3, Role.FOLLOWER): {(1, Role.LEADER)},
+        (1, Role.LEADER): {(3, Role.FOLLOWER)},
+        (4, Role.FOLLOWER): {(2, Role.LEADER)},
+        (2, Role.LEADER): {(4, Role.FOLLOWER)},
+    }
