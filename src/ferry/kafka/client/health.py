@@ -1,13 +1,21 @@
 """What ``--pace auto`` reads of every partition: replicas, ISR and ELR (DescribeTopicPartitions,
-KIP-966), and log offsets on the leaders (ListOffsets), through one kafka-python admin client."""
+KIP-966), and log offsets on the leaders (ListOffsets), through one kafka-python admin client.
+
+Any broker can say what the ISRs are, and kafka-python asks one at random. A broker that hangs
+(a stopped process, a long GC: its connection stays open) would hold the reading until it is back,
+by when the ISRs it shrank may be whole again: the pace would never see it. So each page is asked
+of :data:`ASKED` brokers at once, and the first answer is taken."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+import random
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
 from kafka.admin import OffsetSpec
+from kafka.future import Future
+from kafka.protocol.admin import DescribeTopicPartitionsRequest
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.kafka.admin import LogOffsets, PartitionHealth
@@ -15,6 +23,11 @@ from ferry.kafka.client.errors import raise_for
 from ferry.model import TopicPartition
 
 T = TypeVar("T")
+
+ASKED = 3
+"""Brokers asked each page of ISRs at once: two may hang and the reading still goes on."""
+PAGE = 2_000
+"""Partitions per DescribeTopicPartitions answer (Kafka's own default limit)."""
 
 
 class Call(Protocol):
@@ -35,17 +48,53 @@ def describe_health(
     found: list[PartitionHealth] = []
     cursor: dict[str, Any] | None = None
     while names:
-        page = call(
-            "describing topic partitions",
-            partial(client.describe_topic_partitions, names, cursor=cursor),
-        )
-        for topic in page["topics"]:
-            raise_for(topic["error_code"], "describing topic partitions", topic["name"])
-            found.extend(_health(topic["name"], p) for p in topic["partitions"])
-        cursor = page["next_cursor"]
-        if cursor is None:
+        page = call("describing topic partitions", partial(_first_answer, client, names, cursor))
+        for topic in page.topics:
+            raise_for(topic.error_code, "describing topic partitions", topic.name)
+            found.extend(_health(topic.name, p) for p in topic.partitions)
+        if page.next_cursor is None:
             break
+        at = page.next_cursor
+        cursor = DescribeTopicPartitionsRequest.Cursor(
+            topic_name=at.topic_name, partition_index=at.partition_index
+        )
     return tuple(found)
+
+
+def _first_answer(client: Any, names: Sequence[str], cursor: Any) -> Any:
+    """One page of DescribeTopicPartitions, asked of up to :data:`ASKED` brokers at once."""
+    manager = client._manager
+    brokers = [b.node_id for b in manager.cluster.brokers()]
+    asked = random.sample(brokers, min(ASKED, len(brokers))) or [None]  # None: kafka-python picks
+
+    def request() -> Any:
+        topics = [DescribeTopicPartitionsRequest.TopicRequest(name=t) for t in names]
+        return DescribeTopicPartitionsRequest(topics=topics, response_partition_limit=PAGE, cursor=cursor)
+
+    async def ask() -> Any:
+        return await first_of([manager.send(request(), node_id=node) for node in asked])
+
+    return manager.run(ask)
+
+
+def first_of(futures: Sequence[Future]) -> Future:
+    """A future that takes the first of ``futures`` to succeed, or fails once all have failed
+    (with the last failure)."""
+    first, failed = Future(), [0]
+
+    def succeeded(value: Any) -> None:
+        if not first.is_done:
+            first.success(value)
+
+    def failure(exc: Exception) -> None:
+        failed[0] += 1
+        if failed[0] == len(futures) and not first.is_done:
+            first.failure(exc)
+
+    for future in futures:
+        future.add_callback(succeeded)
+        future.add_errback(failure)
+    return first
 
 
 def log_offsets(
@@ -68,12 +117,12 @@ def log_offsets(
     }
 
 
-def _health(topic: str, p: Mapping[str, Any]) -> PartitionHealth:
-    leader = int(p["leader_id"])
+def _health(topic: str, p: Any) -> PartitionHealth:
+    leader = int(p.leader_id)
     return PartitionHealth(
-        TopicPartition(topic, int(p["partition_index"])),
-        tuple(int(r) for r in p["replica_nodes"]),
+        TopicPartition(topic, int(p.partition_index)),
+        tuple(int(r) for r in p.replica_nodes),
         leader if leader >= 0 else None,
-        tuple(int(r) for r in p["isr_nodes"]),
-        tuple(int(r) for r in p["eligible_leader_replicas"] or ()),
+        tuple(int(r) for r in p.isr_nodes),
+        tuple(int(r) for r in p.eligible_leader_replicas or ()),
     )
