@@ -193,7 +193,8 @@ def add_pace_options(parser: argparse.ArgumentParser, default: str | None = "sta
         "follower throttle and its moves in flight from what the cluster shows: never so low that "
         "the copy runs under 1.2x the produce rate into the moving partitions, cut to 0.7x with "
         "half the moves when a partition not being moved loses an ISR member or sits at min ISR, "
-        "raised while healthy and the throttle binds; no new move while the plan holds a "
+        "raised while healthy and the throttle binds (doubled, read every 2.5 s, until the first "
+        "cut; then by --throttle or 10%%); no new move while the plan holds a "
         "partition under min ISR (default: " + ("static)" if default else "as the request recorded)"),
     )
     parser.add_argument(
