@@ -3,8 +3,8 @@ KIP-966), and log offsets on the leaders (ListOffsets), through one kafka-python
 
 Any broker can say what the ISRs are, and kafka-python asks one at random. A broker that hangs
 (a stopped process, a long GC: its connection stays open) would hold the reading until it is back,
-by when the ISRs it shrank may be whole again: the pace would never see it. So each page is asked
-of :data:`ASKED` brokers at once, and the first answer is taken."""
+by when the ISRs it shrank may be whole again: the pace would never see it. So the list of topics
+and each page are asked of :data:`ASKED` brokers at once, and the first answer is taken."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeVar
 from kafka.admin import OffsetSpec
 from kafka.future import Future
 from kafka.protocol.admin import DescribeTopicPartitionsRequest
+from kafka.protocol.metadata import MetadataRequest
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.kafka.admin import LogOffsets, PartitionHealth
@@ -25,7 +26,8 @@ from ferry.model import TopicPartition
 T = TypeVar("T")
 
 ASKED = 3
-"""Brokers asked each page of ISRs at once: two may hang and the reading still goes on."""
+"""Brokers asked the topics, and each page of ISRs, at once: two may hang and the reading still
+goes on."""
 PAGE = 2_000
 """Partitions per DescribeTopicPartitions answer (Kafka's own default limit)."""
 
@@ -42,13 +44,16 @@ def describe_health(
     """Replicas, leader, ISR and ELR (DescribeTopicPartitions, a page of 2,000 partitions at a
     time; all topics when ``topics`` is None, listed by one Metadata request)."""
     if topics is None:
-        names = sorted(t["name"] for t in call("listing topics", client.describe_topics))
+        listed = call("listing topics", partial(_first_answer, client, _all_topics))
+        names = sorted(t.name for t in listed.topics)
     else:
         names = sorted(topics)
     found: list[PartitionHealth] = []
-    cursor: dict[str, Any] | None = None
+    cursor: Any = None
     while names:
-        page = call("describing topic partitions", partial(_first_answer, client, names, cursor))
+        page = call(
+            "describing topic partitions", partial(_first_answer, client, partial(_page, names, cursor))
+        )
         for topic in page.topics:
             raise_for(topic.error_code, "describing topic partitions", topic.name)
             found.extend(_health(topic.name, p) for p in topic.partitions)
@@ -61,15 +66,20 @@ def describe_health(
     return tuple(found)
 
 
-def _first_answer(client: Any, names: Sequence[str], cursor: Any) -> Any:
-    """One page of DescribeTopicPartitions, asked of up to :data:`ASKED` brokers at once."""
+def _page(names: Sequence[str], cursor: Any) -> Any:
+    topics = [DescribeTopicPartitionsRequest.TopicRequest(name=t) for t in names]
+    return DescribeTopicPartitionsRequest(topics=topics, response_partition_limit=PAGE, cursor=cursor)
+
+
+def _all_topics() -> Any:
+    return MetadataRequest(topics=None, allow_auto_topic_creation=False)
+
+
+def _first_answer(client: Any, request: Callable[[], Any]) -> Any:
+    """``request()`` sent to up to :data:`ASKED` brokers at once; the first answer."""
     manager = client._manager
     brokers = [b.node_id for b in manager.cluster.brokers()]
     asked = random.sample(brokers, min(ASKED, len(brokers))) or [None]  # None: kafka-python picks
-
-    def request() -> Any:
-        topics = [DescribeTopicPartitionsRequest.TopicRequest(name=t) for t in names]
-        return DescribeTopicPartitionsRequest(topics=topics, response_partition_limit=PAGE, cursor=cursor)
 
     async def ask() -> Any:
         return await first_of([manager.send(request(), node_id=node) for node in asked])
