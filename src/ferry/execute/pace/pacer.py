@@ -166,23 +166,19 @@ def decide_round(lasts: Mapping[Key, Pace], found: Signals, bounds: Bounds) -> d
     copies binds (by that key's last rate), then :func:`ctl.decide`; a key held by a partner
     that doubles, both in slow start, doubles with it (:func:`ctl.follow`)."""
     binding = {key for key, reading in found.readings.items() if ctl.binds(lasts[key].rate, reading)}
+    partners = {key: found.partners.get(key, frozenset()) for key in found.readings}
     readings = {
-        key: replace(reading, partner_binds=bool(found.partners.get(key, frozenset()) & binding))
+        key: replace(reading, partner_binds=bool(partners[key] & binding))
         for key, reading in sorted(found.readings.items())
     }
     decisions = {key: ctl.decide(lasts[key], reading, bounds) for key, reading in readings.items()}
+    # A raise is a binding throttle, so a partner that doubles is also one that binds.
     doubling = {
         key for key, pace in decisions.items() if pace.state is ctl.State.RAISE and not pace.backed_off
     }
     for key, pace in decisions.items():
         # Held only by a partner that doubles this round, in slow start itself: double with it.
-        partners = found.partners.get(key, frozenset())
-        if (
-            pace.state is ctl.State.HOLD
-            and not pace.backed_off
-            and readings[key].partner_binds
-            and partners & doubling
-        ):
+        if pace.state is ctl.State.HOLD and not pace.backed_off and partners[key] & doubling:
             decisions[key] = ctl.follow(lasts[key], readings[key], bounds)
     return decisions
 
