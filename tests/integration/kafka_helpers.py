@@ -92,12 +92,16 @@ def producing(
         thread.join(timeout=60)
 
 
-def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
-    """Poll ``check`` every 0.5 s; fail the test if it stays false for ``timeout_s``."""
+def wait_until(
+    check: Callable[[], bool], timeout_s: float, what: str, shown: Callable[[], object] | None = None
+) -> None:
+    """Poll ``check`` every 0.5 s; fail the test if it stays false for ``timeout_s`` (saying what
+    ``shown`` returns then, if given)."""
     deadline = time.monotonic() + timeout_s
     while not check():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+            last = f"; last seen: {shown()}" if shown is not None else ""
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}{last}")
         time.sleep(0.5)
 
 

@@ -1,4 +1,5 @@
-"""Reading the ISRs on the real cluster: page by page, and never held by brokers that hang."""
+"""Reading the cluster while brokers hang: the ISRs page by page, and a run's poll never held by a
+stopped broker."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TypeVar
 
 import pytest
 from kafka_helpers import create_topics
@@ -13,6 +17,8 @@ from kafka_helpers import create_topics
 from ferry.kafka.client import KafkaPythonAdmin, health
 from ferry.model import TopicPartition
 from ferry.sandbox import Sandbox, SandboxState
+
+T = TypeVar("T")
 
 STOPPED_S = 4.0
 """How long two brokers stay stopped: well under Kafka's 9-second broker session timeout, so the
@@ -33,6 +39,34 @@ def test_the_isrs_are_read_page_by_page(
     assert all(sorted(h.isr) == sorted(h.replicas) for h in found)
 
 
+@contextmanager
+def stopped(sandbox: Sandbox, brokers: Sequence[int]) -> Iterator[None]:
+    """``brokers`` stopped with SIGSTOP (their connections stay open, nothing answers) for
+    :data:`STOPPED_S` at most; resumed when the block ends."""
+    pids = [pid for b in brokers if (pid := sandbox.state().node(b).pid) is not None]
+    assert len(pids) == len(brokers)
+
+    def resume() -> None:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+    timer = threading.Timer(STOPPED_S, resume)
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        resume()
+
+
+def timed(read: Callable[[], T]) -> tuple[T, float]:
+    started = time.monotonic()
+    value = read()
+    return value, time.monotonic() - started
+
+
 def test_two_stopped_brokers_do_not_hold_the_isr_reading(
     kafka_sandbox: tuple[Sandbox, SandboxState], admin: KafkaPythonAdmin
 ) -> None:
@@ -40,24 +74,33 @@ def test_two_stopped_brokers_do_not_hold_the_isr_reading(
     hold the reading until it is back. Asked of three brokers at once, one of them answers."""
     sandbox, _ = kafka_sandbox
     admin.describe_health()  # connected to the brokers before any stops
-    pids = [pid for b in (1, 2) if (pid := sandbox.state().node(b).pid) is not None]
-    assert len(pids) == 2
-
-    def resume() -> None:
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
-
-    timer = threading.Timer(STOPPED_S, resume)
     took: list[float] = []
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
-    timer.start()
-    try:
+    with stopped(sandbox, (1, 2)):
         for _ in range(4):
-            started = time.monotonic()
-            assert admin.describe_health()
-            took.append(time.monotonic() - started)
-    finally:
-        timer.cancel()
-        resume()
+            found, seconds = timed(admin.describe_health)
+            assert found
+            took.append(seconds)
     assert max(took) < 1.5, took  # a reading held by a stopped broker takes until it is back
+
+
+def test_a_stopped_broker_holds_none_of_a_polls_reads(
+    kafka_sandbox: tuple[Sandbox, SandboxState], bootstrap: str, admin: KafkaPythonAdmin
+) -> None:
+    """What a run reads at every poll: the brokers, the reassignments, the replicas, and the log
+    dirs, whose bounded read leaves the stopped broker out instead of waiting for it."""
+    sandbox, _ = kafka_sandbox
+    create_topics(bootstrap, {"poll-reads": {"assignments": {0: [1, 3], 1: [2, 4]}}})
+    admin.describe_log_dirs(["poll-reads"])  # connected to every broker before the stop
+    took: dict[str, float] = {}
+    with stopped(sandbox, (3,)):
+        for _ in range(2):
+            brokers, took["brokers"] = timed(admin.describe_brokers)
+            _, took["reassignments"] = timed(admin.list_reassignments)
+            partitions, took["partitions"] = timed(lambda: admin.describe_partitions(["poll-reads"]))
+            dirs, took["dirs"] = timed(lambda: admin.describe_log_dirs(["poll-reads"], within_s=1.0))
+            assert {b.id for b in brokers} == {1, 2, 3, 4}  # not fenced yet: stopped for 4 s
+            assert len(partitions) == 2
+            assert set(dirs) == {1, 2, 4}
+            assert max(took.values()) < 1.5, took
+    # Back, it answers again.
+    assert set(admin.describe_log_dirs(["poll-reads"], within_s=5.0)) == {1, 2, 3, 4}

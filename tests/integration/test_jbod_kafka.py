@@ -148,7 +148,10 @@ def test_cancelling_a_copy_between_dirs_leaves_the_replica_in_its_dir(
         assert main(cancel) == 0, capsys.readouterr().err
         succeeds(run)
     wait_until(
-        lambda: _where(admin, topic)[(0, 1)] == (path, None), 15, "no future log, replica where it was"
+        lambda: _where(admin, topic)[(0, 1)] == (path, None),
+        15,
+        f"no future log, replica where it was ({path})",
+        shown=lambda: (_where(admin, topic), capsys.readouterr().err[-2000:]),
     )
     wait_until(lambda: _no_throttles(admin), 15, "no throttle left")
     assert admin.describe_partitions([topic])[0].replicas == (1,)

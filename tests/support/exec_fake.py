@@ -64,7 +64,12 @@ class ExecFakeAdmin(FakeDisks):
     # -- reads -----------------------------------------------------------------------------------
 
     def describe_brokers(self, *, include_fenced: bool = False) -> tuple[Broker, ...]:
-        return tuple(Broker(b) for b in sorted({b for r in self.replicas.values() for b in r}))
+        # Every broker a replica is on or moving to: a real cluster's brokers are registered
+        # before a move reaches them.
+        held = {b for r in self.replicas.values() for b in r}
+        return tuple(
+            Broker(b) for b in sorted(held | {b for target, _ in self.moving.values() for b in target})
+        )
 
     def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:
         return tuple(

@@ -23,8 +23,16 @@ class FakeDisks:
     def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
         raise NotImplementedError
 
-    def describe_log_dirs(self, topics: Collection[str] | None = None) -> Mapping[int, BrokerDirs]:
-        return self.log_dirs.describe(self.describe_replica_sizes(topics), topics)
+    silent: frozenset[int] = frozenset()
+    """Brokers that do not answer a bounded read (stopped): left out when ``within_s`` is given."""
+
+    def describe_log_dirs(
+        self, topics: Collection[str] | None = None, *, within_s: float | None = None
+    ) -> Mapping[int, BrokerDirs]:
+        found = self.log_dirs.describe(self.describe_replica_sizes(topics), topics)
+        if within_s is None:
+            return found
+        return {broker: dirs for broker, dirs in found.items() if broker not in self.silent}
 
     def alter_replica_log_dirs(
         self, targets: Mapping[ReplicaTarget, str]

@@ -355,7 +355,8 @@ class Executor:
 
     def _sync_throttles(self, run: RunState, moving: Iterable[TaskRecord]) -> None:
         """Make the cluster's throttle configs exactly those ``moving`` needs (merged with theirs)."""
-        self._say_changed(run, run.throttles.sync(moving))
+        silent = run.pacer.silent if run.pacer is not None else ()
+        self._say_changed(run, run.throttles.sync(moving, silent))
 
     def _say_changed(self, run: RunState, changed: tuple[int, int] | None) -> None:
         if changed is not None:
@@ -367,7 +368,7 @@ class Executor:
         tasks = self._journal.tasks(run.request_id)
         if not run.tiered_read:
             run.tiered, run.tiered_read = tiered_copies(self._admin, tasks), True
-        replicas = measure(self._admin, tasks, run.tiered)
+        replicas = run.measured = measure(self._admin, tasks, run.tiered, run.measured)
         progress = total_progress(replicas)
         now = self._clock()
         run.history = run.history.add(now, replicas)

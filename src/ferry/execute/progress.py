@@ -29,6 +29,11 @@ from ferry.model import TopicPartition
 
 DEFAULT_WINDOW_S = 60.0
 
+ANSWER_WITHIN_S = 3.0
+"""Seconds a run waits for a broker's log dirs at a poll: a broker under a reassignment's load
+answers DescribeLogDirs of the moving topics well within it; one that does not is stopped, down
+or stalled, and waiting for it would stop the run's every poll with it."""
+
 THROTTLE_SHARE = 10 / 11
 """The share of its throttle a receiving broker is assumed to sustain, at most.
 

@@ -10,12 +10,13 @@ not polled yet) measures as complete anyway: its new replicas hold the leader's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ferry.execute.dir_moves import dir_progress
 from ferry.execute.progress import (
+    ANSWER_WITHIN_S,
     Estimate,
     Progress,
     ReplicaProgress,
@@ -35,7 +36,10 @@ _COUNTED = (TaskState.SUBMITTED, TaskState.DONE, TaskState.PENDING)
 
 
 def measure(
-    admin: ClusterAdmin, tasks: Sequence[TaskRecord], tiered: TieredCopies | None = None
+    admin: ClusterAdmin,
+    tasks: Sequence[TaskRecord],
+    tiered: TieredCopies | None = None,
+    last: Sequence[ReplicaProgress] | None = None,
 ) -> tuple[ReplicaProgress, ...]:
     """Progress of every adding replica of ``tasks``, and of every replica they copy between
     the log dirs of its broker.
@@ -43,23 +47,56 @@ def measure(
     A pending task counts its planned bytes as still to copy, a done one as copied; a submitted
     one is measured on the cluster; ``tiered`` estimates what the new replicas of tiered topics
     copy where that is less than their leader's local log (:mod:`ferry.execute.tiered`).
+
+    Given the ``last`` measurement (a run measuring again and again), the log dirs are read of the
+    brokers that answer within :data:`ANSWER_WITHIN_S`, and a replica on one that did not (stopped,
+    down) keeps its last figures: it neither holds the run up nor goes backwards.
     """
     moving = [t for t in tasks if t.state is TaskState.SUBMITTED]
     topics = {t.tp.topic for t in moving}
-    found = admin.describe_log_dirs(topics) if topics else {}
+    within_s = None if last is None else ANSWER_WITHIN_S
+    found = admin.describe_log_dirs(topics, within_s=within_s) if topics else {}
     sizes = replica_sizes(found)
     leaders = {p.tp: p.leader for p in admin.describe_partitions(topics)} if topics else {}
     copies = tiered.to_copy(admin, moving, sizes, leaders) if tiered is not None else {}
+    earlier = _by_replica(last or ())
     replicas: list[ReplicaProgress] = []
     for task in tasks:
         if task.state in _COUNTED:
             finished = task.state is TaskState.DONE
             by_broker, to_copy = sizes.get(task.tp, {}), copies.get(task.tp)
-            replicas.extend(
-                replica_progress(task, by_broker, leaders.get(task.tp), finished=finished, to_copy=to_copy)
-            )
-            replicas.extend(dir_progress(task, found, finished=finished))
+            measured = [
+                *replica_progress(task, by_broker, leaders.get(task.tp), finished=finished, to_copy=to_copy),
+                *dir_progress(task, found, finished=finished),
+            ]
+            if task.state is TaskState.SUBMITTED and last is not None:
+                measured = [_kept(r, found, earlier) for r in measured]
+            replicas.extend(measured)
     return tuple(replicas)
+
+
+_Earlier = dict[tuple[TopicPartition, int], list[ReplicaProgress]]
+"""The last figures of each replica (partition, broker), in the order it was measured."""
+
+
+def _by_replica(replicas: Sequence[ReplicaProgress]) -> _Earlier:
+    found: _Earlier = {}
+    for r in replicas:
+        found.setdefault((r.tp, r.broker), []).append(r)
+    return found
+
+
+def _kept(
+    now: ReplicaProgress,
+    found: Mapping[int, object],
+    earlier: _Earlier,
+) -> ReplicaProgress:
+    """``now``, or its last figures where its broker did not answer (in the same order: a replica
+    both added and moved between dirs on one broker is measured twice)."""
+    if now.broker in found:
+        return now
+    last = earlier.get((now.tp, now.broker))
+    return last.pop(0) if last else now
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from ferry.execute import sharing
 from ferry.execute.options import ExecuteOptions
 from ferry.execute.outage import RIDE_OUT_S, Outage
 from ferry.execute.pace.pacer import Pacer
-from ferry.execute.progress import History
+from ferry.execute.progress import History, ReplicaProgress
 from ferry.execute.tiered import TieredCopies
 from ferry.execute.waiting import Waiting
 from ferry.kafka.freeze import FreezeState
@@ -23,6 +23,8 @@ class RunState:
     throttles: sharing.RequestThrottles
     batches: int = 0
     history: History = field(default_factory=History)
+    # The last poll's measurement: a broker that does not answer the next keeps its figures.
+    measured: tuple[ReplicaProgress, ...] = ()
     ended_at: dict[int, float] = field(default_factory=dict)
     freeze: FreezeState | None = None  # the freeze holding submission back, while one does
     # Tasks the journal calls submitted that the cluster never got (found by resume), by id: sent

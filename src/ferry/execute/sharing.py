@@ -24,6 +24,7 @@ from ferry.execute.pace.controller import Role
 from ferry.execute.records import ConfigKey, TaskRecord
 from ferry.execute.states import TaskState
 from ferry.kafka.admin import ClusterAdmin
+from ferry.kafka.resources import ResourceType
 
 
 def merge(first: thr.Throttles, second: thr.Throttles) -> thr.Throttles:
@@ -126,8 +127,10 @@ class RequestThrottles:
         paced = paced_configs(journal.paced_rates(request_id))
         return cls(admin, journal, request_id, options.throttle, previous, applied, paced, options.dir_rate)
 
-    def sync(self, moving: Iterable[TaskRecord]) -> tuple[int, int] | None:
-        """Make the configs exactly what ``moving`` and the other requests need.
+    def sync(self, moving: Iterable[TaskRecord], silent: Collection[int] = ()) -> tuple[int, int] | None:
+        """Make the configs exactly what ``moving`` and the other requests need, except those of
+        the ``silent`` brokers (stopped: a write would wait until they are back), which a later
+        sync writes once they answer.
 
         Returns:
             How many configs the request now owns and how many it released; None: no change.
@@ -136,7 +139,13 @@ class RequestThrottles:
         target = wanted(
             self.journal, self.request_id, moving, self.rate, self.previous, keys, self.paced, self.dir_rate
         )
-        return self._write(thr.changes(self.applied, target, self.previous), target)
+        names = {str(b) for b in silent}
+        writes = {
+            key: value
+            for key, value in thr.changes(self.applied, target, self.previous).items()
+            if not (key.resource_type is ResourceType.BROKER and key.resource_name in names)
+        }
+        return self._write(writes, target)
 
     def restore(self) -> tuple[int, int] | None:
         """Put back the pre-ferry values, except where another request's moves still need ours."""

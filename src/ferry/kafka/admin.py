@@ -188,9 +188,14 @@ class ClusterAdmin(Protocol):
         dirs, and whether every one of them is cordoned (Kafka 4.3, KIP-1066)."""
         ...
 
-    def describe_log_dirs(self, topics: Collection[str] | None = None) -> Mapping[int, BrokerDirs]:
+    def describe_log_dirs(
+        self, topics: Collection[str] | None = None, *, within_s: float | None = None
+    ) -> Mapping[int, BrokerDirs]:
         """Each live broker's log dirs and where the replicas of ``topics`` (all when None; none
-        when empty) live in them, future logs included: one DescribeLogDirs request per broker."""
+        when empty) live in them, future logs included: one DescribeLogDirs request per broker.
+
+        With ``within_s`` the brokers that have not answered within that many seconds (stopped,
+        unreachable) are left out of the mapping rather than waited for."""
         ...
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:

@@ -79,3 +79,30 @@ def test_json_and_table(tmp_path: Path) -> None:
     table = progress_table(report)
     assert "request 1 (running)" in table and "t-0" in table and "50.0" in table
     assert summary_line(report) == "37.5% (1.5 KiB of 3.9 KiB), 1/3 moves done, 1 in flight, 50 B/s, ETA 30 s"
+
+
+def test_a_broker_that_does_not_answer_keeps_its_last_figures(tmp_path: Path) -> None:
+    """A run measures again and again: broker 3 stops answering, so its new replica of A keeps
+    what it had (not 0, as a replica with no size would read); broker 4's growth is seen; a
+    one-off read (``ferry progress``) waits for every broker."""
+    fake = FakeAdmin.of(Broker(b) for b in (1, 2, 3, 4))
+    fake.create_topic("t", {0: [1, 2], 1: [2, 3]})
+    fake.produce("t", 2000)
+    fake.alter_configs(slow_follower("t", [1, 2, 3, 4]))
+    plan = Plan.of([Move(A, (1, 2), (1, 3), 1000), Move(B, (2, 3), (2, 4), 1000)])
+    with Journal.open(tmp_path / "j.sqlite") as journal:
+        request = journal.record_request(plan, bootstrap="fake")
+        journal.set_task_states([t.id for t in journal.tasks(request)], TaskState.SUBMITTED, batch=1)
+        tasks = journal.tasks(request)
+    fake.alter_reassignments({A: [1, 3], B: [2, 4]})
+    first = measure(fake, tasks, last=())
+    assert {(r.tp, r.broker): r.progress.done for r in first} == {(A, 3): 500, (B, 4): 500}
+    fake.silent = frozenset({3})
+    fake.produce("t", 2000)  # the leaders grow to 2000 bytes, the new replicas to 1000
+    kept = measure(fake, tasks, last=first)
+    assert {(r.tp, r.broker): (r.progress.done, r.progress.total) for r in kept} == {
+        (A, 3): (500, 1000),
+        (B, 4): (1000, 2000),
+    }
+    waited = measure(fake, tasks)
+    assert {(r.tp, r.broker): r.progress.done for r in waited} == {(A, 3): 1000, (B, 4): 1000}

@@ -58,7 +58,9 @@ class StubAdmin:
         )
         return tuple(p for p in every if topics is None or p.tp.topic in topics)
 
-    def describe_log_dirs(self, topics: Collection[str] | None = None) -> Mapping[int, BrokerDirs]:
+    def describe_log_dirs(
+        self, topics: Collection[str] | None = None, *, within_s: float | None = None
+    ) -> Mapping[int, BrokerDirs]:
         self.calls.append(("log dirs", topics))
         held = {
             A0: {1: ("/data/a", 100), 2: ("/data/a", 120)},

@@ -16,6 +16,8 @@ back-off    ISR loss of a partition not being moved, a       0.7 x the rate, or 
             on the broker                                    under the floor, nor under 1 MB/s);
                                                              concurrency halved (at least 1)
 idle        nothing moving in this role                      hold
+hold        the broker did not answer the reading of its     hold (a rate set on it would not
+            log dirs in time (stopped, stalled)              reach it)
 floor       rate under the floor: 1.2 x the produce rate     rate = floor (even over the ceiling:
             into the role's moving partitions, over the      under it a move never catches up)
             10/11 of its throttle a broker sustains; unless
@@ -140,6 +142,9 @@ class Reading:
     partner_binds: bool = False
     """The throttle at the other end of some copy binds: the leader feeding one of this broker's
     new replicas (follower), or a broker this leader feeds (leader). The copy is held there."""
+    silent: bool = False
+    """The broker did not answer this period's read of its log dirs in time (stopped, stalled):
+    what it copied is unknown, and a rate set on it would not reach it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +202,8 @@ def decide(last: Pace, reading: Reading, bounds: Bounds) -> Pace:
         return _back_off(last, reading, bounds, floor)
     if not reading.moving:
         return replace(last, state=State.IDLE, reason="nothing copying")
+    if reading.silent:
+        return replace(last, state=State.HOLD, reason="the broker did not answer in time")
     return _bounded(last, reading, bounds, floor) or _healthy(last, reading, bounds, floor)
 
 

@@ -3,9 +3,13 @@
 The executor asks :meth:`Pacer.step` at every poll; at most once per period (:meth:`Pacer.period`:
 shorter during slow start) it reads, through the Admin API only:
 
-* DescribeLogDirs of the moving topics (the bytes of every new replica and of every leader);
+* DescribeLogDirs of the moving topics (the bytes of every new replica and of every leader), of
+  the brokers that answer within :data:`~ferry.execute.progress.ANSWER_WITHIN_S`: one that does
+  not (stopped, stalled) keeps its last figures, holds its rates, and is written no throttle until
+  it answers (:attr:`Pacer.silent`), since a write to it would hold the run until it is back;
 * ListOffsets of the moving partitions on their leaders (log end and local start offsets);
 * DescribeTopicPartitions of every topic (ISR, ELR) and, every ten periods, each topic's min ISR;
+  between readings the ISRs again every :data:`WATCH_EVERY_S`, each partition's worst state kept;
 
 turns two consecutive readings into :class:`~ferry.execute.pace.signals.Signals`, and lets
 :func:`~ferry.execute.pace.controller.decide` set each broker's rate per role and its concurrency.
@@ -24,9 +28,10 @@ from ferry.errors import KafkaError
 from ferry.execute.pace import controller as ctl
 from ferry.execute.pace.controller import Bounds, Pace, Role
 from ferry.execute.pace.settings import PaceSettings
-from ferry.execute.pace.signals import Key, Observation, Signals, keys_of, signals
+from ferry.execute.pace.signals import Key, Observation, Signals, keys_of, signals, worst_health
+from ferry.execute.progress import ANSWER_WITHIN_S
 from ferry.execute.strategies import MoveLike
-from ferry.kafka.admin import ClusterAdmin, LogOffsets, PartitionHealth
+from ferry.kafka.admin import ClusterAdmin, LogOffsets, PartitionHealth, replica_sizes
 from ferry.model import TopicPartition
 
 _MIN_ISR_EVERY = 10
@@ -37,6 +42,11 @@ within a second, and 2.5 s of copying at a 10 MB/s start (25 MB) is far over the
 brings at once. A reading this short sees the burst Kafka allows a raised throttle until its
 11-second window catches up; the slow start doubles what flowed, so that burst, which the path
 carried, only finds the limit sooner."""
+
+
+WATCH_EVERY_S = 5.0
+"""Seconds between reads of the ISRs within a period: a broker fenced after Kafka's 9-second
+session timeout and back 11 s later (a 20-s stop) shrinks ISRs for long enough to be seen."""
 
 
 _DOUBLING = frozenset({ctl.State.START, ctl.State.FLOOR, ctl.State.RAISE, ctl.State.FOLLOW})
@@ -65,8 +75,13 @@ class Pacer:
     paces: dict[Key, Pace] = field(default_factory=dict)
     held: tuple[TopicPartition, ...] = ()
     _last: Observation | None = None
+    silent: frozenset[int] = frozenset()
+    """Brokers of the moves that did not answer the last reading of log dirs in time: the
+    executor writes no throttle to them until they answer again."""
     _min_isr: dict[str, int] = field(default_factory=dict)
     _periods: int = 0
+    _worst: dict[TopicPartition, PartitionHealth] = field(default_factory=dict)
+    _watched_at: float = float("-inf")
 
     def bounds(self) -> Bounds:
         ceiling = self.settings.ceiling_at(self.local_time())
@@ -92,8 +107,10 @@ class Pacer:
         return self._last is None or now - self._last.at >= self.period()
 
     def step(self, admin: ClusterAdmin, moves: Sequence[MoveLike], now: float) -> PaceRound | None:
-        """Read and decide if a period has passed since the last reading; None otherwise."""
+        """Read and decide if a period has passed since the last reading; None otherwise (then,
+        every :data:`WATCH_EVERY_S`, only the ISRs are read, and the worst kept for the period)."""
         if not self.due(now):
+            self._watch(admin, now)
             return None
         if self._last is None and not moves:
             # The first reading waits for the first moves: one taken before them would leave the
@@ -103,7 +120,7 @@ class Pacer:
         before, self._last = self._last, observation
         if before is None:
             return self._starting(moves)
-        found = signals(moves, health, self._min_isr, before, observation)
+        found = signals(moves, health, self._min_isr, before, observation, self.silent)
         bounds = self.bounds()
         lasts = {key: self.paces.get(key) or ctl.start(self.start_rate, bounds) for key in found.readings}
         decisions = decide_round(lasts, found, bounds)
@@ -117,22 +134,44 @@ class Pacer:
         decisions = {k: self.paces.setdefault(k, ctl.start(self.start_rate, bounds)) for k in keys_of(moves)}
         return PaceRound(decisions, Signals({}), tuple(decisions))
 
+    def _watch(self, admin: ClusterAdmin, now: float) -> None:
+        """Between readings, the ISRs every :data:`WATCH_EVERY_S`: a shrink that heals within a
+        period (a broker stopped for 20 s) would otherwise go unseen by the reading after it."""
+        if self._last is None or now - max(self._last.at, self._watched_at) < WATCH_EVERY_S:
+            return
+        self._worst = worst_health(self._worst, admin.describe_health())
+        self._watched_at = now
+
     def _read(
         self, admin: ClusterAdmin, moves: Sequence[MoveLike], now: float
     ) -> tuple[Observation, Sequence[PartitionHealth]]:
         topics = {m.tp.topic for m in moves}
-        # The ISRs first: the sizes ask every broker, and a stalled one holds that call until it
-        # is back, by when the ISRs it shrank may have been restored.
-        health = admin.describe_health()
-        sizes = admin.describe_replica_sizes(topics) if topics else {}
+        fresh = admin.describe_health()
+        # The worst state of each partition not being moved since the last reading; a moving
+        # partition as it is now (whether submission waits is decided on the present).
+        moving = {m.tp for m in moves}
+        seen = {tp: h for tp, h in self._worst.items() if tp not in moving}
+        health, self._worst = tuple(worst_health(seen, fresh).values()), {}
+        found = admin.describe_log_dirs(topics, within_s=ANSWER_WITHIN_S) if topics else {}
+        sizes = replica_sizes(found)
         if self._periods % _MIN_ISR_EVERY == 0:
-            self._min_isr = dict(admin.describe_min_insync({h.tp.topic for h in health}))
+            self._min_isr = dict(admin.describe_min_insync({h.tp.topic for h in fresh}))
         self._periods += 1
-        leaders = {h.tp: h.leader for h in health}
+        leaders = {h.tp: h.leader for h in fresh}
         offsets = self._offsets(admin, moves)
-        copied = {(m.tp, b): sizes.get(m.tp, {}).get(b, 0) for m in moves for b in m.adding}
+        # A broker that did not answer in time keeps its last figures (it copied nothing seen).
+        last = self._last or Observation(now, {}, {}, {})
+        self.silent = frozenset(b for m in moves for b in (*m.original, *m.adding) if b not in found)
+        copied = {
+            (m.tp, b): sizes.get(m.tp, {}).get(b, 0) if b in found else last.copied.get((m.tp, b), 0)
+            for m in moves
+            for b in m.adding
+        }
         led = {m.tp: leader for m in moves if (leader := leaders.get(m.tp)) is not None}
-        leader_bytes = {tp: sizes.get(tp, {}).get(leader, 0) for tp, leader in led.items()}
+        leader_bytes = {
+            tp: sizes.get(tp, {}).get(leader, 0) if leader in found else last.leader_bytes.get(tp, 0)
+            for tp, leader in led.items()
+        }
         return Observation(now, copied, offsets, leader_bytes, led), health
 
     @staticmethod
@@ -178,7 +217,8 @@ def decide_round(lasts: Mapping[Key, Pace], found: Signals, bounds: Bounds) -> d
     }
     for key, pace in decisions.items():
         # Held only by a partner that doubles this round, in slow start itself: double with it.
-        if pace.state is ctl.State.HOLD and not pace.backed_off and partners[key] & doubling:
+        held = pace.state is ctl.State.HOLD and not pace.backed_off and not readings[key].silent
+        if held and partners[key] & doubling:
             decisions[key] = ctl.follow(lasts[key], readings[key], bounds)
     return decisions
 

@@ -107,9 +107,10 @@ def signals(
     min_isr: Mapping[str, int],
     before: Observation,
     now: Observation,
+    silent: frozenset[int] = frozenset(),
 ) -> Signals:
     """The readings of every broker a move copies through, in both roles, and the partitions the
-    plan pushed under min ISR."""
+    plan pushed under min ISR; a broker in ``silent`` did not answer this reading in time."""
     moving = {m.tp: m for m in moves}
     elapsed = max(now.at - before.at, 1e-9)
     produce = produce_rates(before, now)
@@ -147,6 +148,7 @@ def signals(
             produce=inflow.get(key, 0.0),
             moving=copying.get(key, 0),
             health=broker_health.get(key[0], _Counts()).frozen(),
+            silent=key[0] in silent,
         )
         for key in keys
     }
@@ -180,6 +182,23 @@ def _count_collateral(state: PartitionHealth, floor: int, counts: dict[int, _Cou
             c.under_min_isr += 1
         if state.elr:
             c.elr += 1
+
+
+def worst_health(
+    seen: Mapping[TopicPartition, PartitionHealth], fresh: Iterable[PartitionHealth]
+) -> dict[TopicPartition, PartitionHealth]:
+    """Each partition's worse state of ``seen`` (earlier readings) and ``fresh``: the smaller ISR,
+    then more eligible leader replicas; the fresh one where its replicas changed meanwhile."""
+    worst = dict(seen)
+    for state in fresh:
+        earlier = worst.get(state.tp)
+        if earlier is None or earlier.replicas != state.replicas or _worse(state, earlier):
+            worst[state.tp] = state
+    return worst
+
+
+def _worse(a: PartitionHealth, b: PartitionHealth) -> bool:
+    return (len(a.isr), -len(a.elr)) <= (len(b.isr), -len(b.elr))
 
 
 def _path(follower: int, leader: int | None) -> list[Key]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import kafka.errors as kerrors
 
@@ -21,6 +21,12 @@ T = TypeVar("T")
 # A broker down, not yet reachable, or not yet back in the client's metadata after a restart.
 RETRIED = (kerrors.KafkaConnectionError, kerrors.NodeNotReadyError, kerrors.UnknownBrokerIdError)
 CHECK_HINT = "check --bootstrap-server, that the brokers run, and security.protocol"
+
+
+class Call(Protocol):
+    """The admin's ``_call``: runs a request with its errors translated and retried."""
+
+    def __call__(self, action: str, call: Callable[[], T]) -> T: ...
 
 
 def raise_for(error_code: int, action: str, topic: str) -> None:

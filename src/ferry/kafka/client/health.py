@@ -4,38 +4,27 @@ KIP-966), and log offsets on the leaders (ListOffsets), through one kafka-python
 Any broker can say what the ISRs are, and kafka-python asks one at random. A broker that hangs
 (a stopped process, a long GC: its connection stays open) would hold the reading until it is back,
 by when the ISRs it shrank may be whole again: the pace would never see it. So the list of topics
-and each page are asked of :data:`ASKED` brokers at once, and the first answer is taken."""
+and each page are asked of several brokers at once, and the first answer is taken
+(:func:`ferry.kafka.client.spread.first_answer`)."""
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from kafka.admin import OffsetSpec
-from kafka.future import Future
 from kafka.protocol.admin import DescribeTopicPartitionsRequest
-from kafka.protocol.metadata import MetadataRequest
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.kafka.admin import LogOffsets, PartitionHealth
-from ferry.kafka.client.errors import raise_for
+from ferry.kafka.client.errors import Call, raise_for
+from ferry.kafka.client.metadata import metadata_request
+from ferry.kafka.client.spread import first_answer
 from ferry.model import TopicPartition
 
-T = TypeVar("T")
-
-ASKED = 3
-"""Brokers asked the topics, and each page of ISRs, at once: two may hang and the reading still
-goes on."""
 PAGE = 2_000
 """Partitions per DescribeTopicPartitions answer (Kafka's own default limit)."""
-
-
-class Call(Protocol):
-    """The admin's ``_call``: runs a request with its errors translated and retried."""
-
-    def __call__(self, action: str, call: Callable[[], T]) -> T: ...
 
 
 def describe_health(
@@ -44,7 +33,7 @@ def describe_health(
     """Replicas, leader, ISR and ELR (DescribeTopicPartitions, a page of 2,000 partitions at a
     time; all topics when ``topics`` is None, listed by one Metadata request)."""
     if topics is None:
-        listed = call("listing topics", partial(_first_answer, client, _all_topics))
+        listed = call("listing topics", partial(first_answer, client, partial(metadata_request, None)))
         names = sorted(t.name for t in listed.topics)
     else:
         names = sorted(topics)
@@ -52,7 +41,7 @@ def describe_health(
     cursor: Any = None
     while names:
         page = call(
-            "describing topic partitions", partial(_first_answer, client, partial(_page, names, cursor))
+            "describing topic partitions", partial(first_answer, client, partial(_page, names, cursor))
         )
         for topic in page.topics:
             raise_for(topic.error_code, "describing topic partitions", topic.name)
@@ -69,42 +58,6 @@ def describe_health(
 def _page(names: Sequence[str], cursor: Any) -> Any:
     topics = [DescribeTopicPartitionsRequest.TopicRequest(name=t) for t in names]
     return DescribeTopicPartitionsRequest(topics=topics, response_partition_limit=PAGE, cursor=cursor)
-
-
-def _all_topics() -> Any:
-    return MetadataRequest(topics=None, allow_auto_topic_creation=False)
-
-
-def _first_answer(client: Any, request: Callable[[], Any]) -> Any:
-    """``request()`` sent to up to :data:`ASKED` brokers at once; the first answer."""
-    manager = client._manager
-    brokers = [b.node_id for b in manager.cluster.brokers()]
-    asked = random.sample(brokers, min(ASKED, len(brokers))) or [None]  # None: kafka-python picks
-
-    async def ask() -> Any:
-        return await first_of([manager.send(request(), node_id=node) for node in asked])
-
-    return manager.run(ask)
-
-
-def first_of(futures: Sequence[Future]) -> Future:
-    """A future that takes the first of ``futures`` to succeed, or fails once all have failed
-    (with the last failure)."""
-    first, failed = Future(), [0]
-
-    def succeeded(value: Any) -> None:
-        if not first.is_done:
-            first.success(value)
-
-    def failure(exc: Exception) -> None:
-        failed[0] += 1
-        if failed[0] == len(futures) and not first.is_done:
-            first.failure(exc)
-
-    for future in futures:
-        future.add_callback(succeeded)
-        future.add_errback(failure)
-    return first
 
 
 def log_offsets(

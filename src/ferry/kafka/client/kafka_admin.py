@@ -32,10 +32,10 @@ from ferry.kafka.admin import (
     disks_of,
     replica_sizes,
 )
-from ferry.kafka.client import health, log_dirs, tiering
+from ferry.kafka.client import health, log_dirs, metadata, tiering
 from ferry.kafka.client.configs import RESOURCE_TYPES, own_value, per_request, side_by_side
 from ferry.kafka.client.connect import new_admin_client
-from ferry.kafka.client.errors import RETRIED, bounded, error_text, needed_for, raise_for, translated
+from ferry.kafka.client.errors import RETRIED, bounded, error_text, needed_for, translated
 from ferry.kafka.client.freeze_store import FreezeStore
 from ferry.kafka.config import ClientSettings, client_settings, parse_properties
 from ferry.kafka.freeze import CONTROL_TOPIC, FreezeState
@@ -125,22 +125,15 @@ class KafkaPythonAdmin:
 
     def describe_brokers(self, *, include_fenced: bool = False) -> tuple[Broker, ...]:
         """Registered brokers with racks (DescribeCluster v2 lists fenced ones too, KIP-1073)."""
-        cluster = self._call("describing the cluster", lambda: self._client.describe_cluster())
         brokers = (
             Broker(int(b["broker_id"]), b.get("rack"), alive=not b.get("is_fenced", False))
-            for b in cluster["brokers"]
+            for b in metadata.describe_cluster(self._client, self._call)
         )
         return tuple(b for b in brokers if include_fenced or b.alive)
 
     def describe_partitions(self, topics: Collection[str] | None = None) -> tuple[PartitionState, ...]:
-        """Replicas, leader and ISR of all partitions of ``topics`` (one Metadata request)."""
-        wanted = None if topics is None else sorted(topics)
-        described = self._call("describing topics", lambda: self._client.describe_topics(wanted))
-        states: list[PartitionState] = []
-        for topic in described:
-            raise_for(topic["error_code"], "describing topics", topic["name"])
-            states.extend(_partition_state(topic["name"], p) for p in topic["partitions"])
-        return tuple(states)
+        """Replicas, leader and ISR of all partitions of ``topics`` (Metadata; :mod:`.metadata`)."""
+        return metadata.describe_partitions(self._client, self._call, topics)
 
     def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
         """Replica sizes per partition and broker (one DescribeLogDirs request per broker)."""
@@ -150,31 +143,20 @@ class KafkaPythonAdmin:
         """Each live broker's log dirs (one DescribeLogDirs request per broker, for no partition)."""
         return {broker: disks_of(found) for broker, found in self.describe_log_dirs(()).items()}
 
-    def describe_log_dirs(self, topics: Collection[str] | None = None) -> Mapping[int, BrokerDirs]:
+    def describe_log_dirs(
+        self, topics: Collection[str] | None = None, *, within_s: float | None = None
+    ) -> Mapping[int, BrokerDirs]:
         """Every live broker's dirs and the replicas of ``topics`` in them (one DescribeLogDirs
-        request per broker)."""
+        request per broker; with ``within_s``, only the brokers that answered within it)."""
         # Named explicitly: kafka-python's default is the brokers of its cached metadata, which lacks
         # a restarted broker until the periodic refresh minutes later, and its replicas would read as
         # empty. An unknown id fails the request instead, and _call refreshes and retries.
         live = [b.id for b in self.describe_brokers()]
-        return log_dirs.describe_log_dirs(self._client, self._call, live, topics)
+        return log_dirs.describe_log_dirs(self._client, self._call, live, topics, within_s)
 
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
-        """Ongoing reassignments (one ListPartitionReassignments request to the controller)."""
-        listed = self._call(
-            "listing partition reassignments",
-            lambda: self._client.list_partition_reassignments(),
-        )
-        return tuple(
-            OngoingReassignment(
-                TopicPartition(tp.topic, tp.partition),
-                tuple(r["replicas"]),
-                tuple(r["adding_replicas"]),
-                tuple(r["removing_replicas"]),
-            )
-            for tp, r in sorted(listed.items())
-            if topics is None or tp.topic in topics
-        )
+        """Ongoing reassignments (ListPartitionReassignments; :mod:`.metadata`)."""
+        return metadata.list_reassignments(self._client, self._call, topics)
 
     def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
         """Effective ``min.insync.replicas`` per topic (one DescribeConfigs request)."""
@@ -367,13 +349,3 @@ class KafkaPythonAdmin:
     def write_freeze(self, state: FreezeState) -> None:
         """Create the control topic when missing, then produce ``state`` with acks=all."""
         self._freeze.write_freeze(state)
-
-
-def _partition_state(topic: str, p: Mapping[str, Any]) -> PartitionState:
-    leader = int(p["leader_id"])
-    return PartitionState(
-        TopicPartition(topic, int(p["partition_index"])),
-        tuple(int(r) for r in p["replica_nodes"]),
-        leader=leader if leader >= 0 else None,
-        isr=tuple(int(r) for r in p["isr_nodes"]),
-    )

@@ -7,11 +7,13 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 import kafka.errors as kerrors
+from kafka.protocol.admin import DescribeLogDirsRequest
 from kafka.structs import TopicPartitionReplica
 
 from ferry.kafka.admin import NOT_THERE_YET, BrokerDirs, ReplicaDir, ReplicaTarget
-from ferry.kafka.client.errors import error_text
-from ferry.kafka.client.health import Call
+from ferry.kafka.client.errors import Call, error_text
+from ferry.kafka.client.metadata import describe_partitions
+from ferry.kafka.client.spread import answers_within
 from ferry.model import LogDir, TopicPartition
 
 _NOT_THERE_YET = (kerrors.ReplicaNotAvailableError, kerrors.NotLeaderForPartitionError)
@@ -19,9 +21,19 @@ _NOT_THERE_YET = (kerrors.ReplicaNotAvailableError, kerrors.NotLeaderForPartitio
 
 
 def describe_log_dirs(
-    client: Any, call: Call, brokers: Collection[int], topics: Collection[str] | None
+    client: Any,
+    call: Call,
+    brokers: Collection[int],
+    topics: Collection[str] | None,
+    within_s: float | None = None,
 ) -> dict[int, BrokerDirs]:
-    """Every broker's dirs and the replicas of ``topics`` in them (None: all; empty: none)."""
+    """Every broker's dirs and the replicas of ``topics`` in them (None: all; empty: none).
+
+    With ``within_s``, the brokers are asked at once and those that have not answered by then are
+    left out (:func:`ferry.kafka.client.spread.answers_within`); without it, every one must answer.
+    """
+    if within_s is not None:
+        return _answered_within(client, call, brokers, topics, within_s)
     # kafka-python reads an empty mapping as "no partition" and None as "every partition".
     wanted: dict[str, list[int]] | list[str] | None = None
     if topics is not None:
@@ -31,6 +43,25 @@ def describe_log_dirs(
         lambda: client.describe_log_dirs(topic_partitions=wanted, brokers=sorted(brokers)),
     )
     return {int(reply["broker"]): broker_dirs(reply["log_dirs"]) for reply in replies}
+
+
+def _answered_within(
+    client: Any, call: Call, brokers: Collection[int], topics: Collection[str] | None, within_s: float
+) -> dict[int, BrokerDirs]:
+    wanted: list[tuple[str, list[int]]] | None = None
+    if topics:
+        partitions: dict[str, list[int]] = {}
+        for state in describe_partitions(client, call, topics):
+            partitions.setdefault(state.tp.topic, []).append(state.tp.partition)
+        wanted = sorted(partitions.items())
+    elif topics is not None:
+        wanted = []
+    request = DescribeLogDirsRequest(topics=wanted)
+    replies = call(
+        "describing log dirs",
+        lambda: answers_within(client, dict.fromkeys(sorted(brokers), request), within_s),
+    )
+    return {broker: broker_dirs([r.to_dict() for r in reply.results]) for broker, reply in replies.items()}
 
 
 def broker_dirs(results: list[Mapping[str, Any]]) -> BrokerDirs:

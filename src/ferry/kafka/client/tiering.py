@@ -11,7 +11,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, OffsetSpec
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.kafka.admin import Tiering
-from ferry.kafka.client.health import Call
+from ferry.kafka.client.errors import Call
 from ferry.model import TopicPartition
 
 REMOTE_STORAGE = "remote.storage.enable"

@@ -245,3 +245,11 @@ def test_auto_keeps_the_nic_from_staying_full_and_ends_near_the_best_static_rate
     assert auto_full < 0.25 * auto_s
     # Past the slow start the rate saw-tooths between 0.7 and 1 of what the NIC leaves.
     assert auto_s <= 1.3 * best
+
+
+def test_a_broker_that_did_not_answer_holds_unless_in_trouble() -> None:
+    silent = replace(_reading(0.0, produce=50 * MB), silent=True)  # under the floor, copying nothing
+    held = decide(_at(20 * MB), silent, BOUNDS)
+    assert (held.rate, held.state, held.reason) == (20 * MB, State.HOLD, "the broker did not answer in time")
+    troubled = replace(silent, health=Health(isr_loss=1))
+    assert decide(_at(20 * MB), troubled, BOUNDS).state is State.BACK_OFF  # written once it answers

@@ -192,3 +192,66 @@ def test_slow_start_reads_every_two_and_a_half_seconds_until_a_limit_is_found() 
     pacer.paces[(4, Role.FOLLOWER)] = replace(held[(4, Role.FOLLOWER)], backed_off=True)
     assert pacer.period() == 15.0  # after a back-off, ISR shrinks get the time to show
     assert Pacer(PaceSettings(period_s=2), 1000, 5, lambda: time(12, 0)).period() == 2.0
+
+
+def test_a_stopped_broker_is_written_no_rate_until_it_answers(journal: Journal) -> None:
+    """Broker 3 stops: its log dirs go unanswered and the ISR of a partition not being moved loses
+    it. Its follower rate backs off, but is written only once it answers again: a write to a
+    stopped broker would hold the run until it is back."""
+    admin = ExecFakeAdmin({**MOVING, BYSTANDER: (3, 5)}, polls_to_finish=30)
+    toggled: dict[str, int] = {}
+
+    def stop_then_resume(n: int) -> None:
+        if n == 4:
+            admin.silent, admin.isr[BYSTANDER] = frozenset({3}), (5,)
+            toggled["stopped"] = len(admin.config_writes)
+        if n == 16:
+            admin.silent = frozenset()
+            admin.isr.pop(BYSTANDER)
+            toggled["back"] = len(admin.config_writes)
+
+    rid, _ = _run(
+        admin, journal, Plan.of(Move(tp, (1, 2), (3, 4), 100) for tp in MOVING), on_sleep=stop_then_resume
+    )
+    key = _rate(3, FOLLOWER_RATE)
+    while_stopped = admin.config_writes[toggled["stopped"] : toggled["back"]]
+    assert not any(w.keys() & {key, _rate(3, "leader.replication.throttled.rate")} for w in while_stopped)
+    paced = [r for r in journal.pace_records(rid) if (r.broker, r.role) == (3, Role.FOLLOWER)]
+    assert any(r.state == State.BACK_OFF for r in paced)
+    after = [w[key] for w in admin.config_writes[toggled["back"] :] if key in w]
+    assert after and after[0] is not None and int(after[0]) < 10_000_000  # the back-off, late
+    assert admin.configs == {}
+
+
+def test_an_isr_shrink_that_heals_within_a_period_is_still_seen() -> None:
+    """Between readings the ISRs are read every 5 s and the worst kept: a broker fenced for a few
+    seconds and back before the next reading still backs off."""
+    moves = [Move(tp, (1, 2), (3, 4), 100) for tp in MOVING]
+    pacer = Pacer(PaceSettings(period_s=15), 10_000_000, 5, lambda: time(12, 0))
+    admin = ExecFakeAdmin({**MOVING, BYSTANDER: (3, 5)})
+    assert pacer.step(admin, moves, 0.0) is not None
+    pacer.paces = {k: replace(p, state=State.HOLD, backed_off=True) for k, p in pacer.paces.items()}
+    admin.isr[BYSTANDER] = (5,)
+    assert pacer.step(admin, moves, 4.0) is None  # too soon to watch
+    assert pacer.step(admin, moves, 6.0) is None  # watched: the shrink is kept
+    admin.isr.pop(BYSTANDER)
+    decided = pacer.step(admin, moves, 15.0)
+    assert decided is not None
+    assert decided.decisions[(3, Role.FOLLOWER)].state is State.BACK_OFF
+    assert decided.decisions[(4, Role.FOLLOWER)].state is not State.BACK_OFF
+    again = pacer.step(admin, moves, 30.0)  # the next period starts from what it reads itself
+    assert again is not None and again.decisions[(3, Role.FOLLOWER)].state is not State.BACK_OFF
+
+
+def test_a_silent_broker_keeps_its_last_bytes_and_holds() -> None:
+    moves = [Move(tp, (1, 2), (3, 4), 100) for tp in MOVING]
+    pacer = Pacer(PaceSettings(period_s=1), 10_000_000, 5, lambda: time(12, 0))
+    admin = ExecFakeAdmin(MOVING)
+    admin.alter_reassignments({tp: [3, 4] for tp in MOVING})
+    assert pacer.step(admin, moves, 0.0) is not None
+    admin.silent = frozenset({3})
+    decided = pacer.step(admin, moves, 2.5)
+    assert decided is not None and pacer.silent == {3}
+    assert decided.decisions[(3, Role.FOLLOWER)].state is State.HOLD
+    assert decided.decisions[(3, Role.FOLLOWER)].reason == "the broker did not answer in time"
+    assert decided.signals.readings[(3, Role.FOLLOWER)].achieved == 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ferry.execute.pace.controller import Health, Role
-from ferry.execute.pace.signals import Observation, produce_rates, signals
+from ferry.execute.pace.signals import Observation, produce_rates, signals, worst_health
 from ferry.kafka.admin import LogOffsets, PartitionHealth
 from ferry.model import Move, TopicPartition
 
@@ -105,3 +105,15 @@ def test_partners_are_the_two_ends_of_every_copy() -> None:
         (4, Role.FOLLOWER): {(2, Role.LEADER)},
         (2, Role.LEADER): {(4, Role.FOLLOWER)},
     }
+
+
+def test_the_worst_state_of_each_partition_is_kept_between_readings() -> None:
+    shrunk = PartitionHealth(B0, (2, 3, 4), 2, (2, 4))
+    whole = PartitionHealth(B0, (2, 3, 4), 2, (2, 3, 4))
+    elected = PartitionHealth(B0, (2, 3, 4), 2, (2, 4), elr=(3,))
+    moved = PartitionHealth(B0, (2, 4, 5), 2, (2, 4, 5))
+    assert worst_health({}, [shrunk]) == {B0: shrunk}
+    assert worst_health({B0: shrunk}, [whole]) == {B0: shrunk}  # healed since: the shrink counts
+    assert worst_health({B0: shrunk}, [elected]) == {B0: elected}  # as small, and ELR besides
+    assert worst_health({B0: shrunk}, [moved]) == {B0: moved}  # other replicas: another partition now
+    assert worst_health({A0: shrunk}, []) == {A0: shrunk}
