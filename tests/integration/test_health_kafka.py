@@ -86,10 +86,12 @@ def test_two_stopped_brokers_do_not_hold_the_isr_reading(
 def test_a_stopped_broker_holds_none_of_a_polls_reads(
     kafka_sandbox: tuple[Sandbox, SandboxState], bootstrap: str, admin: KafkaPythonAdmin
 ) -> None:
-    """What a run reads at every poll: the brokers, the reassignments, the replicas, and the log
-    dirs, whose bounded read leaves the stopped broker out instead of waiting for it."""
+    """What a run reads at every poll: the brokers, the reassignments, the replicas, the log dirs
+    and (under --pace auto) the offsets, whose bounded reads leave the stopped broker out instead
+    of waiting for it."""
     sandbox, _ = kafka_sandbox
-    create_topics(bootstrap, {"poll-reads": {"assignments": {0: [1, 3], 1: [2, 4]}}})
+    create_topics(bootstrap, {"poll-reads": {"assignments": {0: [1, 3], 1: [2, 4], 2: [3, 1]}}})
+    tps = [TopicPartition("poll-reads", p) for p in range(3)]
     admin.describe_log_dirs(["poll-reads"])  # connected to every broker before the stop
     took: dict[str, float] = {}
     with stopped(sandbox, (3,)):
@@ -98,9 +100,12 @@ def test_a_stopped_broker_holds_none_of_a_polls_reads(
             _, took["reassignments"] = timed(admin.list_reassignments)
             partitions, took["partitions"] = timed(lambda: admin.describe_partitions(["poll-reads"]))
             dirs, took["dirs"] = timed(lambda: admin.describe_log_dirs(["poll-reads"], within_s=1.0))
+            offsets, took["offsets"] = timed(lambda: admin.log_offsets(tps, within_s=1.0))
             assert {b.id for b in brokers} == {1, 2, 3, 4}  # not fenced yet: stopped for 4 s
-            assert len(partitions) == 2
+            assert len(partitions) == 3
             assert set(dirs) == {1, 2, 4}
+            assert set(offsets) == set(tps[:2])  # partition 2's leader, broker 3, did not answer
             assert max(took.values()) < 1.5, took
     # Back, it answers again.
     assert set(admin.describe_log_dirs(["poll-reads"], within_s=5.0)) == {1, 2, 3, 4}
+    assert set(admin.log_offsets(tps, within_s=5.0)) == set(tps)

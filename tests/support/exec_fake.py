@@ -120,7 +120,9 @@ class ExecFakeAdmin(FakeDisks):
             found.append(PartitionHealth(tp, replicas, original[0], self.isr.get(tp, original)))
         return tuple(found)
 
-    def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
+    def log_offsets(
+        self, partitions: Collection[TopicPartition], *, within_s: float | None = None
+    ) -> Mapping[TopicPartition, LogOffsets]:
         return {tp: LogOffsets(0, 0) for tp in partitions}
 
     def close(self) -> None:

@@ -210,7 +210,9 @@ class FakeAdmin(FakeDisks):
             for tp, p in sorted(self._selected(topics).items())
         )
 
-    def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
+    def log_offsets(
+        self, partitions: Collection[TopicPartition], *, within_s: float | None = None
+    ) -> Mapping[TopicPartition, LogOffsets]:
         return {
             tp: LogOffsets(self.partitions[tp].end, 0)
             for tp in partitions

@@ -210,9 +210,12 @@ class ClusterAdmin(Protocol):
         """Replicas, leader, ISR and ELR of every partition of ``topics`` (all topics when None)."""
         ...
 
-    def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
+    def log_offsets(
+        self, partitions: Collection[TopicPartition], *, within_s: float | None = None
+    ) -> Mapping[TopicPartition, LogOffsets]:
         """Log end and local start offsets of ``partitions``, from their leaders (one ListOffsets
-        request per leader and kind of offset); a partition without a leader is left out."""
+        request per leader and kind of offset); a partition without a leader is left out, and with
+        ``within_s`` so is one whose leader has not answered within that many seconds."""
         ...
 
     def describe_tiering(self, topics: Collection[str], brokers: Collection[int]) -> Tiering:

@@ -29,7 +29,9 @@ class _Tiered(ExecFakeAdmin):
     def describe_replica_sizes(self, topics: Collection[str] | None = None) -> ReplicaSizes:
         return {TP: {1: 1000, 2: self.copied}}
 
-    def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
+    def log_offsets(
+        self, partitions: Collection[TopicPartition], *, within_s: float | None = None
+    ) -> Mapping[TopicPartition, LogOffsets]:
         return {TP: LogOffsets(self.end, 600)}
 
 

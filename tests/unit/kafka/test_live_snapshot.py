@@ -88,7 +88,9 @@ class StubAdmin:
         # last tiered offset (KIP-1023).
         return Tiering(frozenset({"b"}) & set(topics), frozenset({3}) & set(brokers))
 
-    def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
+    def log_offsets(
+        self, partitions: Collection[TopicPartition], *, within_s: float | None = None
+    ) -> Mapping[TopicPartition, LogOffsets]:
         return {tp: LogOffsets(1000, 600) for tp in partitions}
 
     def latest_tiered(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, int]:

@@ -7,7 +7,8 @@ shorter during slow start) it reads, through the Admin API only:
   the brokers that answer within :data:`~ferry.execute.progress.ANSWER_WITHIN_S`: one that does
   not (stopped, stalled) keeps its last figures, holds its rates, and is written no throttle until
   it answers (:attr:`Pacer.silent`), since a write to it would hold the run until it is back;
-* ListOffsets of the moving partitions on their leaders (log end and local start offsets);
+* ListOffsets of the moving partitions on their leaders (log end and local start offsets), of the
+  leaders that answer within the same bound;
 * DescribeTopicPartitions of every topic (ISR, ELR) and, every ten periods, each topic's min ISR;
   between readings the ISRs again every :data:`WATCH_EVERY_S`, each partition's worst state kept;
 
@@ -185,7 +186,7 @@ class Pacer:
         if not moves:
             return {}
         try:
-            return admin.log_offsets([m.tp for m in moves])
+            return admin.log_offsets([m.tp for m in moves], within_s=ANSWER_WITHIN_S)
         except KafkaError as exc:
             if not exc.transient:
                 raise

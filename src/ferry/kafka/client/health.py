@@ -9,7 +9,7 @@ and each page are asked of several brokers at once, and the first answer is take
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -19,8 +19,8 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.kafka.admin import LogOffsets, PartitionHealth
 from ferry.kafka.client.errors import Call, raise_for
-from ferry.kafka.client.metadata import metadata_request
-from ferry.kafka.client.spread import first_answer
+from ferry.kafka.client.metadata import describe_partitions, metadata_request
+from ferry.kafka.client.spread import answers_within, first_answer
 from ferry.model import TopicPartition
 
 PAGE = 2_000
@@ -61,23 +61,59 @@ def _page(names: Sequence[str], cursor: Any) -> Any:
 
 
 def log_offsets(
-    client: Any, call: Call, partitions: Collection[TopicPartition]
+    client: Any, call: Call, partitions: Collection[TopicPartition], within_s: float | None = None
 ) -> Mapping[TopicPartition, LogOffsets]:
-    """Log end and local start offsets (ListOffsets LATEST and EARLIEST_LOCAL, KIP-405)."""
+    """Log end and local start offsets (ListOffsets LATEST and EARLIEST_LOCAL, KIP-405).
+
+    With ``within_s``, each leader is asked at once and the partitions of a leader that has not
+    answered by then are left out (:func:`ferry.kafka.client.spread.answers_within`); without it,
+    kafka-python asks every leader and waits for each.
+    """
     if not partitions:
         return {}
     wanted = [KafkaTopicPartition(tp.topic, tp.partition) for tp in sorted(partitions)]
-
-    def offsets(spec: OffsetSpec) -> Mapping[Any, Any]:
-        specs = dict.fromkeys(wanted, spec)
-        return call("listing offsets", lambda: client.list_partition_offsets(specs))
-
-    ends, starts = offsets(OffsetSpec.LATEST), offsets(OffsetSpec.EARLIEST_LOCAL)
+    ask: Callable[[OffsetSpec], Mapping[Any, Any]]
+    if within_s is None:
+        ask = partial(_all_offsets, client, wanted)
+    else:
+        leaders = {
+            KafkaTopicPartition(p.tp.topic, p.tp.partition): p.leader
+            for p in describe_partitions(client, call, {tp.topic for tp in partitions})
+            if p.leader is not None
+        }
+        ask = partial(_answered_offsets, client, wanted, leaders, within_s=within_s)
+    ends = call("listing offsets", partial(ask, OffsetSpec.LATEST))
+    starts = call("listing offsets", partial(ask, OffsetSpec.EARLIEST_LOCAL))
     return {
         TopicPartition(tp.topic, tp.partition): LogOffsets(ends[tp].offset, starts[tp].offset)
         for tp in wanted
         if tp in ends and tp in starts
     }
+
+
+def _all_offsets(client: Any, wanted: Sequence[KafkaTopicPartition], spec: OffsetSpec) -> Mapping[Any, Any]:
+    return client.list_partition_offsets(dict.fromkeys(wanted, spec))  # type: ignore[no-any-return]
+
+
+def _answered_offsets(
+    client: Any,
+    wanted: Sequence[KafkaTopicPartition],
+    leaders: Mapping[KafkaTopicPartition, int],
+    spec: OffsetSpec,
+    *,
+    within_s: float,
+) -> dict[Any, Any]:
+    """One ListOffsets request per leader, all at once; the offsets of the leaders that answered."""
+    led: dict[int, dict[KafkaTopicPartition, OffsetSpec]] = {}
+    for tp in wanted:
+        if tp in leaders:
+            led.setdefault(leaders[tp], {})[tp] = spec
+    # kafka-python's own request and answer (read uncommitted: the log end, as its call reads).
+    requests = {leader: client._list_partition_offsets_request(specs, 0) for leader, specs in led.items()}
+    found: dict[Any, Any] = {}
+    for answer in answers_within(client, requests, within_s).values():
+        found.update(client._list_partition_offsets_process_response(answer))
+    return found
 
 
 def _health(topic: str, p: Any) -> PartitionHealth:

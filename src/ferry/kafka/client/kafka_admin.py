@@ -180,9 +180,11 @@ class KafkaPythonAdmin:
         """Replicas, leader, ISR and ELR (DescribeTopicPartitions; :mod:`.health`)."""
         return health.describe_health(self._client, self._call, topics)
 
-    def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
+    def log_offsets(
+        self, partitions: Collection[TopicPartition], *, within_s: float | None = None
+    ) -> Mapping[TopicPartition, LogOffsets]:
         """Log end and local start offsets (ListOffsets; :mod:`.health`)."""
-        return health.log_offsets(self._client, self._call, partitions)
+        return health.log_offsets(self._client, self._call, partitions, within_s)
 
     def describe_tiering(self, topics: Collection[str], brokers: Collection[int]) -> Tiering:
         """Tiered topics and KIP-1023 brokers (DescribeConfigs; :mod:`.tiering`)."""

@@ -149,7 +149,9 @@ class _NoOffsetsYet(ExecFakeAdmin):
         super().__init__(replicas)
         self.transient = transient
 
-    def log_offsets(self, partitions: Collection[TopicPartition]) -> Mapping[TopicPartition, LogOffsets]:
+    def log_offsets(
+        self, partitions: Collection[TopicPartition], *, within_s: float | None = None
+    ) -> Mapping[TopicPartition, LogOffsets]:
         raise KafkaError("listing offsets failed: OffsetNotAvailableError", transient=self.transient)
 
 
