@@ -108,18 +108,26 @@ def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
     refused = {tp: why for tp, why in answers.items() if why}
     ended = [t for t in tasks if t.state is TaskState.SUBMITTED and (t.tp not in ongoing or t.tp in refused)]
     # A move naming dirs whose reassignment ended may still be copying between a broker's dirs.
-    placed, halted = dir_moves.stop(admin, [t for t in ended if t.named_dirs and t.tp not in refused])
-    ended = [t for t in ended if not (t.named_dirs and t.tp not in refused)]
-    finished = [*concurrent.at_target(admin, ended, concurrent.LOOKS), *placed]
+    placing = [t for t in ended if t.named_dirs and t.tp not in refused]
+    ended = [t for t in ended if t not in placing]
+    placing_ids = {t.id for t in placing}
+    finished = concurrent.at_target(admin, ended, concurrent.LOOKS)
     done = set(journal.transition_if([t.id for t in finished], OPEN_TASK_STATES, TaskState.DONE))
-    stopped = {tp for tp in moving if tp not in refused} | {t.tp for t in halted}
     marked = _mark_cancelled(journal, [t for t in tasks if t.id not in done])
+    # Marked first, then stopped: an executor starts a copy between dirs, then reads the journal
+    # (dispatch), so either it reads 'cancelled' or this finds its copy. Stopped first, the
+    # executor's poll in between would start the copy again.
+    placed, halted = dir_moves.stop(admin, [t for t in placing if t.id in marked.submitted])
+    done |= set(journal.correct_to_done([t.id for t in placed]))
+    stopped = {tp for tp in moving if tp not in refused} | {t.tp for t in halted}
     # Marked cancelled but not stopped here: an executor may be sending them right now (see
     # concurrent.withdraw), so they are looked for on the cluster only after the marking.
     late = concurrent.withdraw(
-        admin, journal, [t for t in tasks if t.id in marked.submitted and t.tp not in stopped]
+        admin,
+        journal,
+        [t for t in tasks if t.id in marked.submitted and t.tp not in stopped and t.id not in placing_ids],
     )
-    finished_tps = {t.tp for t in finished if t.id in done} | set(late.finished)
+    finished_tps = {t.tp for t in [*finished, *placed] if t.id in done} | set(late.finished)
     touched = sorted({t.request_id for t in tasks if t.id in done | marked.pending | marked.submitted})
     # Throttles before the requests end: if the cluster refuses them now, the requests stay open
     # and 'ferry resume' (or their live executor) restores them, rather than nobody ever.

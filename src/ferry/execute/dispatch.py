@@ -83,6 +83,11 @@ class Dispatch:
         lead = int(_LEAD_POLLS * options.poll_interval_s * options.dir_rate) if options.dir_rate else 0
         dirs = DirMoves(self._admin, options.max_dir_moves_per_broker, options.max_dir_move_brokers, lead)
         found = dirs.advance(tasks)
+        # The other half of the hand-over with 'ferry cancel' (which marks, then stops copies):
+        # a task it cancelled while this poll started its copy has that copy stopped here.
+        now = [self._journal.task(t.id) for t in tasks]
+        cancelled = [t for t in now if t.state is TaskState.CANCELLED and t.superseded_by is None]
+        dir_moves.stop(self._admin, cancelled)
         for task in found.done:
             self._end_task(run, task, TaskState.DONE)
         for task in tasks:

@@ -4,6 +4,7 @@ refused dir, cancel and resume."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from ferry.execute.records import ConfigKey, ResourceType
 from ferry.execute.resume import reconcile
 from ferry.execute.states import RequestState, TaskState
 from ferry.execute.throttles import DIR_RATE
+from ferry.kafka.admin import ReplicaTarget
 from ferry.model import Broker, ClusterSnapshot, Move, PartitionState, Plan, TopicPartition
 
 T0, T1, T2 = (TopicPartition("t", p) for p in range(3))
@@ -137,6 +139,68 @@ def test_cancel_leaves_a_replica_in_the_dir_it_was_in(journal: Journal) -> None:
     assert journal.tasks(rid)[0].state is TaskState.CANCELLED
     assert journal.request(rid).state is RequestState.CANCELLED
     assert admin.configs == {}
+
+
+class _CancelledWhileStarting(ExecFakeAdmin):
+    """'ferry cancel' from another process runs just as the executor starts the copy: it marks the
+    task cancelled and finds no copy to stop yet, then the executor's request starts one."""
+
+    journal: Journal
+    request: int
+    cancels = 0
+
+    def alter_replica_log_dirs(
+        self, targets: Mapping[ReplicaTarget, str]
+    ) -> Mapping[ReplicaTarget, str | None]:
+        if self.cancels == 0 and any(path == "/d1/b" for path in targets.values()):
+            self.cancels += 1
+            cancel(self, self.journal, Scope(request=self.request))
+        return super().alter_replica_log_dirs(targets)
+
+
+def test_a_copy_started_as_a_cancel_marks_its_task_is_stopped_by_the_executor(journal: Journal) -> None:
+    admin = _CancelledWhileStarting({T0: (1, 2)})
+    admin.log_dirs.dirs.update(DIRS)
+    admin.log_dirs.stuck_dirs = True
+    admin.journal = journal
+    executor = Executor(admin, journal, clock=iter(range(10**6)).__next__, sleep=lambda s: None)
+    plan = Plan.of([Move(T0, (1, 2), (1, 2), 100, ("/d1/b", "any"))])
+    admin.request = executor.prepare(plan, bootstrap="b", options=ExecuteOptions(throttle=10))
+    executor.run(admin.request)
+    assert admin.cancels == 1
+    assert admin.log_dirs.future == {} and admin.log_dirs.dir_of(T0, 1) == "/d1/a"
+    assert journal.tasks(admin.request)[0].state is TaskState.CANCELLED
+
+
+class _StopSeesTheMark(ExecFakeAdmin):
+    """Records the journal state of every task when a copy is sent back to its own dir."""
+
+    journal: Journal
+    states: list[TaskState]
+
+    def alter_replica_log_dirs(
+        self, targets: Mapping[ReplicaTarget, str]
+    ) -> Mapping[ReplicaTarget, str | None]:
+        if any(path == "/d1/a" for path in targets.values()):
+            self.states.extend(t.state for t in self.journal.tasks())
+        return super().alter_replica_log_dirs(targets)
+
+
+def test_cancel_marks_a_task_before_it_stops_its_copy(journal: Journal) -> None:
+    """Stopped first, an executor's poll between the stop and the mark starts the copy again."""
+    admin = _StopSeesTheMark({T0: (1, 2)})
+    admin.log_dirs.dirs.update(DIRS)
+    admin.log_dirs.stuck_dirs = True
+    admin.journal, admin.states = journal, []
+    executor = Executor(admin, journal, clock=iter(range(10**6)).__next__, sleep=lambda s: None)
+    plan = Plan.of([Move(T0, (1, 2), (1, 2), 100, ("/d1/b", "any"))])
+    rid = executor.prepare(plan, bootstrap="b", options=ExecuteOptions(throttle=10))
+    journal.set_task_states([t.id for t in journal.tasks(rid)], TaskState.SUBMITTED, batch=1)
+    DirMoves(admin).advance(journal.tasks(rid))  # the copy in flight
+    assert admin.log_dirs.future
+    assert cancel(admin, journal, Scope(request=rid)).stopped == (T0,)
+    assert admin.states == [TaskState.CANCELLED]
+    assert admin.log_dirs.future == {}
 
 
 def test_resume_keeps_a_move_at_its_replicas_until_they_are_in_their_dirs(journal: Journal) -> None:

@@ -56,11 +56,9 @@ def _answered_within(
         wanted = sorted(partitions.items())
     elif topics is not None:
         wanted = []
-    request = DescribeLogDirsRequest(topics=wanted)
-    replies = call(
-        "describing log dirs",
-        lambda: answers_within(client, dict.fromkeys(sorted(brokers), request), within_s),
-    )
+    # A request object per broker: kafka-python fixes its version on the first send.
+    requests = {broker: DescribeLogDirsRequest(topics=wanted) for broker in sorted(brokers)}
+    replies = call("describing log dirs", lambda: answers_within(client, requests, within_s))
     return {broker: broker_dirs([r.to_dict() for r in reply.results]) for broker, reply in replies.items()}
 
 
