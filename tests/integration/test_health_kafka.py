@@ -95,17 +95,18 @@ def test_a_stopped_broker_holds_none_of_a_polls_reads(
     admin.describe_log_dirs(["poll-reads"])  # connected to every broker before the stop
     took: dict[str, float] = {}
     with stopped(sandbox, (3,)):
-        for _ in range(2):
-            brokers, took["brokers"] = timed(admin.describe_brokers)
-            _, took["reassignments"] = timed(admin.list_reassignments)
-            partitions, took["partitions"] = timed(lambda: admin.describe_partitions(["poll-reads"]))
-            dirs, took["dirs"] = timed(lambda: admin.describe_log_dirs(["poll-reads"], within_s=1.0))
-            offsets, took["offsets"] = timed(lambda: admin.log_offsets(tps, within_s=1.0))
-            assert {b.id for b in brokers} == {1, 2, 3, 4}  # not fenced yet: stopped for 4 s
-            assert len(partitions) == 3
-            assert set(dirs) == {1, 2, 4}
-            assert set(offsets) == set(tps[:2])  # partition 2's leader, broker 3, did not answer
-            assert max(took.values()) < 1.5, took
+        brokers, took["brokers"] = timed(admin.describe_brokers)
+        _, took["reassignments"] = timed(admin.list_reassignments)
+        partitions, took["partitions"] = timed(lambda: admin.describe_partitions(["poll-reads"]))
+        dirs, took["dirs"] = timed(lambda: admin.describe_log_dirs(["poll-reads"], within_s=0.5))
+        offsets, took["offsets"] = timed(lambda: admin.log_offsets(tps, within_s=0.5))
+    assert {b.id for b in brokers} == {1, 2, 3, 4}  # not fenced: stopped for 4 s at most
+    assert len(partitions) == 3
+    assert set(dirs) == {1, 2, 4}
+    assert set(offsets) == set(tps[:2])  # partition 2's leader, broker 3, did not answer
+    # Each read at most a hedge (the first broker asked, if it is the stopped one, has 0.5 s to
+    # answer before others are asked too) and its own bound past what it takes anyway.
+    assert max(took.values()) < 1.5, took
     # Back, it answers again.
     assert set(admin.describe_log_dirs(["poll-reads"], within_s=5.0)) == {1, 2, 3, 4}
     assert set(admin.log_offsets(tps, within_s=5.0)) == set(tps)

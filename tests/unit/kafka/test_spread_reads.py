@@ -45,10 +45,11 @@ def test_the_answers_are_those_in_by_the_deadline_and_silence_is_no_error() -> N
     quick.success("dirs of 1")
     unreachable.failure(NodeNotReadyError(3))
     timed_out.failure(KafkaTimeoutError("timed out"))
-    assert answered({1: quick, 2: hung, 3: unreachable, 4: timed_out}) == {1: "dirs of 1"}
+    assert answered({1: [quick], 2: [hung], 3: [unreachable], 4: [timed_out]}) == {1: ["dirs of 1"]}
+    assert answered({1: [quick, hung]}) == {}  # a broker counts once it answered all it was asked
 
 
 def test_a_broker_that_answers_no_fails_the_read() -> None:
     denied = Future().failure(ClusterAuthorizationFailedError("DESCRIBE on CLUSTER"))
     with pytest.raises(ClusterAuthorizationFailedError):
-        answered({1: Future().success("dirs"), 2: denied})
+        answered({1: [Future().success("dirs")], 2: [denied]})

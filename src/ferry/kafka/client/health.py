@@ -4,12 +4,13 @@ KIP-966), and log offsets on the leaders (ListOffsets), through one kafka-python
 Any broker can say what the ISRs are, and kafka-python asks one at random. A broker that hangs
 (a stopped process, a long GC: its connection stays open) would hold the reading until it is back,
 by when the ISRs it shrank may be whole again: the pace would never see it. So the list of topics
-and each page are asked of several brokers at once, and the first answer is taken
+and each page are asked of another broker too when the first does not answer soon, and the first
+answer is taken
 (:func:`ferry.kafka.client.spread.first_answer`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -65,25 +66,25 @@ def log_offsets(
 ) -> Mapping[TopicPartition, LogOffsets]:
     """Log end and local start offsets (ListOffsets LATEST and EARLIEST_LOCAL, KIP-405).
 
-    With ``within_s``, each leader is asked at once and the partitions of a leader that has not
-    answered by then are left out (:func:`ferry.kafka.client.spread.answers_within`); without it,
-    kafka-python asks every leader and waits for each.
+    With ``within_s``, every leader is asked both at once and the partitions of a leader that has
+    not answered by then are left out (:func:`ferry.kafka.client.spread.answers_within`); without
+    it, kafka-python asks the leaders one after another and waits for each.
     """
     if not partitions:
         return {}
     wanted = [KafkaTopicPartition(tp.topic, tp.partition) for tp in sorted(partitions)]
-    ask: Callable[[OffsetSpec], Mapping[Any, Any]]
     if within_s is None:
-        ask = partial(_all_offsets, client, wanted)
+        ends, starts = (
+            call("listing offsets", partial(client.list_partition_offsets, dict.fromkeys(wanted, spec)))
+            for spec in (OffsetSpec.LATEST, OffsetSpec.EARLIEST_LOCAL)
+        )
     else:
         leaders = {
             KafkaTopicPartition(p.tp.topic, p.tp.partition): p.leader
             for p in describe_partitions(client, call, {tp.topic for tp in partitions})
             if p.leader is not None
         }
-        ask = partial(_answered_offsets, client, wanted, leaders, within_s=within_s)
-    ends = call("listing offsets", partial(ask, OffsetSpec.LATEST))
-    starts = call("listing offsets", partial(ask, OffsetSpec.EARLIEST_LOCAL))
+        ends, starts = call("listing offsets", partial(_answered_offsets, client, wanted, leaders, within_s))
     return {
         TopicPartition(tp.topic, tp.partition): LogOffsets(ends[tp].offset, starts[tp].offset)
         for tp in wanted
@@ -91,29 +92,32 @@ def log_offsets(
     }
 
 
-def _all_offsets(client: Any, wanted: Sequence[KafkaTopicPartition], spec: OffsetSpec) -> Mapping[Any, Any]:
-    return client.list_partition_offsets(dict.fromkeys(wanted, spec))  # type: ignore[no-any-return]
-
-
 def _answered_offsets(
     client: Any,
     wanted: Sequence[KafkaTopicPartition],
     leaders: Mapping[KafkaTopicPartition, int],
-    spec: OffsetSpec,
-    *,
     within_s: float,
-) -> dict[Any, Any]:
-    """One ListOffsets request per leader, all at once; the offsets of the leaders that answered."""
-    led: dict[int, dict[KafkaTopicPartition, OffsetSpec]] = {}
+) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """The log end and local start offsets, both asked of every leader at once, of the leaders that
+    answered in time."""
+    led: dict[int, list[KafkaTopicPartition]] = {}
     for tp in wanted:
         if tp in leaders:
-            led.setdefault(leaders[tp], {})[tp] = spec
+            led.setdefault(leaders[tp], []).append(tp)
     # kafka-python's own request and answer (read uncommitted: the log end, as its call reads).
-    requests = {leader: client._list_partition_offsets_request(specs, 0) for leader, specs in led.items()}
-    found: dict[Any, Any] = {}
-    for answer in answers_within(client, requests, within_s).values():
-        found.update(client._list_partition_offsets_process_response(answer))
-    return found
+    requests = {
+        leader: [
+            client._list_partition_offsets_request(dict.fromkeys(tps, spec), 0)
+            for spec in (OffsetSpec.LATEST, OffsetSpec.EARLIEST_LOCAL)
+        ]
+        for leader, tps in led.items()
+    }
+    ends: dict[Any, Any] = {}
+    starts: dict[Any, Any] = {}
+    for end, start in answers_within(client, requests, within_s).values():
+        ends.update(client._list_partition_offsets_process_response(end))
+        starts.update(client._list_partition_offsets_process_response(start))
+    return ends, starts
 
 
 def _health(topic: str, p: Any) -> PartitionHealth:

@@ -57,9 +57,9 @@ def _answered_within(
     elif topics is not None:
         wanted = []
     # A request object per broker: kafka-python fixes its version on the first send.
-    requests = {broker: DescribeLogDirsRequest(topics=wanted) for broker in sorted(brokers)}
+    requests = {broker: [DescribeLogDirsRequest(topics=wanted)] for broker in sorted(brokers)}
     replies = call("describing log dirs", lambda: answers_within(client, requests, within_s))
-    return {broker: broker_dirs([r.to_dict() for r in reply.results]) for broker, reply in replies.items()}
+    return {broker: broker_dirs([r.to_dict() for r in reply.results]) for broker, [reply] in replies.items()}
 
 
 def broker_dirs(results: list[Mapping[str, Any]]) -> BrokerDirs:

@@ -5,7 +5,8 @@ Any broker answers all three: DescribeCluster and Metadata from its own cache,
 ListPartitionReassignments by forwarding it to the active controller. kafka-python sends the first
 two to one broker of its choosing and the last to the broker its metadata once named controller (a
 random broker under KRaft) for the client's whole life; a stopped broker would hold a run's every
-poll. They go to several brokers at once (:func:`ferry.kafka.client.spread.first_answer`).
+poll. They go to other brokers too when the first does not answer soon
+(:func:`ferry.kafka.client.spread.first_answer`).
 """
 
 from __future__ import annotations
