@@ -87,8 +87,8 @@ def test_a_stopped_broker_holds_none_of_a_polls_reads(
     kafka_sandbox: tuple[Sandbox, SandboxState], bootstrap: str, admin: KafkaPythonAdmin
 ) -> None:
     """What a run reads at every poll: the brokers, the reassignments, the replicas, the log dirs
-    and (under --pace auto) the offsets, whose bounded reads leave the stopped broker out instead
-    of waiting for it."""
+    and (under --pace auto) the offsets and min ISRs; the bounded reads leave the stopped broker
+    out instead of waiting for it."""
     sandbox, _ = kafka_sandbox
     create_topics(bootstrap, {"poll-reads": {"assignments": {0: [1, 3], 1: [2, 4], 2: [3, 1]}}})
     tps = [TopicPartition("poll-reads", p) for p in range(3)]
@@ -100,10 +100,12 @@ def test_a_stopped_broker_holds_none_of_a_polls_reads(
         partitions, took["partitions"] = timed(lambda: admin.describe_partitions(["poll-reads"]))
         dirs, took["dirs"] = timed(lambda: admin.describe_log_dirs(["poll-reads"], within_s=0.5))
         offsets, took["offsets"] = timed(lambda: admin.log_offsets(tps, within_s=0.5))
+        min_isr, took["min ISR"] = timed(lambda: admin.describe_min_insync(["poll-reads"]))
     assert {b.id for b in brokers} == {1, 2, 3, 4}  # not fenced: stopped for 4 s at most
     assert len(partitions) == 3
     assert set(dirs) == {1, 2, 4}
     assert set(offsets) == set(tps[:2])  # partition 2's leader, broker 3, did not answer
+    assert min_isr == {"poll-reads": 1}
     # Each read at most a hedge (the first broker asked, if it is the stopped one, has 0.5 s to
     # answer before others are asked too) and its own bound past what it takes anyway.
     assert max(took.values()) < 1.5, took

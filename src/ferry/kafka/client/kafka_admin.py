@@ -37,6 +37,7 @@ from ferry.kafka.client.configs import RESOURCE_TYPES, own_value, per_request, s
 from ferry.kafka.client.connect import new_admin_client
 from ferry.kafka.client.errors import RETRIED, bounded, error_text, needed_for, translated
 from ferry.kafka.client.freeze_store import FreezeStore
+from ferry.kafka.client.spread import first_answer
 from ferry.kafka.config import ClientSettings, client_settings, parse_properties
 from ferry.kafka.freeze import CONTROL_TOPIC, FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
@@ -159,17 +160,23 @@ class KafkaPythonAdmin:
         return metadata.list_reassignments(self._client, self._call, topics)
 
     def describe_min_insync(self, topics: Collection[str]) -> Mapping[str, int]:
-        """Effective ``min.insync.replicas`` per topic (one DescribeConfigs request)."""
+        """Effective ``min.insync.replicas`` per topic (one DescribeConfigs request, hedged over
+        brokers: :func:`~ferry.kafka.client.spread.first_answer`)."""
         if not topics:
             return {}
         resources = [
             ConfigResource(ConfigResourceType.TOPIC, t, ["min.insync.replicas"]) for t in sorted(topics)
         ]
-        # 'all', not 'modified': a cluster- or broker-level value binds the topic just as well.
-        described = self._call(
-            "describing topic configs",
-            lambda: self._client.describe_configs(resources, config_filter="all"),
-        )
+        client = self._client
+
+        def ask() -> Any:
+            # Any broker answers a topic's configs, so it is asked as the other such reads are
+            # (kafka-python's own request and answer; its call sends it to one broker).
+            answer = first_answer(client, lambda: client._describe_configs_request(resources))
+            # 'all', not 'modified': a cluster- or broker-level value binds the topic just as well.
+            return client._describe_configs_process_responses([answer], config_filter="all")
+
+        described = self._call("describing topic configs", ask)
         return {
             topic: int(configs["min.insync.replicas"]["value"])
             for topic, configs in described.get("topic", {}).items()
