@@ -109,8 +109,8 @@ def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
     ended = [t for t in tasks if t.state is TaskState.SUBMITTED and (t.tp not in ongoing or t.tp in refused)]
     # A move naming dirs whose reassignment ended may still be copying between a broker's dirs.
     placing = [t for t in ended if t.named_dirs and t.tp not in refused]
-    ended = [t for t in ended if t not in placing]
     placing_ids = {t.id for t in placing}
+    ended = [t for t in ended if t.id not in placing_ids]
     finished = concurrent.at_target(admin, ended, concurrent.LOOKS)
     done = set(journal.transition_if([t.id for t in finished], OPEN_TASK_STATES, TaskState.DONE))
     marked = _mark_cancelled(journal, [t for t in tasks if t.id not in done])

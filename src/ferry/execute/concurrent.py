@@ -40,7 +40,7 @@ def supersede_earlier(journal: Journal, batch: Sequence[TaskRecord]) -> None:
 
 def withdraw_cancelled(admin: ClusterAdmin, journal: Journal, batch: Sequence[TaskRecord]) -> None:
     """Withdraw moves a concurrent 'ferry cancel' cancelled between our claim and our submit."""
-    withdraw(admin, journal, [t for t in batch if _cancelled(journal.task(t.id))])
+    withdraw(admin, journal, [t for t in batch if is_cancelled(journal.task(t.id))])
 
 
 def withdraw(admin: ClusterAdmin, journal: Journal, tasks: Sequence[TaskRecord]) -> Withdrawn:
@@ -81,7 +81,7 @@ def at_target(admin: ClusterAdmin, tasks: Sequence[TaskRecord], looks: int) -> l
     return reached
 
 
-def _cancelled(task: TaskRecord) -> bool:
+def is_cancelled(task: TaskRecord) -> bool:
     """Cancelled by 'ferry cancel' (not superseded by a later request, which owns the partition now)."""
     return task.state is TaskState.CANCELLED and task.superseded_by is None
 
@@ -110,9 +110,9 @@ def withdraw_late_arrivals(
     now, watched = clock(), list[TaskRecord]()
     for task_id, failed_at in list(in_doubt.items()):
         task = journal.task(task_id)
-        if (task.state.is_final and not _cancelled(task)) or now - failed_at >= LATE_ARRIVAL_S:
+        if (task.state.is_final and not is_cancelled(task)) or now - failed_at >= LATE_ARRIVAL_S:
             del in_doubt[task_id]
-        elif _cancelled(task):
+        elif is_cancelled(task):
             watched.append(task)
     late = {t.tp: None for t in watched if _moving_to(ongoing, t)}
     if late:

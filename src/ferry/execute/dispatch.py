@@ -86,8 +86,7 @@ class Dispatch:
         # The other half of the hand-over with 'ferry cancel' (which marks, then stops copies):
         # a task it cancelled while this poll started its copy has that copy stopped here.
         now = [self._journal.task(t.id) for t in tasks]
-        cancelled = [t for t in now if t.state is TaskState.CANCELLED and t.superseded_by is None]
-        dir_moves.stop(self._admin, cancelled)
+        dir_moves.stop(self._admin, [t for t in now if concurrent.is_cancelled(t)])
         for task in found.done:
             self._end_task(run, task, TaskState.DONE)
         for task in tasks:

@@ -4,9 +4,8 @@ KIP-966), and log offsets on the leaders (ListOffsets), through one kafka-python
 Any broker can say what the ISRs are, and kafka-python asks one at random. A broker that hangs
 (a stopped process, a long GC: its connection stays open) would hold the reading until it is back,
 by when the ISRs it shrank may be whole again: the pace would never see it. So the list of topics
-and each page are asked of another broker too when the first does not answer soon, and the first
-answer is taken
-(:func:`ferry.kafka.client.spread.first_answer`)."""
+and each page are asked of other brokers too when the first does not answer soon, and the first
+answer is taken (:func:`ferry.kafka.client.spread.first_answer`)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ poll. They go to other brokers too when the first does not answer soon
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from functools import partial
 from typing import Any
 
@@ -47,11 +47,9 @@ def describe_cluster(client: Any, call: Call) -> list[dict[str, Any]]:
 
     def described() -> list[dict[str, Any]]:
         try:
-            answer = first_answer(client, request)
+            answer = _checked_answer(client, request)
         except kerrors.IncompatibleBrokerVersion:
             return list(client.describe_cluster()["brokers"])
-        if answer.error_code != 0:
-            raise kerrors.for_code(answer.error_code)(answer.error_message)
         return list(answer.to_dict()["brokers"])
 
     return call("describing the cluster", described)
@@ -77,13 +75,7 @@ def list_reassignments(
     def request() -> ListPartitionReassignmentsRequest:
         return ListPartitionReassignmentsRequest(timeout_ms=_LIST_TIMEOUT_MS, topics=None)
 
-    def listed() -> Any:
-        answer = first_answer(client, request)
-        if answer.error_code != 0:
-            raise kerrors.for_code(answer.error_code)(answer.error_message)
-        return answer
-
-    answer = call("listing partition reassignments", listed)
+    answer = call("listing partition reassignments", partial(_checked_answer, client, request))
     found = [
         OngoingReassignment(
             TopicPartition(topic.name, int(p.partition_index)),
@@ -96,6 +88,14 @@ def list_reassignments(
         for p in topic.partitions
     ]
     return tuple(sorted(found, key=lambda r: r.tp))
+
+
+def _checked_answer(client: Any, request: Callable[[], Any]) -> Any:
+    """The first answer to ``request()``, raised as its top-level error where it has one."""
+    answer = first_answer(client, request)
+    if answer.error_code != 0:
+        raise kerrors.for_code(answer.error_code)(answer.error_message)
+    return answer
 
 
 def _partition_state(topic: str, p: Mapping[str, Any]) -> PartitionState:
