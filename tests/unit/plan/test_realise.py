@@ -237,3 +237,24 @@ def test_topics_solved_a_run_at_a_time_keep_what_all_at_once_keep(
     assert kept_per_topic(layout, demands, quotas, fix_settled=fix_settled, run=run) == whole
     # The program's quotas are met by some placement, so every posed topic finds one.
     assert all(k >= 0 for k, d in zip(whole, demands, strict=True) if d.layouts)
+
+
+def test_at_most_repaired_exact_topics_have_their_rows_repaired_those_breaking_most_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Beyond REPAIRED topics the exact pass could solve, the first REPAIRED (most broken rows, then
+    topic order) are still repaired and the rest left to that pass; a topic that pass cannot solve is
+    always repaired."""
+
+    class _Demand:
+        def __init__(self, exact: bool) -> None:
+            self.exact = exact
+
+    demands = [_Demand(t != 4) for t in range(6)]
+    broken = {(0, 0), (1, 0), (1, 1), (2, 0), (3, 0), (3, 2), (4, 0), (5, 0)}
+    monkeypatch.setattr(balance, "REPAIRED", 10)
+    assert balance._worth_repairing(demands, broken) == broken
+    monkeypatch.setattr(balance, "REPAIRED", 3)
+    assert balance._worth_repairing(demands, broken) == {(1, 0), (1, 1), (3, 0), (3, 2), (0, 0), (4, 0)}
+    monkeypatch.setattr(balance, "REPAIRED", 0)
+    assert balance._worth_repairing(demands, broken) == {(4, 0)}
