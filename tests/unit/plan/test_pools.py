@@ -3,8 +3,6 @@ one, and its split meets every row of the full program."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
-
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,26 +12,15 @@ from ferry.model import ClusterSnapshot, Goal
 from ferry.plan.balance.assign_extras import SPLIT_ROUNDS, _solve_pooled
 from ferry.plan.balance.bands import broker_band
 from ferry.plan.balance.program import integer_program as program_module
-from ferry.plan.balance.program import plain_topics as plain_module
-from ferry.plan.balance.program import topic_rows as rows_module
-from ferry.plan.balance.program.columns import Columns, TopicColumns
+from ferry.plan.balance.program.columns import TopicColumns
 from ferry.plan.balance.program.integer_program import build, solve
 from ferry.plan.balance.program.loaded import loaded_brokers
-from ferry.plan.balance.program.loose_rows import LooseRows
 from ferry.plan.balance.program.plain_rack_room import run_room
-from ferry.plan.balance.program.pools import (
-    FULL_FINE,
-    Pools,
-    Refinements,
-    holders,
-    pool_columns,
-    split,
-)
+from ferry.plan.balance.program.pools import FULL_FINE, Pools, Refinements, holders, pool_columns, split
 from ferry.plan.balance.program.rack_room import _free_room, room_violations
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
 from ferry.plan.balance.setting import Setting
-from ferry.plan.balance.solvers.transport import RACK
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
@@ -290,73 +277,3 @@ def test_plain_topics_rack_room_counted_in_bulk_as_one_by_one(
     broken = room_violations(state)
     state.plain.clear()  # every topic checked one by one
     assert room_violations(state) == broken
-
-
-def test_posing_some_topics_rows_leaves_the_others_out_as_they_were() -> None:
-    """LooseRows.pose with topics: only their rows join the program, each over its own columns and
-    bound; the rest stay left out and are checked as before."""
-    loose = LooseRows()
-    loose.add(0, 0, [0, 1], 1)
-    loose.add(1, 0, [2, 3, 4], 1)
-    loose.add(1, 2, [5], 0)
-    loose.add(2, 1, [6, 7], 1)
-    program = ProgramState(RackLayout.of({}, [0]), [])
-    loose.pose(program, {1})
-    assert list(program.rows) == [0, 0, 0, 1]
-    assert list(program.cols) == [2, 3, 4, 5]
-    assert list(program.highs) == [1, 0] and list(program.lows) == [0, 0]
-    assert program.kinds == [RACK, RACK]
-    solution = np.ones(8)
-    assert loose.broken(solution) == {(0, 0), (2, 1)}  # topic 1's rows are no longer left out
-    solution[[1, 7]] = 0
-    assert not loose.broken(solution)
-    loose.pose(program)
-    assert list(program.rows)[4:] == [2, 2, 3, 3] and list(program.cols)[4:] == [0, 1, 6, 7]
-    assert not loose.topic
-
-
-def test_rows_left_out_that_an_optimum_breaks_are_posed_topic_by_topic_and_the_optimum_stays() -> None:
-    """With every row of most extras left out (none judged worth breaking), the optimum breaks some:
-    posing the broken topics' rows, for as many rounds as allowed and then every row, keeps as many
-    replicas as the program with all rows posed, and meets every rack's bounds."""
-    cases = [
-        (generated(brokers=b, racks=r, topics=12, partitions=p, rf=3, seed=s, occupied=b - 2, skew=k), Goal())
-        for s, (b, r, p, k) in enumerate(
-            [(12, 3, 3, 0.0), (15, 3, 2, 1.0), (20, 4, 3, 2.0), (18, 3, 4, 0.5)] * 6
-        )
-    ]
-    posed_by_topic = 0
-    original_pose = LooseRows.pose
-
-    def counted(self: LooseRows, program: Columns, topics: Collection[int] | None = None) -> None:
-        nonlocal posed_by_topic
-        posed_by_topic += topics is not None
-        original_pose(self, program, topics)
-
-    saved = (plain_module.worth_breaking, rows_module.worth_breaking, program_module.TOPIC_ROUNDS)
-    try:
-        LooseRows.pose = counted  # type: ignore[method-assign]
-        plain_module.worth_breaking = rows_module.worth_breaking = _never  # type: ignore[assignment]
-        for rounds in (0, 1, 2):
-            program_module.TOPIC_ROUNDS = rounds
-            for snapshot, goal in cases:
-                layout, demands = _posed(snapshot, goal)
-                setting = Setting(broker_band(layout, demands), 0, None, False)
-                full = solve(ProgramState(layout, demands, room_rows=set()), setting)
-                _, pooled = _solve_pooled(layout, demands, setting, set(), Refinements(), SPLIT_ROUNDS)
-                assert (full is None) == (pooled is None)
-                if full is None or pooled is None:
-                    continue
-                assert sum(pooled.kept) == sum(full.kept)
-                for d, quota in zip(demands, pooled.quotas, strict=True):
-                    extra = [q - b for q, b in zip(quota, d.quota.base, strict=True)]
-                    for k, (lo, hi) in enumerate(d.quota.rack_extras):
-                        assert lo <= sum(extra[layout.position[b]] for b in layout.members[k]) <= hi
-    finally:
-        LooseRows.pose = original_pose  # type: ignore[method-assign]
-        plain_module.worth_breaking, rows_module.worth_breaking, program_module.TOPIC_ROUNDS = saved
-    assert posed_by_topic > 0  # the cases do reach the rounds
-
-
-def _never(keeping: object, most: object) -> object:
-    return np.zeros(np.shape(keeping), dtype=bool) if np.ndim(keeping) else False

@@ -86,11 +86,9 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
     (:attr:`ProgramState.broke`). Where full pools no broker could take are why, rows rule them
     out and the program is solved again first (:mod:`ferry.plan.balance.program.full_pools`):
     only its parts with those rows are. Where the pools split but a row left out is broken
-    (:attr:`ProgramState.loose`), the rows left out of the topics it broke are posed and the
-    program solved again at once, without building it again (a second program was built before, on
-    the 100k shapes of racks of 30 to 6 brokers and of the skewed start of
-    `benchmarks/plan_quality.py --shapes`); after :data:`TOPIC_ROUNDS` such solves, every row left
-    out is."""
+    (:attr:`ProgramState.loose`), every such row is posed and the program solved again at once,
+    without building it again (a second program was built before, on the 100k shapes of racks of 30
+    to 6 brokers and of the skewed start of `benchmarks/plan_quality.py --shapes`)."""
     found, failed, taken = split(state.layout, state.extras, state.pools, solution)
     fresh = oversaturated(state, solution, set(failed) - state.refined.saturate)
     if fresh:
@@ -99,15 +97,11 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
             return None
         solution = again
         found, failed, taken = split(state.layout, state.extras, state.pools, solution)
-    capped: set[tuple[int, int]] = set()
-    for posing in (*(True,) * TOPIC_ROUNDS, False):
-        broken = state.loose.broken(solution)
-        if not broken or failed:
-            break
-        capped |= broken
-        # The broken topics' rows first; where that moves the excess to other topics' racks, every
-        # row left out (Refinements.every_cap).
-        state.loose.pose(state, {t for t, _ in broken} if posing else None)
+    capped = state.loose.broken(solution)
+    if capped and not failed:
+        # Every row left out, not only the broken ones: those move the excess to other topics'
+        # racks (Refinements.every_cap).
+        state.loose.pose(state)
         if (again := _optimum(state)) is None:
             return None
         solution = again
@@ -119,11 +113,6 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
     else:
         state.pools.split = found
     return solution
-
-
-TOPIC_ROUNDS = 2
-"""Solves of a split optimum again with the rows left out of the topics it broke posed, before every
-row left out is (:func:`_split`)."""
 
 
 def build(state: ProgramState, setting: Setting) -> None:

@@ -24,7 +24,6 @@ import numpy as np
 
 from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.loaded import loaded_pools
-from ferry.plan.balance.program.loose_rows import worth_breaking
 from ferry.plan.balance.program.pinned_rows import binding_floors
 from ferry.plan.balance.program.pools import pool_columns, pool_width
 from ferry.plan.balance.program.state import PlainRun, ProgramState
@@ -153,10 +152,7 @@ def add_plain(program: ProgramState, topics: list[int]) -> None:
     program.plain.append(PlainRun(np.asarray(topics, dtype=np.int64), topic, pos, free, base, x_col, fixed))
     _columns(program, h, is_x, carries, cols)
     _records(program, topics, h, is_x, carries, cols)
-    keeping = np.bincount(
-        cols.x_topic * racks + rack[is_x], weights=h.held[is_x] > h.base[is_x], minlength=len(topics) * racks
-    ).reshape(len(topics), racks)
-    _rows(program, topics, (bounds, extras, own, keeping), rack[is_x], cols)
+    _rows(program, topics, (bounds, extras, own), rack[is_x], cols)
 
 
 def _keep(program: ProgramState, topics: list[int], h: _Holders, fixed: np.ndarray) -> None:
@@ -291,24 +287,21 @@ def _per_topic(items: list[T], topic: np.ndarray, topics: int) -> list[list[T]]:
 def _rows(
     program: ProgramState,
     topics: list[int],
-    limits: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    limits: tuple[np.ndarray, np.ndarray, np.ndarray],
     x_rack: np.ndarray,
     cols: _Layout,
 ) -> None:
     """Each topic's row (exactly its extras) and rack rows (its extras in a rack within the rack's
     bounds), posed or, where only a loose upper bound, left to
     :attr:`~ferry.plan.balance.program.state.ProgramState.loose`. ``limits``: per topic and rack
-    its bounds, per topic its extras, per topic and rack whether its loaded brokers have columns of
-    their own (its row of most extras is then posed: :mod:`ferry.plan.balance.program.loaded`) and
-    how many of its extras there would keep a replica (a row worth breaking is posed:
-    :func:`~ferry.plan.balance.program.loose_rows.worth_breaking`)."""
-    bounds, extras, own, keeping = limits
+    its bounds, per topic its extras, and per topic and rack whether its loaded brokers have columns of
+    their own (its row of most extras is then posed: :mod:`ferry.plan.balance.program.loaded`)."""
+    bounds, extras, own = limits
     racks = cols.pool_count.shape[1]
     lo, hi = bounds[:, :, 0], bounds[:, :, 1]
     present = cols.x_in + cols.pool_count > 0
     wanted = present & ~((lo == 0) & (hi >= cols.x_in + cols.idle))
     loose = wanted & (lo == 0) & (cols.pool_count > 0) & ~own & ~_capped(program, topics, racks)
-    loose &= ~worth_breaking(keeping, hi)
     posed = wanted & ~loose
     giving = extras > 0
     nrows = giving + posed.sum(axis=1)

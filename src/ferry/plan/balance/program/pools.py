@@ -40,7 +40,7 @@ import numpy as np
 
 from ferry.plan.balance.program.columns import Columns, TopicColumns, extend_from
 from ferry.plan.balance.program.loaded import loaded_idle
-from ferry.plan.balance.solvers.transport import POOL
+from ferry.plan.balance.solvers.transport import POOL, RACK
 from ferry.plan.consecutive import spans, starts
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
@@ -182,6 +182,61 @@ class Refinements:
         self.saturate |= other.saturate
         self.every_cap |= bool(other.capped)
         self.capped |= other.capped
+
+
+class LooseRows:
+    """Rows of most extras a pooled program leaves out and checks after solving
+    (:attr:`ferry.plan.balance.program.state.ProgramState.loose`); in typed arrays: a million of them at
+    100,000 topics."""
+
+    def __init__(self) -> None:
+        self.topic, self.rack, self.most = array("q"), array("q"), array("q")
+        self.owner, self.cols = array("q"), array("q")
+
+    def add(self, t: int, k: int, cols: Sequence[int], most: int) -> None:
+        """Topic ``t`` gives at most ``most`` extras to rack ``k``, where ``cols`` are its columns."""
+        self.owner.extend([len(self.topic)] * len(cols))
+        self.cols.extend(cols)
+        self.topic.append(t)
+        self.rack.append(k)
+        self.most.append(most)
+
+    def extend(
+        self, topic: np.ndarray, rack: np.ndarray, most: np.ndarray, owner: np.ndarray, cols: np.ndarray
+    ) -> None:
+        """Rows in bulk: per row its topic, rack and most extras; per column the row (numbered
+        from 0 here) it belongs to."""
+        extend_from(self.owner, owner + len(self.topic))
+        extend_from(self.cols, cols)
+        extend_from(self.topic, topic)
+        extend_from(self.rack, rack)
+        extend_from(self.most, most)
+
+    def pose(self, program: Columns) -> None:
+        """Every row left out, posed now as a rack row of ``program`` (none is left out after)."""
+        if not self.topic:
+            return
+        rows = len(self.topic)
+        cols = np.frombuffer(self.cols, dtype=np.int64)
+        extend_from(program.rows, np.frombuffer(self.owner, dtype=np.int64) + len(program.lows))
+        extend_from(program.cols, cols)
+        extend_from(program.vals, np.ones(len(cols)))
+        extend_from(program.lows, np.zeros(rows))
+        extend_from(program.highs, np.frombuffer(self.most, dtype=np.int64))
+        program.kinds.extend([RACK] * rows)
+        self.topic, self.rack, self.most = array("q"), array("q"), array("q")
+        self.owner, self.cols = array("q"), array("q")
+
+    def broken(self, solution: np.ndarray) -> set[tuple[int, int]]:
+        """The (topic, rack) rows that ``solution`` breaks."""
+        if not self.topic:
+            return set()
+        cols = np.frombuffer(self.cols, dtype=np.int64)
+        sums = np.bincount(
+            np.frombuffer(self.owner, dtype=np.int64), weights=solution[cols], minlength=len(self.topic)
+        )
+        over = np.flatnonzero(sums > np.frombuffer(self.most, dtype=np.int64) + 0.5)
+        return {(self.topic[r], self.rack[r]) for r in over.tolist()}
 
 
 def holders(

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ferry.plan.balance.program.columns import Columns, TopicColumns
-from ferry.plan.balance.program.loose_rows import LooseRows
 from ferry.plan.balance.program.pinned_set import PinnedSet
-from ferry.plan.balance.program.pools import Pools, Refinements
+from ferry.plan.balance.program.pools import LooseRows, Pools, Refinements
 from ferry.plan.balance.setting import Outside, size_scale
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.prepare.shrink_groups import Group
@@ -77,7 +76,7 @@ class ProgramState(Columns):
         self.loose = LooseRows()
         """Rack rows of pooled topics left out: an upper bound alone, of 10 partitions' one replica
         per rack where 20 brokers could take extras, which the optimum mostly keeps without being
-        told (checked after solving; :mod:`ferry.plan.balance.program.loose_rows`)."""
+        told (checked after solving)."""
         self.bulk = True
         """Build runs of plain topics in bulk (:attr:`plain`); ``False``: each on its own."""
         self._room_topics: set[int] | None = None

@@ -11,7 +11,6 @@ from itertools import compress
 import numpy as np
 
 from ferry.plan.balance.program.columns import extend_from
-from ferry.plan.balance.program.loose_rows import worth_breaking
 from ferry.plan.balance.program.pinned_rows import InRack, pinned_columns, rack_capacity
 from ferry.plan.balance.program.pools import holders, pool_columns
 from ferry.plan.balance.program.rack_room import rack_room_row
@@ -99,18 +98,15 @@ def _extras(
             state.implied.append(len(state.lows))
         state.ones(everyone, d.quota.extras, d.quota.extras, TOPIC)
         by_rack: dict[int, list[int]] = {}
-        keeping = [0] * len(layout.members)
         for i, c in mine.items():
             by_rack.setdefault(layout.rack_at[i], []).append(c)
-            keeping[layout.rack_at[i]] += d.held[i] > d.quota.base[i]
         for k, (lo_k, hi_k) in enumerate(d.quota.rack_extras):
             cols = by_rack.get(k, [])
             brokers = len(cols) + idle.get(k, 0)
             cols.extend(pooled.get(k, ()))
             if not cols or (lo_k == 0 and hi_k >= brokers):
                 continue
-            left_out = lo_k == 0 and k in idle and not state.capped(t, k) and k not in own
-            if left_out and not worth_breaking(keeping[k], hi_k):
+            if lo_k == 0 and k in idle and not state.capped(t, k) and k not in own:
                 state.loose.add(t, k, cols, hi_k)
             else:
                 state.ones(cols, lo_k, hi_k, RACK)
