@@ -190,9 +190,9 @@ def _worth_repairing(demands: Sequence[TopicDemand], broken: set[tuple[int, int]
     """The broken rack-room rows to repair: those of topics the exact pass cannot solve, and those of
     at most :data:`REPAIRED` topics it can, the ones breaking most rows first (then by topic).
 
-    A cap, not a cliff: with every such topic left to the exact pass once they were more than
-    :data:`REPAIRED`, 108 of them on a draw of "remove 20 of 200" (`benchmarks/plan_quality.py
-    --shapes --seed 11`) planned 3 moves above the bound, where 100 repaired and 8 left plan at it."""
+    A cap, not a cliff: every such topic was left to the exact pass once they were more than
+    :data:`REPAIRED`, so one topic more could leave a hundred unrepaired (docs/benchmarks.md,
+    "Repaired topics capped")."""
     rows: dict[int, int] = {}
     for t, _ in broken:
         if demands[t].exact:
