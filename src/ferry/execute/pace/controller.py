@@ -14,7 +14,8 @@ back-off    ISR loss of a partition not being moved, a       0.7 x the rate, or 
                                                              where the throttle does not bind
             partition at or under min ISR, or ELR not empty  (at least x half the rate; never
             on the broker                                    under the floor, nor under 1 MB/s);
-                                                             concurrency halved (at least 1)
+                                                             concurrency halved (at least 1); a
+                                                             role copying nothing keeps its rate
 idle        nothing moving in this role                      hold
 hold        the broker did not answer the reading of its     hold (a rate set on it would not
             log dirs in time (stopped, stalled)              reach it)
@@ -266,6 +267,11 @@ def _raised(last: Pace, reading: Reading, bounds: Bounds) -> int:
 
 
 def _back_off(last: Pace, reading: Reading, bounds: Bounds, floor: int) -> Pace:
+    if not reading.moving:
+        # Its throttle slows nothing now: cut, a move that comes to it later would start low and
+        # climb back by the additive step alone. Fewer moves come to the broker all the same.
+        why = f"{reading.health.describe()}; nothing copying in this role: rate held"
+        return Pace(last.rate, max(1, last.concurrency // 2), State.BACK_OFF, why, backed_off=True)
     rate = last.rate
     # From what flows (a throttle held far over the copy would otherwise take several periods
     # of cuts before one slowed anything), but from no less than half the rate.

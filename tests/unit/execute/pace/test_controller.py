@@ -253,3 +253,15 @@ def test_a_broker_that_did_not_answer_holds_unless_in_trouble() -> None:
     assert (held.rate, held.state, held.reason) == (20 * MB, State.HOLD, "the broker did not answer in time")
     troubled = replace(silent, health=Health(isr_loss=1))
     assert decide(_at(20 * MB), troubled, BOUNDS).state is State.BACK_OFF  # written once it answers
+
+
+def test_trouble_on_a_broker_halves_the_moves_of_a_role_copying_nothing_and_keeps_its_rate() -> None:
+    """An idle role's throttle slows nothing: cut, a move coming to it later would start low."""
+    decided = decide(
+        _at(50 * MB, 4, backed_off=False), _reading(0, moving=0, health=Health(isr_loss=2)), BOUNDS
+    )
+    assert (decided.rate, decided.concurrency, decided.state) == (50 * MB, 2, State.BACK_OFF)
+    assert decided.backed_off  # increases are additive from here
+    assert "2 partitions lost an ISR member" in decided.reason and "rate held" in decided.reason
+    copying = decide(_at(50 * MB, 4), _reading(0, moving=1, health=Health(isr_loss=2)), BOUNDS)
+    assert copying.rate < 50 * MB  # a role that copies, even a stalled one, is cut
