@@ -268,8 +268,8 @@ def _raised(last: Pace, reading: Reading, bounds: Bounds) -> int:
 
 def _back_off(last: Pace, reading: Reading, bounds: Bounds, floor: int) -> Pace:
     if not reading.moving:
-        # Its throttle slows nothing now: cut, a move that comes to it later would start low and
-        # climb back by the additive step alone. Fewer moves come to the broker all the same.
+        # Its throttle slows nothing now; cut, it would hold back a move that comes to this role
+        # later, which would climb back by the additive step alone. Fewer moves come all the same.
         why = f"{reading.health.describe()}; nothing copying in this role: rate held"
         return Pace(last.rate, max(1, last.concurrency // 2), State.BACK_OFF, why, backed_off=True)
     rate = last.rate

@@ -256,7 +256,7 @@ def test_a_broker_that_did_not_answer_holds_unless_in_trouble() -> None:
 
 
 def test_trouble_on_a_broker_halves_the_moves_of_a_role_copying_nothing_and_keeps_its_rate() -> None:
-    """An idle role's throttle slows nothing: cut, a move coming to it later would start low."""
+    """An idle role's throttle slows nothing now; cut, it would hold back a move coming to it later."""
     decided = decide(
         _at(50 * MB, 4, backed_off=False), _reading(0, moving=0, health=Health(isr_loss=2)), BOUNDS
     )
