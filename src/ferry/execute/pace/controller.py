@@ -267,11 +267,12 @@ def _raised(last: Pace, reading: Reading, bounds: Bounds) -> int:
 
 
 def _back_off(last: Pace, reading: Reading, bounds: Bounds, floor: int) -> Pace:
+    halved = max(1, last.concurrency // 2)
     if not reading.moving:
         # Its throttle slows nothing now; cut, it would hold back a move that comes to this role
         # later, which would climb back by the additive step alone. Fewer moves come all the same.
         why = f"{reading.health.describe()}; nothing copying in this role: rate held"
-        return Pace(last.rate, max(1, last.concurrency // 2), State.BACK_OFF, why, backed_off=True)
+        return Pace(last.rate, halved, State.BACK_OFF, why, backed_off=True)
     rate = last.rate
     # From what flows (a throttle held far over the copy would otherwise take several periods
     # of cuts before one slowed anything), but from no less than half the rate.
@@ -282,7 +283,7 @@ def _back_off(last: Pace, reading: Reading, bounds: Bounds, floor: int) -> Pace:
     if lowered < BACK_OFF * rate:
         why += f", {reading.achieved:.0f} B/s achieved: cut from {int(flows)} B/s"
     held = " (held at the floor)" if wanted == floor and floor > lowered else ""
-    cut = _changed(last, wanted, max(1, last.concurrency // 2), State.BACK_OFF, f"{why}{held}", floor)
+    cut = _changed(last, wanted, halved, State.BACK_OFF, f"{why}{held}", floor)
     return replace(cut, backed_off=True)
 
 

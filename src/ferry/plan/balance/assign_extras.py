@@ -33,6 +33,7 @@ lower bound on moves, if a looser one.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from ferry.plan.balance.bands import bands, broker_band
@@ -193,10 +194,7 @@ def _worth_repairing(demands: Sequence[TopicDemand], broken: set[tuple[int, int]
     A cap, not a cliff: every such topic was left to the exact pass once they were more than
     :data:`REPAIRED`, so one topic more could leave a hundred unrepaired (docs/benchmarks.md,
     "Repaired topics capped")."""
-    rows: dict[int, int] = {}
-    for t, _ in broken:
-        if demands[t].exact:
-            rows[t] = rows.get(t, 0) + 1
+    rows = Counter(t for t, _ in broken if demands[t].exact)
     chosen = set(sorted(rows, key=lambda t: (-rows[t], t))[:REPAIRED])
     return {(t, k) for t, k in broken if t not in rows or t in chosen}
 
