@@ -73,6 +73,11 @@ every move it touches, with nothing to read a recovery from."""
 BACK_OFF = 0.7
 """The factor on the rate on trouble: the 0.7 of TCP CUBIC, which keeps the mean of the saw-tooth
 between the back-off and the limit at 85 % of the limit, where halving keeps 75 %."""
+RECOVERY_PERIODS = 3
+"""Healthy binding periods in which a rate climbs back to where it stood before its back-offs, in
+equal steps. That mean of 85 % holds only if the climb back is quick: by the step alone (10 % a
+period), a rate cut twice from a stalled period, to 0.35 then 0.25 of itself, takes 15 periods
+(minutes) to get back. TCP CUBIC likewise returns to the window of its last loss within a set time."""
 
 CUT_FROM_AT_LEAST = 0.5
 """The least share of its rate a back-off cuts from, however little flowed: in a period in which a
@@ -175,6 +180,10 @@ class Pace:
     reason: str
     backed_off: bool = False
     """Some period of the run backed off: the limit was found, increases are additive from then."""
+    recover_to: int = 0
+    """The rate before the back-offs since this rate last stood there (0: none pending)."""
+    climb: int = 0
+    """The step back towards :attr:`recover_to`: a :data:`RECOVERY_PERIODS`-th of the last cut."""
 
 
 def broker_concurrency(paces: Mapping[tuple[int, Role], Pace]) -> dict[int, int]:
@@ -254,16 +263,22 @@ def _raise(last: Pace, reading: Reading, bounds: Bounds, floor: int, state: Stat
     if bounds.ceiling is not None:
         raised = max(last.rate, floor, min(raised, bounds.ceiling))
     more = min(bounds.max_concurrency, last.concurrency + 1)
+    if last.backed_off and last.rate < last.recover_to:
+        why += f", back towards the {last.recover_to} B/s before the back-off"
     return _changed(last, raised, more, state, why, floor, bounds.ceiling)
 
 
 def _raised(last: Pace, reading: Reading, bounds: Bounds) -> int:
     """The raise of a binding throttle: in slow start double the larger of the rate and the
     throttle that would carry what flowed (Kafka lets a raised throttle burst until its 11-second
-    window catches up, and the path took that), then additive."""
-    if last.backed_off:
-        return last.rate + max(bounds.step, math.ceil(MIN_CHANGE * last.rate))
-    return 2 * max(last.rate, int(reading.achieved / THROTTLE_SHARE))
+    window catches up, and the path took that), then additive: the step, or the climb back to the
+    rate before the last back-offs (never past it, never more than doubling)."""
+    if not last.backed_off:
+        return 2 * max(last.rate, int(reading.achieved / THROTTLE_SHARE))
+    stepped = last.rate + max(bounds.step, math.ceil(MIN_CHANGE * last.rate))
+    if last.rate >= last.recover_to:
+        return stepped
+    return max(stepped, min(last.recover_to, last.rate + min(last.climb, last.rate)))
 
 
 def _back_off(last: Pace, reading: Reading, bounds: Bounds, floor: int) -> Pace:
@@ -272,7 +287,7 @@ def _back_off(last: Pace, reading: Reading, bounds: Bounds, floor: int) -> Pace:
         # Its throttle slows nothing now; cut, it would hold back a move that comes to this role
         # later, which would climb back by the additive step alone. Fewer moves come all the same.
         why = f"{reading.health.describe()}; nothing copying in this role: rate held"
-        return Pace(last.rate, halved, State.BACK_OFF, why, backed_off=True)
+        return replace(last, concurrency=halved, state=State.BACK_OFF, reason=why, backed_off=True)
     rate = last.rate
     # From what flows (a throttle held far over the copy would otherwise take several periods
     # of cuts before one slowed anything), but from no less than half the rate.
@@ -284,7 +299,11 @@ def _back_off(last: Pace, reading: Reading, bounds: Bounds, floor: int) -> Pace:
         why += f", {reading.achieved:.0f} B/s achieved: cut from {int(flows)} B/s"
     held = " (held at the floor)" if wanted == floor and floor > lowered else ""
     cut = _changed(last, wanted, halved, State.BACK_OFF, f"{why}{held}", floor)
-    return replace(cut, backed_off=True)
+    # Back-offs period after period are one episode (the same fault, not yet over): the climb is
+    # back to the rate before the first. A back-off after a raise found the limit again: back to it.
+    recover_to = max(last.recover_to, rate) if last.state is State.BACK_OFF else rate
+    climb = math.ceil(max(0, recover_to - cut.rate) / RECOVERY_PERIODS)
+    return replace(cut, backed_off=True, recover_to=recover_to if climb else 0, climb=climb)
 
 
 def _changed(
@@ -295,4 +314,7 @@ def _changed(
     small = abs(rate - last.rate) < MIN_CHANGE * last.rate
     if small and not (last.rate < floor <= rate) and rate != ceiling:
         rate = last.rate
-    return Pace(rate, concurrency, state, reason, last.backed_off)
+    changed = replace(last, rate=rate, concurrency=concurrency, state=state, reason=reason)
+    if rate >= last.recover_to:
+        changed = replace(changed, recover_to=0, climb=0)  # back where it stood: the climb is over
+    return changed

@@ -132,6 +132,36 @@ def test_until_the_first_back_off_a_binding_rate_doubles() -> None:
     assert decide(_at(150 * MB, backed_off=False), _reading(130 * MB), BOUNDS).rate == 200 * MB
 
 
+def test_a_rate_cut_by_a_stall_climbs_back_to_where_it_stood_in_three_healthy_periods() -> None:
+    """A broker stopped for a period: cut from half the rate, twice (its ISRs still short at the
+    next reading). By the step alone the climb back from 0.245 x would take 15 periods."""
+    trouble = Health(isr_loss=3, at_min_isr=3)
+    wide = Bounds(ceiling=None, step=10 * MB, max_concurrency=5)
+    first = decide(_at(160 * MB, 4), _reading(0, health=trouble), wide)
+    second = decide(first, _reading(51 * MB, health=trouble), wide)
+    assert (first.rate, second.rate) == (56 * MB, 39_200_000)
+    rates, pace = [], second
+    for _ in range(3):
+        pace = decide(pace, _reading(0.9 * pace.rate), wide)
+        rates.append(pace.rate)
+    # A third of the 120.8 MB/s cut a period, the first step held to doubling: 0.99 x in three.
+    assert rates == [78_400_000, 118_666_667, 158_933_334]
+    assert decide(pace, _reading(0.9 * pace.rate), wide).rate == 174_826_668  # then the 10 % step
+
+
+def test_a_back_off_after_a_climb_returns_to_the_new_limit_and_never_more_than_doubles() -> None:
+    trouble = Health(isr_loss=1)
+    cut = decide(_at(100 * MB), _reading(91 * MB, health=trouble), BOUNDS)
+    assert (cut.rate, cut.recover_to) == (70 * MB, 100 * MB)
+    raised = decide(cut, _reading(63 * MB), BOUNDS)
+    again = decide(raised, _reading(72 * MB, health=trouble), BOUNDS)
+    assert again.recover_to == raised.rate == 80 * MB  # the limit found this time, not the 100
+    far = decide(_at(400 * MB, backed_off=False), _reading(20 * MB, health=trouble), Bounds(None, MB, 5))
+    farther = decide(far, _reading(0, health=trouble), Bounds(None, MB, 5))
+    assert (far.rate, farther.rate) == (140 * MB, 49 * MB)  # 0.7 x half the rate: nothing flowed
+    assert decide(farther, _reading(0.9 * farther.rate), Bounds(None, MB, 5)).rate == 98 * MB
+
+
 def test_slow_start_doubles_what_flowed_where_a_burst_took_more_than_the_throttle() -> None:
     """Kafka lets a raised throttle burst until its 11-second window catches up: the path took
     33 MB/s under a 20 MB/s throttle, so the next rate doubles the 36.3 MB/s that carries it."""
