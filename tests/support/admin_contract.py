@@ -187,6 +187,22 @@ class ClusterAdminContract:
         assert answers[(tp, 3)] == NOT_THERE_YET
         assert cluster.admin.describe_log_dirs([topic])[1].replicas[tp] == found[1].replicas[tp]
 
+    def test_the_dirs_of_named_partitions_hold_those_replicas_only(self, cluster: ContractCluster) -> None:
+        topic = cluster.new_topic({0: [1, 2], 1: [2, 3]})
+        named, other = TopicPartition(topic, 0), TopicPartition(topic, 1)
+        eventually(
+            lambda: all(named in cluster.admin.describe_partition_dirs([named])[b].replicas for b in (1, 2)),
+            "both logs",
+        )
+        for within_s in (None, 5.0):
+            found = cluster.admin.describe_partition_dirs([named], within_s=within_s)
+            assert set(found) == set(cluster.racks)
+            assert {b for b, dirs in found.items() if named in dirs.replicas} == {1, 2}
+            assert all(other not in dirs.replicas for dirs in found.values())
+            assert found[2].replicas[named] == cluster.admin.describe_log_dirs([topic])[2].replicas[named]
+        nothing = cluster.admin.describe_partition_dirs([])
+        assert set(nothing) == set(cluster.racks) and not any(d.replicas for d in nothing.values())
+
     def test_min_insync_is_the_topic_value_or_the_default(self, cluster: ContractCluster) -> None:
         strict = cluster.new_topic({0: [1, 2, 3]}, min_insync=2)
         plain = cluster.new_topic({0: [1, 2]})

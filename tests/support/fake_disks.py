@@ -34,6 +34,16 @@ class FakeDisks:
             return found
         return {broker: dirs for broker, dirs in found.items() if broker not in self.silent}
 
+    def describe_partition_dirs(
+        self, partitions: Collection[TopicPartition], *, within_s: float | None = None
+    ) -> Mapping[int, BrokerDirs]:
+        wanted = set(partitions)
+        sizes = self.describe_replica_sizes({tp.topic for tp in wanted})
+        found = self.log_dirs.describe({tp: s for tp, s in sizes.items() if tp in wanted}, None)
+        if within_s is None:
+            return found
+        return {broker: dirs for broker, dirs in found.items() if broker not in self.silent}
+
     def alter_replica_log_dirs(
         self, targets: Mapping[ReplicaTarget, str]
     ) -> Mapping[ReplicaTarget, str | None]:

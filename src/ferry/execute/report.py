@@ -55,7 +55,7 @@ def measure(
     moving = [t for t in tasks if t.state is TaskState.SUBMITTED]
     topics = {t.tp.topic for t in moving}
     within_s = None if last is None else ANSWER_WITHIN_S
-    found = admin.describe_log_dirs(topics, within_s=within_s) if topics else {}
+    found = admin.describe_partition_dirs([t.tp for t in moving], within_s=within_s) if moving else {}
     sizes = replica_sizes(found)
     leaders = {p.tp: p.leader for p in admin.describe_partitions(topics)} if topics else {}
     copies = tiered.to_copy(admin, moving, sizes, leaders) if tiered is not None else {}

@@ -198,6 +198,13 @@ class ClusterAdmin(Protocol):
         unreachable) are left out of the mapping rather than waited for."""
         ...
 
+    def describe_partition_dirs(
+        self, partitions: Collection[TopicPartition], *, within_s: float | None = None
+    ) -> Mapping[int, BrokerDirs]:
+        """:meth:`describe_log_dirs` for exactly ``partitions``: what a poll measuring moves needs,
+        without listing their topics' partitions first nor reading the replicas of the others."""
+        ...
+
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         """Ongoing reassignments (ListPartitionReassignments), restricted to ``topics`` if given."""
         ...

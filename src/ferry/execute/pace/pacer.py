@@ -3,7 +3,7 @@
 The executor asks :meth:`Pacer.step` at every poll; at most once per period (:meth:`Pacer.period`:
 shorter during slow start) it reads, through the Admin API only:
 
-* DescribeLogDirs of the moving topics (the bytes of every new replica and of every leader), of
+* DescribeLogDirs of the moving partitions (the bytes of every new replica and of every leader), of
   the brokers that answer within :data:`~ferry.execute.progress.ANSWER_WITHIN_S`: one that does
   not (stopped, stalled) keeps its last figures, holds its rates, and is written no throttle until
   it answers (:attr:`Pacer.silent`), since a write to it would hold the run until it is back;
@@ -146,14 +146,13 @@ class Pacer:
     def _read(
         self, admin: ClusterAdmin, moves: Sequence[MoveLike], now: float
     ) -> tuple[Observation, Sequence[PartitionHealth]]:
-        topics = {m.tp.topic for m in moves}
         fresh = admin.describe_health()
         # The worst state of each partition not being moved since the last reading; a moving
         # partition as it is now (whether submission waits is decided on the present).
         moving = {m.tp for m in moves}
         seen = {tp: h for tp, h in self._worst.items() if tp not in moving}
         health, self._worst = tuple(worst_health(seen, fresh).values()), {}
-        found = admin.describe_log_dirs(topics, within_s=ANSWER_WITHIN_S) if topics else {}
+        found = admin.describe_partition_dirs(moving, within_s=ANSWER_WITHIN_S) if moving else {}
         sizes = replica_sizes(found)
         if self._periods % _MIN_ISR_EVERY == 0:
             self._min_isr = dict(admin.describe_min_insync({h.tp.topic for h in fresh}))

@@ -155,6 +155,14 @@ class KafkaPythonAdmin:
         live = [b.id for b in self.describe_brokers()]
         return log_dirs.describe_log_dirs(self._client, self._call, live, topics, within_s)
 
+    def describe_partition_dirs(
+        self, partitions: Collection[TopicPartition], *, within_s: float | None = None
+    ) -> Mapping[int, BrokerDirs]:
+        """Every live broker's dirs and the replicas of ``partitions`` in them (one DescribeLogDirs
+        request per broker naming them; with ``within_s``, only the brokers that answered within it)."""
+        live = [b.id for b in self.describe_brokers()]
+        return log_dirs.describe_partition_dirs(self._client, self._call, live, partitions, within_s)
+
     def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
         """Ongoing reassignments (ListPartitionReassignments; :mod:`.metadata`)."""
         return metadata.list_reassignments(self._client, self._call, topics)

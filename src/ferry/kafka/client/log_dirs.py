@@ -33,7 +33,7 @@ def describe_log_dirs(
     left out (:func:`ferry.kafka.client.spread.answers_within`); without it, every one must answer.
     """
     if within_s is not None:
-        return _answered_within(client, call, brokers, topics, within_s)
+        return _answered_within(client, call, brokers, _topic_partitions(client, call, topics), within_s)
     # kafka-python reads an empty mapping as "no partition" and None as "every partition".
     wanted: dict[str, list[int]] | list[str] | None = None
     if topics is not None:
@@ -45,17 +45,49 @@ def describe_log_dirs(
     return {int(reply["broker"]): broker_dirs(reply["log_dirs"]) for reply in replies}
 
 
-def _answered_within(
-    client: Any, call: Call, brokers: Collection[int], topics: Collection[str] | None, within_s: float
+def describe_partition_dirs(
+    client: Any,
+    call: Call,
+    brokers: Collection[int],
+    partitions: Collection[TopicPartition],
+    within_s: float | None = None,
 ) -> dict[int, BrokerDirs]:
-    wanted: list[tuple[str, list[int]]] | None = None
+    """Every broker's dirs and the replicas of exactly ``partitions`` in them: no Metadata read to
+    list a topic's partitions, and answers the size of what is asked, not of whole topics.
+
+    ``within_s`` as for :func:`describe_log_dirs`."""
+    grouped: dict[str, list[int]] = {}
+    for tp in sorted(set(partitions)):
+        grouped.setdefault(tp.topic, []).append(tp.partition)
+    if within_s is not None:
+        return _answered_within(client, call, brokers, sorted(grouped.items()), within_s)
+    replies = call(
+        "describing log dirs",
+        lambda: client.describe_log_dirs(topic_partitions=grouped, brokers=sorted(brokers)),
+    )
+    return {int(reply["broker"]): broker_dirs(reply["log_dirs"]) for reply in replies}
+
+
+def _topic_partitions(
+    client: Any, call: Call, topics: Collection[str] | None
+) -> list[tuple[str, list[int]]] | None:
+    """The partitions of ``topics`` as a DescribeLogDirs request names them (None: every one)."""
+    if topics is None:
+        return None
+    partitions: dict[str, list[int]] = {}
     if topics:
-        partitions: dict[str, list[int]] = {}
         for state in describe_partitions(client, call, topics):
             partitions.setdefault(state.tp.topic, []).append(state.tp.partition)
-        wanted = sorted(partitions.items())
-    elif topics is not None:
-        wanted = []
+    return sorted(partitions.items())
+
+
+def _answered_within(
+    client: Any,
+    call: Call,
+    brokers: Collection[int],
+    wanted: list[tuple[str, list[int]]] | None,
+    within_s: float,
+) -> dict[int, BrokerDirs]:
     # A request object per broker: kafka-python fixes its version on the first send.
     requests = {broker: [DescribeLogDirsRequest(topics=wanted)] for broker in sorted(brokers)}
     replies = call("describing log dirs", lambda: answers_within(client, requests, within_s))
