@@ -58,7 +58,7 @@ from ferry.execute.prepare import prepare_request
 from ferry.execute.progress import History, by_broker, next_poll_in
 from ferry.execute.progress import total as total_progress
 from ferry.execute.records import TaskRecord
-from ferry.execute.report import measure
+from ferry.execute.report import remeasure
 from ferry.execute.resume import Reconciled, reconcile
 from ferry.execute.run_state import RunState
 from ferry.execute.states import RequestState, TaskState
@@ -221,14 +221,10 @@ class Executor:
         """The run's pace under ``--pace auto``: a resumed run goes on from the rates it had."""
         if options.pace is None:
             return None
-        pacer = Pacer(
-            options.pace,
-            options.throttle or DEFAULT_START,
-            options.limits.max_moves_per_broker,
-            self._local_time,
-        )
+        limit = options.limits.max_moves_per_broker
+        pacer = Pacer(options.pace, options.throttle or DEFAULT_START, limit, self._local_time)
         for key, rate in self._journal.paced_rates(request_id).items():
-            pacer.paces[key] = Pace(rate, options.limits.max_moves_per_broker, State.START, "resumed")
+            pacer.paces[key] = Pace(rate, limit, State.START, "resumed")
         return pacer
 
     def _clean_up(self, run: RunState, finished: bool) -> None:
@@ -355,7 +351,9 @@ class Executor:
 
     def _sync_throttles(self, run: RunState, moving: Iterable[TaskRecord]) -> None:
         """Make the cluster's throttle configs exactly those ``moving`` needs (merged with theirs)."""
-        silent = run.pacer.silent if run.pacer is not None else ()
+        # A broker that did not answer the last measurement (or the pace's reading) is stopped or
+        # down: a write to it would wait for it, and hold every move of the run with it.
+        silent = run.silent | (run.pacer.silent if run.pacer is not None else frozenset())
         self._say_changed(run, run.throttles.sync(moving, silent))
 
     def _say_changed(self, run: RunState, changed: tuple[int, int] | None) -> None:
@@ -368,7 +366,8 @@ class Executor:
         tasks = self._journal.tasks(run.request_id)
         if not run.tiered_read:
             run.tiered, run.tiered_read = tiered_copies(self._admin, tasks), True
-        replicas = run.measured = measure(self._admin, tasks, run.tiered, run.measured)
+        replicas, run.silent = remeasure(self._admin, tasks, run.tiered, run.measured)
+        run.measured = replicas
         progress = total_progress(replicas)
         now = self._clock()
         run.history = run.history.add(now, replicas)

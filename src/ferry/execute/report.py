@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ferry.execute.dir_moves import dir_progress
 from ferry.execute.progress import (
@@ -28,7 +28,7 @@ from ferry.execute.progress import (
 from ferry.execute.records import TaskRecord
 from ferry.execute.states import RequestState, TaskState
 from ferry.execute.tiered import TieredCopies
-from ferry.kafka.admin import ClusterAdmin, replica_sizes
+from ferry.kafka.admin import BrokerDirs, ClusterAdmin, replica_sizes
 from ferry.model import TopicPartition
 
 _COUNTED = (TaskState.SUBMITTED, TaskState.DONE, TaskState.PENDING)
@@ -36,27 +36,53 @@ _COUNTED = (TaskState.SUBMITTED, TaskState.DONE, TaskState.PENDING)
 
 
 def measure(
-    admin: ClusterAdmin,
-    tasks: Sequence[TaskRecord],
-    tiered: TieredCopies | None = None,
-    last: Sequence[ReplicaProgress] | None = None,
+    admin: ClusterAdmin, tasks: Sequence[TaskRecord], tiered: TieredCopies | None = None
 ) -> tuple[ReplicaProgress, ...]:
     """Progress of every adding replica of ``tasks``, and of every replica they copy between
-    the log dirs of its broker.
+    the log dirs of its broker, once (every broker waited for).
 
     A pending task counts its planned bytes as still to copy, a done one as copied; a submitted
     one is measured on the cluster; ``tiered`` estimates what the new replicas of tiered topics
     copy where that is less than their leader's local log (:mod:`ferry.execute.tiered`).
-
-    Given the ``last`` measurement (a run measuring again and again), the log dirs are read of the
-    brokers that answer within :data:`ANSWER_WITHIN_S`, and a replica on one that did not (stopped,
-    down) keeps its last figures: it neither holds the run up nor goes backwards.
     """
+    return _measured(admin, tasks, tiered, None)[0]
+
+
+class Remeasured(NamedTuple):
+    """A run's measurement, and the brokers of its moves that did not answer it in time."""
+
+    replicas: tuple[ReplicaProgress, ...]
+    silent: frozenset[int]
+    """Brokers holding or taking a replica of the request's moves whose log dirs did not come back
+    within :data:`ANSWER_WITHIN_S` (stopped, down): a config written to one would wait for it."""
+
+
+def remeasure(
+    admin: ClusterAdmin,
+    tasks: Sequence[TaskRecord],
+    tiered: TieredCopies | None,
+    last: Sequence[ReplicaProgress],
+) -> Remeasured:
+    """:func:`measure` again in a run that measured ``last``: the log dirs are read of the brokers
+    that answer within :data:`ANSWER_WITHIN_S`, and a replica on one that did not keeps its last
+    figures: it neither holds the run up nor goes backwards."""
+    replicas, found = _measured(admin, tasks, tiered, last)
+    involved = {b for t in tasks if not t.state.is_final for b in (*t.original, *t.target)}
+    return Remeasured(replicas, frozenset(involved - set(found)) if found is not None else frozenset())
+
+
+def _measured(
+    admin: ClusterAdmin,
+    tasks: Sequence[TaskRecord],
+    tiered: TieredCopies | None,
+    last: Sequence[ReplicaProgress] | None,
+) -> tuple[tuple[ReplicaProgress, ...], Mapping[int, BrokerDirs] | None]:
+    """The measurement, and the log dirs it read (None: nothing was moving, nothing read)."""
     moving = [t for t in tasks if t.state is TaskState.SUBMITTED]
     topics = {t.tp.topic for t in moving}
     within_s = None if last is None else ANSWER_WITHIN_S
-    found = admin.describe_partition_dirs([t.tp for t in moving], within_s=within_s) if moving else {}
-    sizes = replica_sizes(found)
+    found = admin.describe_partition_dirs([t.tp for t in moving], within_s=within_s) if moving else None
+    sizes = replica_sizes(found or {})
     leaders = {p.tp: p.leader for p in admin.describe_partitions(topics)} if topics else {}
     copies = tiered.to_copy(admin, moving, sizes, leaders) if tiered is not None else {}
     earlier = _by_replica(last or ())
@@ -67,12 +93,12 @@ def measure(
             by_broker, to_copy = sizes.get(task.tp, {}), copies.get(task.tp)
             measured = [
                 *replica_progress(task, by_broker, leaders.get(task.tp), finished=finished, to_copy=to_copy),
-                *dir_progress(task, found, finished=finished),
+                *dir_progress(task, found or {}, finished=finished),
             ]
             if task.state is TaskState.SUBMITTED and last is not None:
-                measured = [_kept(r, found, earlier) for r in measured]
+                measured = [_kept(r, found or {}, earlier) for r in measured]
             replicas.extend(measured)
-    return tuple(replicas)
+    return tuple(replicas), found
 
 
 _Earlier = dict[tuple[TopicPartition, int], list[ReplicaProgress]]

@@ -25,6 +25,8 @@ class RunState:
     history: History = field(default_factory=History)
     # The last poll's measurement: a broker that does not answer the next keeps its figures.
     measured: tuple[ReplicaProgress, ...] = ()
+    # Brokers of the moves that did not answer that measurement in time: no throttle written to them.
+    silent: frozenset[int] = frozenset()
     ended_at: dict[int, float] = field(default_factory=dict)
     freeze: FreezeState | None = None  # the freeze holding submission back, while one does
     # Tasks the journal calls submitted that the cluster never got (found by resume), by id: sent

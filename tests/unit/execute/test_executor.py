@@ -24,7 +24,7 @@ from ferry.execute.progress import next_poll_in
 from ferry.execute.records import ConfigKey, ResourceType
 from ferry.execute.states import RequestState, TaskState
 from ferry.execute.throttles import FOLLOWER_RATE, LEADER_REPLICAS
-from ferry.kafka.admin import ReplicaSizes
+from ferry.kafka.admin import OngoingReassignment, ReplicaSizes
 from ferry.model import Move, Plan, TopicPartition
 
 ORIGINAL = {TopicPartition("t", p): (1 + p % 2, 2 + p % 2) for p in range(6)}
@@ -439,3 +439,51 @@ def test_a_move_cancelled_on_its_way_that_ends_at_once_is_recorded_done(journal:
     executor.run(rid)
     assert all(t.state is TaskState.DONE for t in journal.tasks(rid))
     assert all(admin.replicas[t.tp] == t.target for t in journal.tasks(rid))
+
+
+class _StopsAnswering(ExecFakeAdmin):
+    """Broker 4 stops answering (its log dirs go unread) from the ``stop``-th poll to the
+    ``back``-th; what is written and sent meanwhile is kept."""
+
+    def __init__(self, stop: int, back: int) -> None:
+        super().__init__(ORIGINAL, polls_to_finish=4)
+        self.stop, self.back, self.polls = stop, back, 0
+        self.written_silent: list[ConfigKey] = []
+        self.sent_silent: list[TopicPartition] = []
+
+    def list_reassignments(self, topics: Collection[str] | None = None) -> tuple[OngoingReassignment, ...]:
+        self.polls += 1  # the first read of every poll
+        self.silent = frozenset({4}) if self.stop <= self.polls < self.back else frozenset()
+        return super().list_reassignments(topics)
+
+    def alter_configs(self, writes: Mapping[ConfigKey, str | None]) -> None:
+        self.written_silent.extend(writes if self.silent else ())
+        super().alter_configs(writes)
+
+    def alter_reassignments(
+        self, targets: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> Mapping[TopicPartition, str | None]:
+        self.sent_silent.extend(targets if self.silent else ())
+        return super().alter_reassignments(targets)
+
+
+def test_a_static_run_writes_no_throttle_to_a_broker_that_did_not_answer_until_it_does(
+    journal: Journal,
+) -> None:
+    """A stopped broker keeps its connections and answers nothing: a config written to it waits
+    for it, and the run with it. Moves onto broker 4 go out while it is silent; its rate is
+    written once it answers again, and removed at the end."""
+    admin, events = _StopsAnswering(stop=2, back=12), []
+    executor = _executor(admin, journal, events)
+    options = ExecuteOptions(throttle=1000, limits=Limits(max_moves_per_broker=1))
+    rid = executor.prepare(_plan(), bootstrap="b", options=options)
+    executor.run(rid)
+    assert journal.request(rid).state is RequestState.DONE
+    assert any(4 in TARGETS[tp] for tp in admin.sent_silent)  # a move onto broker 4 went out meanwhile
+    assert admin.written_silent  # other configs were written meanwhile
+    assert not any(
+        k.resource_type is ResourceType.BROKER and k.resource_name == "4" for k in admin.written_silent
+    )
+    rate_4 = ConfigKey(ResourceType.BROKER, "4", FOLLOWER_RATE)
+    assert any(w.get(rate_4) == "1000" for w in admin.config_writes)  # once broker 4 answered
+    assert admin.configs == {}  # every throttle removed at the end

@@ -10,7 +10,7 @@ from support.fake_admin import FakeAdmin
 from ferry.cli.progress_render import progress_table, summary_line
 from ferry.execute.journal import Journal
 from ferry.execute.progress import Estimate
-from ferry.execute.report import RequestProgress, measure, to_json
+from ferry.execute.report import RequestProgress, measure, remeasure, to_json
 from ferry.execute.states import RequestState, TaskState
 from ferry.model import Broker, Move, Plan, TopicPartition
 
@@ -95,11 +95,13 @@ def test_a_broker_that_does_not_answer_keeps_its_last_figures(tmp_path: Path) ->
         journal.set_task_states([t.id for t in journal.tasks(request)], TaskState.SUBMITTED, batch=1)
         tasks = journal.tasks(request)
     fake.alter_reassignments({A: [1, 3], B: [2, 4]})
-    first = measure(fake, tasks, last=())
+    first, none_silent = remeasure(fake, tasks, None, ())
     assert {(r.tp, r.broker): r.progress.done for r in first} == {(A, 3): 500, (B, 4): 500}
+    assert none_silent == frozenset()
     fake.silent = frozenset({3})
     fake.produce("t", 2000)  # the leaders grow to 2000 bytes, the new replicas to 1000
-    kept = measure(fake, tasks, last=first)
+    kept, silent = remeasure(fake, tasks, None, first)
+    assert silent == {3}  # a broker of the moves: a throttle written to it would wait
     assert {(r.tp, r.broker): (r.progress.done, r.progress.total) for r in kept} == {
         (A, 3): (500, 1000),
         (B, 4): (1000, 2000),
