@@ -9,12 +9,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import TypeVar
 
 import pytest
 from kafka_helpers import create_topics
 
+from ferry.errors import KafkaError
 from ferry.kafka.client import KafkaPythonAdmin, health
+from ferry.kafka.freeze import CONTROL_TOPIC, FreezeState
 from ferry.model import TopicPartition
 from ferry.sandbox import Sandbox, SandboxState
 
@@ -112,3 +115,23 @@ def test_a_stopped_broker_holds_none_of_a_polls_reads(
     # Back, it answers again.
     assert set(admin.describe_log_dirs(["poll-reads"], within_s=5.0)) == {1, 2, 3, 4}
     assert set(admin.log_offsets(tps, within_s=5.0)) == set(tps)
+
+
+def test_a_stopped_leader_of_the_control_topic_holds_no_poll_read_of_the_freeze_flag(
+    kafka_sandbox: tuple[Sandbox, SandboxState], admin: KafkaPythonAdmin
+) -> None:
+    """Only the control topic's leader answers the flag: a run's bounded read fails within its
+    bound (the run keeps what it read last), where the unbounded one waits until it is back."""
+    sandbox, _ = kafka_sandbox
+    state = FreezeState(False, "health test", "ops@test", datetime.now(UTC).replace(microsecond=0))
+    admin.write_freeze(state)
+    assert admin.read_freeze(within_s=5.0) == state  # the consumer connected before the stop
+    (control,) = admin.describe_partitions([CONTROL_TOPIC])
+    assert control.leader is not None
+    with stopped(sandbox, (control.leader,)):
+        started = time.monotonic()
+        with pytest.raises(KafkaError, match="no answer within 1 s") as raised:
+            admin.read_freeze(within_s=1.0)
+        took = time.monotonic() - started
+    assert raised.value.transient and took < 2.0, took
+    assert admin.read_freeze(within_s=10.0) == state  # back, from a new consumer

@@ -131,7 +131,7 @@ class ExecFakeAdmin(FakeDisks):
     def cluster_id(self) -> str | None:
         return "fake-cluster"
 
-    def read_freeze(self) -> FreezeState | None:
+    def read_freeze(self, *, within_s: float | None = None) -> FreezeState | None:
         self.freeze_reads += 1
         return self.freeze
 

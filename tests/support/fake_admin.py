@@ -274,7 +274,7 @@ class FakeAdmin(FakeDisks):
             answers[tp] = None
         return answers
 
-    def read_freeze(self) -> FreezeState | None:
+    def read_freeze(self, *, within_s: float | None = None) -> FreezeState | None:
         return self.freeze
 
     def write_freeze(self, state: FreezeState) -> None:

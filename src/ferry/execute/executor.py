@@ -40,13 +40,12 @@ from ferry.execute.events import (
     Listener,
     PaceDecided,
     ProgressUpdate,
-    SubmissionPaused,
-    SubmissionResumed,
     ThrottlesChanged,
     WaitingForForeign,
     ignore,
 )
 from ferry.execute.finish import finish_request
+from ferry.execute.freeze_watch import frozen
 from ferry.execute.journal import Journal
 from ferry.execute.journal_progress import SAMPLE_EVERY_S
 from ferry.execute.options import ExecuteOptions
@@ -281,7 +280,7 @@ class Executor:
         unsent = [t for t in submitted if t.id in run.unsent]
         moving = [t for t in submitted if t.id not in run.unsent]
         paused = self._pace(run, moving)
-        if (pending or unsent) and (self._frozen(run, len(moving)) or paused):
+        if (pending or unsent) and (frozen(self._admin, run, len(moving), self._listener) or paused):
             self._sync_throttles(run, moving)
             self._report_progress(run)
             return False
@@ -317,21 +316,6 @@ class Executor:
             if pacer.held != was_held:
                 self._listener(HeldUnderMinIsr(run.request_id, pacer.held))
         return bool(pacer.held)
-
-    def _frozen(self, run: RunState, in_flight: int) -> bool:
-        """Whether the cluster's freeze flag holds new moves back; each change is reported once.
-
-        Read once per poll and only while moves wait to be submitted: nothing else depends on it.
-        """
-        state = self._admin.read_freeze()
-        freeze = state if state is not None and state.frozen else None
-        if freeze != run.freeze:
-            if freeze is not None:
-                self._listener(SubmissionPaused(run.request_id, freeze, in_flight))
-            else:
-                self._listener(SubmissionResumed(run.request_id, state))
-            run.freeze = freeze
-        return freeze is not None
 
     def _report_waiting(
         self,

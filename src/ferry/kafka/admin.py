@@ -295,10 +295,12 @@ class ClusterAdmin(Protocol):
 
     # -- the freeze switch (ferry.kafka.freeze) --------------------------------------------------
 
-    def read_freeze(self) -> FreezeState | None:
+    def read_freeze(self, *, within_s: float | None = None) -> FreezeState | None:
         """The latest freeze record in the control topic; None when there is none (or no topic).
 
-        Bounded by the client's timeout: the executor reads it every poll.
+        Bounded by the client's timeout, with its retries; with ``within_s``, one read bounded by
+        that, which raises a transient :class:`~ferry.errors.KafkaError` when the topic's leader
+        has not answered by then (stopped, stalled): what a run's poll reads.
         """
         ...
 

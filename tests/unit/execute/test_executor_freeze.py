@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from support.exec_fake import ExecFakeAdmin
 
+from ferry.errors import KafkaError
 from ferry.execute.batching import Limits
 from ferry.execute.events import BatchSubmitted, Event, SubmissionPaused, SubmissionResumed
 from ferry.execute.executor import Executor
@@ -188,4 +189,53 @@ def test_a_long_freeze_adds_a_progress_sample_every_few_seconds_not_every_poll(j
     frozen_at = {s.at for s in samples if s.done == 0}
     # The clock ticks at least once a poll, so 200 polls span ≥ 200 s: one sample per 5 s at most.
     assert 1 <= len(frozen_at) <= polls // 5 + 1
+    assert journal.request(rid).state is RequestState.DONE
+
+
+class _LeaderSilent(ExecFakeAdmin):
+    """The control topic's leader does not answer while ``silent_reads`` is above zero: a bounded
+    read of the flag fails as the real one does (transient), whatever the flag says."""
+
+    def __init__(self) -> None:
+        super().__init__(ORIGINAL)
+        self.silent_reads = 0
+        self.bounds: list[float | None] = []
+
+    def read_freeze(self, *, within_s: float | None = None) -> FreezeState | None:
+        self.bounds.append(within_s)
+        if self.silent_reads > 0:
+            self.silent_reads -= 1
+            raise KafkaError("reading the freeze flag: no answer within 3 s", transient=True)
+        return super().read_freeze(within_s=within_s)
+
+
+@pytest.mark.parametrize("start", [FROZEN, None])
+def test_a_freeze_flag_that_cannot_be_read_in_time_leaves_the_run_as_last_read(
+    journal: Journal, start: FreezeState | None
+) -> None:
+    """Frozen, it stays paused (nothing submitted) while the flag goes unread, though the flag
+    meanwhile says thawed; not frozen, it goes on submitting. Neither reports a change it did not read."""
+    admin, events = _LeaderSilent(), []
+    admin.freeze = start
+    submitted_while_unread: list[bool] = []
+
+    def hand(n: int) -> None:
+        if n == 2:
+            admin.silent_reads, admin.freeze = 2, THAWED if start else None
+        if n == 3:
+            submitted_while_unread.append(bool(_submissions(events)))
+
+    executor = _executor(admin, journal, events, hand)
+    rid = executor.prepare(_plan(), bootstrap="b", options=OPTIONS)
+    executor.run(rid)
+    assert admin.silent_reads == 0 and set(admin.bounds) == {3.0}  # every poll's read is bounded
+    paused = [e for e in events if isinstance(e, SubmissionPaused)]
+    resumed = [e for e in events if isinstance(e, SubmissionResumed)]
+    if start:
+        assert paused == [SubmissionPaused(rid, FROZEN, 0)] and len(resumed) == 1
+        first_sent = _submissions(events)[0]
+        assert events.index(resumed[0]) < first_sent  # held until the flag was read again
+    else:
+        assert paused == [] and resumed == [] and submitted_while_unread == [True]
+    assert admin.replicas == TARGETS and admin.configs == {}
     assert journal.request(rid).state is RequestState.DONE

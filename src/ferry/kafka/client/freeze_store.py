@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from contextlib import suppress
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
 import kafka.errors as kerrors
@@ -19,6 +20,8 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.errors import KafkaError
 from ferry.kafka.client.errors import first_line
+from ferry.kafka.client.metadata import metadata_request
+from ferry.kafka.client.spread import first_answer
 from ferry.kafka.freeze import FREEZE_KEY, FreezeState, decode_freeze, encode_freeze
 
 T = TypeVar("T")
@@ -62,11 +65,28 @@ class FreezeStore:
         if consumer is not None:
             consumer.close()
 
-    def read_freeze(self) -> FreezeState | None:
-        """The latest freeze record: the control topic read from its start up to its end offset."""
+    def read_freeze(self, within_s: float | None = None) -> FreezeState | None:
+        """The latest freeze record: the control topic read from its start up to its end offset.
+
+        With ``within_s``, read once within that many seconds, without the retries; a leader that
+        has not answered by then fails the read with a transient :class:`KafkaError`.
+        """
         if not self._control_topic_exists():
             return None
+        if within_s is not None:
+            return self._freeze_call("reading the freeze flag", lambda: self._read_within(within_s))
         return self._freeze_call("reading the freeze flag", self._read_latest_freeze)
+
+    def _read_within(self, within_s: float) -> FreezeState | None:
+        try:
+            return self._scan_freeze(self._freeze_consumer(), within_s)
+        except (kerrors.KafkaTimeoutError, kerrors.RequestTimedOutError) as exc:
+            # The next read starts from a new consumer, none of this one's fetch state (see below).
+            self._drop_consumer()
+            where = f"reading the freeze flag ({self._control_topic})"
+            raise KafkaError(
+                f"{where}: no answer within {within_s:g} s: {first_line(exc)}", transient=True
+            ) from exc
 
     def write_freeze(self, state: FreezeState) -> None:
         """Create the control topic when missing, then produce ``state`` with acks=all."""
@@ -89,7 +109,10 @@ class FreezeStore:
 
     def _control_topic_exists(self) -> bool:
         def describe() -> bool:
-            (topic,) = self._client.describe_topics([self._control_topic])
+            # Any broker answers: asked as a poll's other such reads are, so a stopped one kafka-python
+            # happens to pick does not hold a run's poll (kafka-python's own call waits for it).
+            answer = first_answer(self._client, partial(metadata_request, [self._control_topic]))
+            (topic,) = answer.to_dict()["topics"]
             error = kerrors.for_code(topic["error_code"])
             if error is kerrors.UnknownTopicOrPartitionError:
                 return False
@@ -142,15 +165,18 @@ class FreezeStore:
         try:
             return self._scan_freeze(self._freeze_consumer(), budget_s)
         except (kerrors.KafkaTimeoutError, kerrors.RequestTimedOutError) as first:
-            stale, self._consumer = self._consumer, None
-            with suppress(Exception):
-                stale.close()
+            self._drop_consumer()
             try:
                 return self._scan_freeze(self._freeze_consumer(), budget_s)
             except (kerrors.KafkaTimeoutError, kerrors.RequestTimedOutError) as second:
                 # Both causes in the message: "timed out" alone says nothing about where.
                 causes = f"{first_line(first)}; then {first_line(second)}"
                 raise kerrors.KafkaTimeoutError(causes) from second
+
+    def _drop_consumer(self) -> None:
+        stale, self._consumer = self._consumer, None
+        with suppress(Exception):
+            stale.close()
 
     def _freeze_consumer(self) -> Any:
         if self._consumer is None:

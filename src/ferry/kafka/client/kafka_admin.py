@@ -359,9 +359,9 @@ class KafkaPythonAdmin:
 
     # -- the freeze switch (ferry.kafka.freeze) --------------------------------------------------
 
-    def read_freeze(self) -> FreezeState | None:
+    def read_freeze(self, *, within_s: float | None = None) -> FreezeState | None:
         """The latest freeze record: the control topic read from its start up to its end offset."""
-        return self._freeze.read_freeze()
+        return self._freeze.read_freeze(within_s)
 
     def write_freeze(self, state: FreezeState) -> None:
         """Create the control topic when missing, then produce ``state`` with acks=all."""
