@@ -135,3 +135,23 @@ def test_a_stopped_leader_of_the_control_topic_holds_no_poll_read_of_the_freeze_
         took = time.monotonic() - started
     assert raised.value.transient and took < 2.0, took
     assert admin.read_freeze(within_s=10.0) == state  # back, from a new consumer
+
+
+def test_a_submission_goes_to_a_broker_that_answered_whichever_is_stopped(
+    kafka_sandbox: tuple[Sandbox, SandboxState], bootstrap: str, admin: KafkaPythonAdmin
+) -> None:
+    """Any broker forwards AlterPartitionReassignments to the controller; kafka-python sent it to
+    the one broker it once took for the controller, and waited for it while it was stopped."""
+    sandbox, _ = kafka_sandbox
+    create_topics(bootstrap, {"submit-stopped": {"assignments": {0: [1, 2]}}})
+    tp = TopicPartition("submit-stopped", 0)
+    took: dict[int, float] = {}
+    for broker in (1, 2, 3, 4):
+        admin.describe_log_dirs(["submit-stopped"])  # connected to every broker before the stop
+        with stopped(sandbox, (broker,)):
+            admin.list_reassignments()  # a poll's first read, answered by a broker that answers
+            # The replicas it has: accepted, and nothing moves.
+            answers, took[broker] = timed(lambda: admin.alter_reassignments({tp: [1, 2]}))
+        assert answers == {tp: None}
+        time.sleep(1.0)  # the stopped broker catches up before the next stop
+    assert max(took.values()) < 1.5, took

@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 
 import kafka.errors as kerrors
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
-from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.errors import InputError, KafkaError
 from ferry.kafka.admin import (
@@ -32,7 +31,7 @@ from ferry.kafka.admin import (
     disks_of,
     replica_sizes,
 )
-from ferry.kafka.client import health, log_dirs, metadata, tiering
+from ferry.kafka.client import health, log_dirs, metadata, reassign, tiering
 from ferry.kafka.client.configs import RESOURCE_TYPES, own_value, per_request, side_by_side
 from ferry.kafka.client.connect import new_admin_client
 from ferry.kafka.client.errors import RETRIED, bounded, error_text, needed_for, translated
@@ -257,19 +256,14 @@ class KafkaPythonAdmin:
         """Submit or cancel (None) reassignments in one AlterPartitionReassignments request."""
         if not targets:
             return {}
-        request = {
-            KafkaTopicPartition(tp.topic, tp.partition): None if r is None else [int(b) for b in r]
-            for tp, r in targets.items()
-        }
         results = self._call(
             "altering partition reassignments",
-            lambda: self._client.alter_partition_reassignments(request),
+            lambda: reassign.alter_reassignments(self._client, targets, int(self._timeout_s * 1000)),
         )
-        answers: dict[TopicPartition, str | None] = {}
-        for tp in targets:
-            key = KafkaTopicPartition(tp.topic, tp.partition)
-            answers[tp] = error_text(results[key]) if key in results else "the controller did not answer"
-        return answers
+        return {
+            tp: error_text(results[tp]) if tp in results else "the controller did not answer"
+            for tp in targets
+        }
 
     def alter_replica_log_dirs(
         self, targets: Mapping[ReplicaTarget, str]

@@ -18,6 +18,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import kafka.errors as kerrors
 from kafka.future import Future
@@ -28,6 +29,9 @@ HEDGE_S = 0.5
 """Seconds the first broker asked has to answer before the others are asked too. Asking all at
 once from the start cost every answer three times over (a Metadata answer of 20,000 partitions is
 decoded once per broker that sends it: a poll's measurement took 0.51 s against 0.33 s)."""
+
+_ANSWERED: WeakKeyDictionary[Any, int] = WeakKeyDictionary()
+"""Per kafka-python client, the broker whose answer :func:`first_answer` last took."""
 
 SILENT = (
     kerrors.KafkaConnectionError,
@@ -47,15 +51,43 @@ def first_answer(client: Any, request: Callable[[], Any]) -> Any:
     first = manager.least_loaded_node()
     others = random.sample([b for b in brokers if b != first], min(ASKED - 1, max(0, len(brokers) - 1)))
 
+    def send(node: int) -> Future:
+        sent = manager.send(request(), node_id=node)
+        sent.add_callback(lambda _: _ANSWERED.__setitem__(client, node))
+        return sent
+
     async def ask() -> Any:
-        asked = manager.send(request(), node_id=first)
+        asked = send(first)
         try:
             return await manager.wait_for(asked, HEDGE_S * 1000)
         except SILENT:
             pass  # no answer yet, or none coming: ask the others too
         if not others:
             return await asked
-        return await first_of([asked, *(manager.send(request(), node_id=node) for node in others)])
+        return await first_of([asked, *(send(node) for node in others)])
+
+    return manager.run(ask)
+
+
+def to_one_that_answered(client: Any, request: Any) -> Any:
+    """``request`` sent to the broker that last answered one of :func:`first_answer`'s questions
+    (else the least busy), and its answer.
+
+    For a write any broker forwards to the controller (AlterPartitionReassignments): it cannot be
+    asked of several brokers, since a stopped one would apply its copy late, when it is back, over
+    whatever was decided meanwhile. kafka-python sends such a request to the one broker it once
+    took for the controller, for the client's whole life (a random broker under KRaft), however
+    long that broker has been silent; a run's poll asks :func:`first_answer`'s questions first,
+    so the broker chosen here answered a moment ago.
+    """
+    manager = client._manager
+    live = {b.node_id for b in manager.cluster.brokers()}
+    node = _ANSWERED.get(client)
+    if node not in live:
+        node = manager.least_loaded_node()
+
+    async def ask() -> Any:
+        return await manager.send(request, node_id=node)
 
     return manager.run(ask)
 
