@@ -18,6 +18,7 @@ from kafka_helpers import create_topics
 from ferry.errors import KafkaError
 from ferry.kafka.client import KafkaPythonAdmin, health
 from ferry.kafka.freeze import CONTROL_TOPIC, FreezeState
+from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import TopicPartition
 from ferry.sandbox import Sandbox, SandboxState
 
@@ -137,21 +138,29 @@ def test_a_stopped_leader_of_the_control_topic_holds_no_poll_read_of_the_freeze_
     assert admin.read_freeze(within_s=10.0) == state  # back, from a new consumer
 
 
-def test_a_submission_goes_to_a_broker_that_answered_whichever_is_stopped(
+def test_a_submission_and_a_topic_config_go_to_a_broker_that_answered_whichever_is_stopped(
     kafka_sandbox: tuple[Sandbox, SandboxState], bootstrap: str, admin: KafkaPythonAdmin
 ) -> None:
-    """Any broker forwards AlterPartitionReassignments to the controller; kafka-python sent it to
-    the one broker it once took for the controller, and waited for it while it was stopped."""
+    """Any broker forwards AlterPartitionReassignments and a topic's configs to the controller;
+    kafka-python sent the first to the one broker it once took for the controller, and waited
+    for it while it was stopped, and the second to a broker with nothing in flight."""
     sandbox, _ = kafka_sandbox
     create_topics(bootstrap, {"submit-stopped": {"assignments": {0: [1, 2]}}})
     tp = TopicPartition("submit-stopped", 0)
-    took: dict[int, float] = {}
+    listed = ConfigKey(ResourceType.TOPIC, "submit-stopped", "leader.replication.throttled.replicas")
+    took: dict[tuple[str, int], float] = {}
     for broker in (1, 2, 3, 4):
         admin.describe_log_dirs(["submit-stopped"])  # connected to every broker before the stop
         with stopped(sandbox, (broker,)):
             admin.list_reassignments()  # a poll's first read, answered by a broker that answers
             # The replicas it has: accepted, and nothing moves.
-            answers, took[broker] = timed(lambda: admin.alter_reassignments({tp: [1, 2]}))
+            answers, took[("submit", broker)] = timed(lambda: admin.alter_reassignments({tp: [1, 2]}))
+            value = f"0:{broker}"
+            _, took[("config", broker)] = timed(lambda: admin.alter_configs({listed: value}))  # noqa: B023
         assert answers == {tp: None}
-        time.sleep(1.0)  # the stopped broker catches up before the next stop
+        deadline = time.monotonic() + 10  # each broker's copy of the configs catches up
+        while admin.describe_throttle_configs([listed]) != {listed: value} and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert admin.describe_throttle_configs([listed]) == {listed: value}
+    admin.alter_configs({listed: None})
     assert max(took.values()) < 1.5, took

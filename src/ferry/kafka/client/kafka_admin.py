@@ -36,7 +36,7 @@ from ferry.kafka.client.configs import RESOURCE_TYPES, own_value, per_request, s
 from ferry.kafka.client.connect import new_admin_client
 from ferry.kafka.client.errors import RETRIED, bounded, error_text, needed_for, translated
 from ferry.kafka.client.freeze_store import FreezeStore
-from ferry.kafka.client.spread import first_answer
+from ferry.kafka.client.spread import first_answer, to_one_that_answered
 from ferry.kafka.config import ClientSettings, client_settings, parse_properties
 from ferry.kafka.freeze import CONTROL_TOPIC, FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
@@ -303,12 +303,8 @@ class KafkaPythonAdmin:
         resources = [
             ConfigResource(RESOURCE_TYPES[rtype], name, configs) for (rtype, name), configs in grouped.items()
         ]
-        # incremental=True: a plain AlterConfigs would reset every entry it does not name;
-        # raise_on_unknown=False: throttle rates are not listed among a broker's dynamic configs.
-        calls = [
-            partial(self._client.alter_configs, group, raise_on_unknown=False, incremental=True)
-            for group in per_request(resources)
-        ]
+        # Incremental: a plain AlterConfigs would reset every entry it does not name.
+        calls = [partial(self._alter_config_group, group) for group in per_request(resources)]
         results = self._call("altering configs", lambda: side_by_side(calls))
         failed = [
             f"{rtype} {name}: {result}"
@@ -325,6 +321,17 @@ class KafkaPythonAdmin:
             )
         if failed:
             raise KafkaError(f"altering configs failed: {'; '.join(sorted(failed))}")
+
+    def _alter_config_group(self, group: list[ConfigResource]) -> Any:
+        """One IncrementalAlterConfigs request: a broker's own configs to that broker, topic
+        configs to a broker that answered the poll a moment ago (any broker forwards them; the
+        broker kafka-python picks may be a stopped one with nothing in flight)."""
+        client = self._client
+        if group[0].resource_type == ConfigResourceType.BROKER:
+            # raise_on_unknown=False: throttle rates are not listed among a broker's dynamic configs.
+            return client.alter_configs(group, raise_on_unknown=False, incremental=True)
+        answer = to_one_that_answered(client, client._alter_configs_request(group, incremental=True))
+        return client._alter_configs_process_responses(answer.responses)
 
     def elect_preferred_leaders(
         self, partitions: Collection[TopicPartition]

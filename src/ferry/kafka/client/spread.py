@@ -73,11 +73,12 @@ def to_one_that_answered(client: Any, request: Any) -> Any:
     """``request`` sent to the broker that last answered one of :func:`first_answer`'s questions
     (else the least busy), and its answer.
 
-    For a write any broker forwards to the controller (AlterPartitionReassignments): it cannot be
-    asked of several brokers, since a stopped one would apply its copy late, when it is back, over
-    whatever was decided meanwhile. kafka-python sends such a request to the one broker it once
-    took for the controller, for the client's whole life (a random broker under KRaft), however
-    long that broker has been silent; a run's poll asks :func:`first_answer`'s questions first,
+    For a write any broker forwards to the controller (AlterPartitionReassignments, a topic's
+    configs): it cannot be asked of several brokers, since a stopped one would apply its copy late,
+    when it is back, over whatever was decided meanwhile. kafka-python sends the first to the one
+    broker it once took for the controller, for the client's whole life (a random broker under
+    KRaft), however long that broker has been silent, and the second to a broker with nothing in
+    flight, which a stopped one can be; a run's poll asks :func:`first_answer`'s questions first,
     so the broker chosen here answered a moment ago.
     """
     manager = client._manager
