@@ -1,15 +1,17 @@
-"""Requests sent so that one hanging broker cannot hold the reading that needs them.
+"""Requests sent so that one hanging broker cannot hold the reading or the write that needs them.
 
 A broker process that is stopped (SIGSTOP, a long GC pause, a frozen VM) keeps its connections
 open and answers nothing; kafka-python waits for it until the request times out (30 s by default),
-and a run's poll waits with it. Two ways around that, for reads only:
+and a run's poll waits with it. Three ways around that:
 
 * a question any broker can answer (metadata, the ISRs, the ongoing reassignments, which brokers
   forward to the controller) goes to one broker, and to others as well when it has not answered
   within :data:`HEDGE_S`; the first answer is taken (:func:`first_answer`);
 * a question each broker answers for itself (DescribeLogDirs) goes to all of them at once, and
   what has come back within a bound is taken (:func:`answers_within`); the caller keeps its last
-  figures for a broker that stayed silent.
+  figures for a broker that stayed silent;
+* a write any broker forwards to the controller goes to one broker only, the one that answered
+  the last hedged question (:func:`to_one_that_answered`).
 """
 
 from __future__ import annotations
