@@ -1,7 +1,8 @@
 """Reassignments submitted and cancelled through one kafka-python admin client.
 
 AlterPartitionReassignments is a write: it goes to one broker, which forwards it to the active
-controller, and is never asked of several at once the way the reads of
+controller under KRaft (a ZooKeeper-mode broker refuses it unless it is the controller, and then
+kafka-python's own call finds that one), and is never asked of several at once the way the reads of
 :mod:`ferry.kafka.client.metadata` are (a stopped broker would apply its copy when it is back, over
 whatever was decided meanwhile). Which broker: one that answered the run's poll a moment ago, not
 the one kafka-python took for the controller once (:func:`ferry.kafka.client.spread.to_one_that_answered`).
@@ -37,6 +38,11 @@ def alter_reassignments(
     answer = to_one_that_answered(
         client, AlterPartitionReassignmentsRequest(timeout_ms=timeout_ms, topics=topics)
     )
+    if kerrors.for_code(answer.error_code) is kerrors.NotControllerError:
+        # A ZooKeeper-mode cluster: its brokers do not forward the request, only the controller
+        # takes it, and kafka-python finds that one.
+        found = client.alter_partition_reassignments(wanted)
+        return {TopicPartition(tp.topic, tp.partition): error for tp, error in found.items()}
     if answer.error_code != 0:
         raise kerrors.for_code(answer.error_code)(answer.error_message)
     results: dict[TopicPartition, Any] = {}
