@@ -29,10 +29,7 @@ class FakeDisks:
     def describe_log_dirs(
         self, topics: Collection[str] | None = None, *, within_s: float | None = None
     ) -> Mapping[int, BrokerDirs]:
-        found = self.log_dirs.describe(self.describe_replica_sizes(topics), topics)
-        if within_s is None:
-            return found
-        return {broker: dirs for broker, dirs in found.items() if broker not in self.silent}
+        return self._answered(self.log_dirs.describe(self.describe_replica_sizes(topics), topics), within_s)
 
     def describe_partition_dirs(
         self, partitions: Collection[TopicPartition], *, within_s: float | None = None
@@ -40,6 +37,10 @@ class FakeDisks:
         wanted = set(partitions)
         sizes = self.describe_replica_sizes({tp.topic for tp in wanted})
         found = self.log_dirs.describe({tp: s for tp, s in sizes.items() if tp in wanted}, None)
+        return self._answered(found, within_s)
+
+    def _answered(self, found: Mapping[int, BrokerDirs], within_s: float | None) -> Mapping[int, BrokerDirs]:
+        """All of ``found``, or with a bound those of the brokers that are not silent."""
         if within_s is None:
             return found
         return {broker: dirs for broker, dirs in found.items() if broker not in self.silent}

@@ -3,7 +3,7 @@ dirs and replicas, and AlterReplicaLogDirs, which moves replicas between them (K
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 import kafka.errors as kerrors
@@ -38,11 +38,7 @@ def describe_log_dirs(
     wanted: dict[str, list[int]] | list[str] | None = None
     if topics is not None:
         wanted = sorted(topics) if topics else {}
-    replies = call(
-        "describing log dirs",
-        lambda: client.describe_log_dirs(topic_partitions=wanted, brokers=sorted(brokers)),
-    )
-    return {int(reply["broker"]): broker_dirs(reply["log_dirs"]) for reply in replies}
+    return _all_answered(client, call, brokers, wanted)
 
 
 def describe_partition_dirs(
@@ -56,16 +52,18 @@ def describe_partition_dirs(
     list a topic's partitions, and answers the size of what is asked, not of whole topics.
 
     ``within_s`` as for :func:`describe_log_dirs`."""
-    grouped: dict[str, list[int]] = {}
-    for tp in sorted(set(partitions)):
-        grouped.setdefault(tp.topic, []).append(tp.partition)
+    grouped = _by_topic(set(partitions))
     if within_s is not None:
         return _answered_within(client, call, brokers, sorted(grouped.items()), within_s)
-    replies = call(
-        "describing log dirs",
-        lambda: client.describe_log_dirs(topic_partitions=grouped, brokers=sorted(brokers)),
-    )
-    return {int(reply["broker"]): broker_dirs(reply["log_dirs"]) for reply in replies}
+    return _all_answered(client, call, brokers, grouped)
+
+
+def _by_topic(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:
+    """Partition numbers per topic, in order, as a DescribeLogDirs request names them."""
+    grouped: dict[str, list[int]] = {}
+    for tp in sorted(partitions):
+        grouped.setdefault(tp.topic, []).append(tp.partition)
+    return grouped
 
 
 def _topic_partitions(
@@ -74,11 +72,19 @@ def _topic_partitions(
     """The partitions of ``topics`` as a DescribeLogDirs request names them (None: every one)."""
     if topics is None:
         return None
-    partitions: dict[str, list[int]] = {}
-    if topics:
-        for state in describe_partitions(client, call, topics):
-            partitions.setdefault(state.tp.topic, []).append(state.tp.partition)
-    return sorted(partitions.items())
+    found = describe_partitions(client, call, topics) if topics else ()
+    return sorted(_by_topic(state.tp for state in found).items())
+
+
+def _all_answered(
+    client: Any, call: Call, brokers: Collection[int], wanted: dict[str, list[int]] | list[str] | None
+) -> dict[int, BrokerDirs]:
+    """kafka-python's DescribeLogDirs of ``wanted``, every broker waited for."""
+    replies = call(
+        "describing log dirs",
+        lambda: client.describe_log_dirs(topic_partitions=wanted, brokers=sorted(brokers)),
+    )
+    return {int(reply["broker"]): broker_dirs(reply["log_dirs"]) for reply in replies}
 
 
 def _answered_within(
