@@ -126,7 +126,7 @@ def _poll(admin: Counting, journal: Journal, rid: int, rounds: int) -> None:
     seconds = []
     for _ in range(rounds):
         before, start = Counter(admin.calls), time.perf_counter()
-        replicas = measure(admin, tasks)  # type: ignore[arg-type]
+        replicas = measure(admin, tasks).replicas  # type: ignore[arg-type]
         seconds.append(time.perf_counter() - start)
         spent = {k: v for k, v in (admin.calls - before).items() if v}
     print(

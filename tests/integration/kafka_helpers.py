@@ -1,4 +1,5 @@
-"""Test-only helpers that create topics and produce data with kafka-python directly.
+"""Test-only helpers that create topics and produce data with kafka-python directly, and stop
+brokers of the sandbox for a few seconds.
 
 Tests may import kafka-python; the rule that only ferry.kafka.client does applies to src/.
 """
@@ -6,16 +7,21 @@ Tests may import kafka-python; the rule that only ferry.kafka.client does applie
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import TypeVar
 
 from kafka.admin import KafkaAdminClient
 from kafka.errors import NodeNotReadyError, UnknownBrokerIdError
 from kafka.producer import KafkaProducer
 
+from ferry.sandbox import Sandbox
+
 TopicSpec = Mapping[str, object]
+T = TypeVar("T")
 
 
 def create_topics(bootstrap: str, topics: Mapping[str, TopicSpec], timeout_s: float = 30.0) -> None:
@@ -107,3 +113,36 @@ def wait_until(
 
 def racks_of(replicas: Sequence[int], racks: Mapping[int, str | None]) -> list[str | None]:
     return [racks[b] for b in replicas]
+
+
+STOPPED_S = 4.0
+"""How long two brokers stay stopped: well under Kafka's 9-second broker session timeout, so the
+controller does not fence them and the cluster is as it was for the tests after this one."""
+
+
+@contextmanager
+def stopped(sandbox: Sandbox, brokers: Sequence[int]) -> Iterator[None]:
+    """``brokers`` stopped with SIGSTOP (their connections stay open, nothing answers) for
+    :data:`STOPPED_S` at most; resumed when the block ends."""
+    pids = [pid for b in brokers if (pid := sandbox.state().node(b).pid) is not None]
+    assert len(pids) == len(brokers)
+
+    def resume() -> None:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+    timer = threading.Timer(STOPPED_S, resume)
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        resume()
+
+
+def timed(read: Callable[[], T]) -> tuple[T, float]:
+    started = time.monotonic()
+    value = read()
+    return value, time.monotonic() - started

@@ -3,17 +3,11 @@ stopped broker."""
 
 from __future__ import annotations
 
-import os
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TypeVar
 
 import pytest
-from kafka_helpers import create_topics
+from kafka_helpers import create_topics, stopped, timed
 
 from ferry.errors import KafkaError
 from ferry.kafka.client import KafkaPythonAdmin, health
@@ -21,12 +15,6 @@ from ferry.kafka.freeze import CONTROL_TOPIC, FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import TopicPartition
 from ferry.sandbox import Sandbox, SandboxState
-
-T = TypeVar("T")
-
-STOPPED_S = 4.0
-"""How long two brokers stay stopped: well under Kafka's 9-second broker session timeout, so the
-controller does not fence them and the cluster is as it was for the tests after this one."""
 
 
 def test_the_isrs_are_read_page_by_page(
@@ -41,34 +29,6 @@ def test_the_isrs_are_read_page_by_page(
         (TopicPartition("health-pages", 2), (3, 4)),
     ]
     assert all(sorted(h.isr) == sorted(h.replicas) for h in found)
-
-
-@contextmanager
-def stopped(sandbox: Sandbox, brokers: Sequence[int]) -> Iterator[None]:
-    """``brokers`` stopped with SIGSTOP (their connections stay open, nothing answers) for
-    :data:`STOPPED_S` at most; resumed when the block ends."""
-    pids = [pid for b in brokers if (pid := sandbox.state().node(b).pid) is not None]
-    assert len(pids) == len(brokers)
-
-    def resume() -> None:
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
-
-    timer = threading.Timer(STOPPED_S, resume)
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-        resume()
-
-
-def timed(read: Callable[[], T]) -> tuple[T, float]:
-    started = time.monotonic()
-    value = read()
-    return value, time.monotonic() - started
 
 
 def test_two_stopped_brokers_do_not_hold_the_isr_reading(

@@ -1,4 +1,5 @@
-"""``ferry progress`` while a throttled ``ferry execute`` moves real data, and after it ended."""
+"""``ferry progress`` while a throttled ``ferry execute`` moves real data, with a broker stopped, and
+after it ended."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from typing import Any
 
 import pytest
 from ferry_process import executing, write_plan
-from kafka_helpers import create_topics, produce, wait_until
+from kafka_helpers import create_topics, produce, stopped, timed, wait_until
 
 from ferry.cli.main import main
 from ferry.execute.journal import Journal
 from ferry.execute.states import RequestState, TaskState
 from ferry.kafka.client import KafkaPythonAdmin
 from ferry.model import TopicPartition
+from ferry.sandbox import Sandbox, SandboxState
 
 MB = 1024 * 1024
 
@@ -117,3 +119,41 @@ def test_progress_is_monotone_reaches_100_and_has_an_eta_while_moving(
     percents = [float(m["pct"]) for m in lines]
     assert percents == sorted(percents) and percents[-1] == 100.0, err
     assert any(int(m["moving"]) and "ETA" in m["rest"] for m in lines), err
+
+
+def test_progress_names_a_stopped_receiving_broker_and_does_not_wait_for_it(
+    kafka_sandbox: tuple[Sandbox, SandboxState],
+    bootstrap: str,
+    admin: KafkaPythonAdmin,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Broker 3 receives one of two moves and is stopped (SIGSTOP: its connections stay open and
+    nothing answers): ``ferry progress`` and ``ferry requests`` answer within their bound, name it,
+    and measure what broker 4 receives."""
+    sandbox, _ = kafka_sandbox
+    create_topics(bootstrap, {"ps-data": {"assignments": {0: [1, 2], 1: [2, 1]}}})
+    produce(bootstrap, "ps-data", 4 * MB)  # ~2 MB per partition: ~10 s each at 200 kB/s
+    plan = write_plan(tmp_path / "plan.json", "ps-data", {0: [1, 3], 1: [2, 4]})
+    journal_path = tmp_path / "journal.sqlite"
+    common = ["--bootstrap-server", bootstrap, "--journal", str(journal_path)]
+    p1 = TopicPartition("ps-data", 1)
+    with executing(plan, bootstrap, journal_path, "--throttle", "200000") as process:
+        wait_until(lambda: _submitted(journal_path), 30, "moves to be submitted")
+        wait_until(lambda: admin.describe_replica_sizes(["ps-data"])[p1].get(4, 0) > 0, 15, "a copy to 4")
+        with stopped(sandbox, (3,)):  # for 4 s at most: each command in a stop of its own
+            doc, took = timed(lambda: _progress(capsys, *common, "--interval", "0"))
+        with stopped(sandbox, (3,)):
+            code, took_requests = timed(lambda: main(["requests", *common, "--interval", "0"]))
+            listed = capsys.readouterr().out
+        assert code == 0
+        assert doc["silent_brokers"] == [3], doc
+        adding = {entry["partition"]: entry["adding"][0] for entry in doc["partitions"]}
+        assert adding[0]["broker"] == 3 and adding[0]["done_bytes"] == 0  # not read
+        assert adding[1]["broker"] == 4 and 0 < adding[1]["done_bytes"] < adding[1]["total_bytes"]
+        assert "broker(s) 3 did not answer within 3 s" in listed, listed
+        # The 3-s bound and a client's start; read unbounded, broker 3 would hold either until it is
+        # back (4 s), and kafka-python's own retries longer.
+        assert max(took, took_requests) < 3.0 + 0.8, (took, took_requests)
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err

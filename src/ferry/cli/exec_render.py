@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from ferry.cli.progress_render import silent_text
 from ferry.cli.render import human_bytes, progress_line
 from ferry.execute.cancel import Outcome
 from ferry.execute.events import (
@@ -146,6 +147,7 @@ def progress_text(event: ProgressUpdate) -> str:
     """``42.0% (1.2 MiB of 3.0 MiB), 2/6 moves done, 3 in flight, 1.1 MiB/s, ETA 2 s`` (and
     ``, 4/9 steps done`` with ``--one-replica-at-a-time``)."""
     steps = f", {event.steps[0]}/{event.steps[1]} steps done" if event.steps else ""
+    silent = f"; {silent_text(event.silent)}" if event.silent else ""
     return (
         progress_line(
             event.progress,
@@ -156,6 +158,7 @@ def progress_text(event: ProgressUpdate) -> str:
             say_unknown=False,
         )
         + steps
+        + silent
     )
 
 

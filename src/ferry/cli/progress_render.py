@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Collection
 
 from rich.console import Console
 from rich.table import Table
 
 from ferry.cli.render import human_bytes, progress_line
-from ferry.execute.progress import Progress
+from ferry.execute.progress import ANSWER_WITHIN_S, Progress
 from ferry.execute.report import RequestProgress
 
 _WIDTH = 100
@@ -44,7 +45,18 @@ def progress_table(report: RequestProgress) -> str:
     console.print(partitions)
     console.print(brokers)
     console.print(summary_line(report))
+    if report.silent:
+        console.print(silent_text(report.silent))
     return buffer.getvalue()
+
+
+def silent_text(brokers: Collection[int]) -> str:
+    """What a measurement says of the brokers of its moves that did not answer it in time."""
+    named = ", ".join(map(str, sorted(brokers)))
+    return (
+        f"broker(s) {named} did not answer within {ANSWER_WITHIN_S:g} s: their log dirs were not read, and "
+        "the replicas they receive count what an earlier reading saw (nothing without one)"
+    )
 
 
 def summary_line(report: RequestProgress) -> str:

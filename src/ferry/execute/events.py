@@ -54,6 +54,9 @@ class ProgressUpdate:
     moving: tuple[TopicPartition, ...] = ()
     steps: tuple[int, int] | None = None
     """With ``--one-replica-at-a-time``: single-replica steps done, of all steps."""
+    silent: frozenset[int] = frozenset()
+    """Brokers of the moves that did not answer the measurement in time: their figures are held,
+    and no throttle is written to them until they answer."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,7 +57,7 @@ from ferry.execute.prepare import prepare_request
 from ferry.execute.progress import History, by_broker, next_poll_in
 from ferry.execute.progress import total as total_progress
 from ferry.execute.records import TaskRecord
-from ferry.execute.report import remeasure
+from ferry.execute.report import measure
 from ferry.execute.resume import Reconciled, reconcile
 from ferry.execute.run_state import RunState
 from ferry.execute.states import RequestState, TaskState
@@ -350,7 +350,7 @@ class Executor:
         tasks = self._journal.tasks(run.request_id)
         if not run.tiered_read:
             run.tiered, run.tiered_read = tiered_copies(self._admin, tasks), True
-        replicas, run.silent = remeasure(self._admin, tasks, run.tiered, run.measured)
+        replicas, run.silent = measure(self._admin, tasks, run.tiered, run.measured)
         run.measured = replicas
         progress = total_progress(replicas)
         now = self._clock()
@@ -366,11 +366,9 @@ class Executor:
             self._journal.record_progress(run.request_id, by_broker(replicas), eta.eta_s)
             run.sampled_at = now
         steps = _steps_done(tasks, run.step_sent)
-        self._listener(
-            ProgressUpdate(
-                run.request_id, progress, eta, done, len(tasks), len(moving), replicas, moving, steps
-            )
-        )
+        counts = (done, len(tasks), len(moving))
+        update = ProgressUpdate(run.request_id, progress, eta, *counts, replicas, moving, steps, run.silent)
+        self._listener(update)
 
 
 def _steps_done(tasks: Sequence[TaskRecord], sent: Mapping[int, int]) -> tuple[int, int] | None:

@@ -35,21 +35,8 @@ _COUNTED = (TaskState.SUBMITTED, TaskState.DONE, TaskState.PENDING)
 """Tasks whose bytes count: failed and cancelled moves are no longer part of the request's work."""
 
 
-def measure(
-    admin: ClusterAdmin, tasks: Sequence[TaskRecord], tiered: TieredCopies | None = None
-) -> tuple[ReplicaProgress, ...]:
-    """Progress of every adding replica of ``tasks``, and of every replica they copy between
-    the log dirs of its broker, once (every broker waited for).
-
-    A pending task counts its planned bytes as still to copy, a done one as copied; a submitted
-    one is measured on the cluster; ``tiered`` estimates what the new replicas of tiered topics
-    copy where that is less than their leader's local log (:mod:`ferry.execute.tiered`).
-    """
-    return _measured(admin, tasks, tiered, None)[0]
-
-
-class Remeasured(NamedTuple):
-    """A run's measurement, and the brokers of its moves that did not answer it in time."""
+class Measured(NamedTuple):
+    """A measurement, and the brokers of its moves that did not answer it in time."""
 
     replicas: tuple[ReplicaProgress, ...]
     silent: frozenset[int]
@@ -57,35 +44,44 @@ class Remeasured(NamedTuple):
     within :data:`ANSWER_WITHIN_S` (stopped, down): a config written to one would wait for it."""
 
 
-def remeasure(
+def measure(
     admin: ClusterAdmin,
     tasks: Sequence[TaskRecord],
-    tiered: TieredCopies | None,
-    last: Sequence[ReplicaProgress],
-) -> Remeasured:
-    """:func:`measure` again in a run that measured ``last``: the log dirs are read of the brokers
-    that answer within :data:`ANSWER_WITHIN_S`, and a replica on one that did not keeps its last
-    figures: it neither holds the run up nor goes backwards."""
+    tiered: TieredCopies | None = None,
+    last: Sequence[ReplicaProgress] = (),
+) -> Measured:
+    """Progress of every adding replica of ``tasks``, and of every replica they copy between
+    the log dirs of its broker.
+
+    A pending task counts its planned bytes as still to copy, a done one as copied; a submitted
+    one is measured on the cluster; ``tiered`` estimates what the new replicas of tiered topics
+    copy where that is less than their leader's local log (:mod:`ferry.execute.tiered`).
+
+    The log dirs are read of the brokers that answer within :data:`ANSWER_WITHIN_S`, a run's polls
+    and ``ferry progress`` alike: a stopped broker holds neither. A replica on one that did not
+    answer keeps its figures in ``last`` (the measurement before, in a run or in ``ferry progress
+    --interval``), so it does not go backwards; without them its broker's copy counts as nothing.
+    """
     replicas, found = _measured(admin, tasks, tiered, last)
     involved = {b for t in tasks if not t.state.is_final for b in (*t.original, *t.target)}
-    return Remeasured(replicas, frozenset(involved - set(found)) if found is not None else frozenset())
+    return Measured(replicas, frozenset(involved - set(found)) if found is not None else frozenset())
 
 
 def _measured(
     admin: ClusterAdmin,
     tasks: Sequence[TaskRecord],
     tiered: TieredCopies | None,
-    last: Sequence[ReplicaProgress] | None,
+    last: Sequence[ReplicaProgress],
 ) -> tuple[tuple[ReplicaProgress, ...], Mapping[int, BrokerDirs] | None]:
     """The measurement, and the log dirs it read (None: nothing was moving, nothing read)."""
     moving = [t for t in tasks if t.state is TaskState.SUBMITTED]
     topics = {t.tp.topic for t in moving}
-    within_s = None if last is None else ANSWER_WITHIN_S
-    found = admin.describe_partition_dirs([t.tp for t in moving], within_s=within_s) if moving else None
+    named = [t.tp for t in moving]
+    found = admin.describe_partition_dirs(named, within_s=ANSWER_WITHIN_S) if moving else None
     sizes = replica_sizes(found or {})
     leaders = {p.tp: p.leader for p in admin.describe_partitions(topics)} if topics else {}
     copies = tiered.to_copy(admin, moving, sizes, leaders) if tiered is not None else {}
-    earlier = _by_replica(last or ())
+    earlier = _by_replica(last)
     replicas: list[ReplicaProgress] = []
     for task in tasks:
         if task.state in _COUNTED:
@@ -95,7 +91,7 @@ def _measured(
                 *replica_progress(task, by_broker, leaders.get(task.tp), finished=finished, to_copy=to_copy),
                 *dir_progress(task, found or {}, finished=finished),
             ]
-            if task.state is TaskState.SUBMITTED and last is not None:
+            if task.state is TaskState.SUBMITTED:
                 measured = [_kept(r, found or {}, earlier) for r in measured]
             replicas.extend(measured)
     return tuple(replicas), found
@@ -134,6 +130,8 @@ class RequestProgress:
     tasks: tuple[TaskRecord, ...]
     replicas: tuple[ReplicaProgress, ...]
     estimate: Estimate
+    silent: frozenset[int] = frozenset()
+    """Brokers of the moves that did not answer the measurement in time (:class:`Measured`)."""
 
     @property
     def total(self) -> Progress:
@@ -184,6 +182,7 @@ def to_json(report: RequestProgress) -> dict[str, Any]:
         "moves_done": report.moves_done,
         "moves_total": len(report.tasks),
         "in_flight": report.in_flight,
+        "silent_brokers": sorted(report.silent),
         "brokers": [{"broker": b, **_bytes(p)} for b, p in sorted(report.brokers.items())],
         "partitions": partitions,
     }

@@ -70,12 +70,16 @@ class TieredCopies:
 
 
 def tiered_copies(admin: ClusterAdmin, tasks: Collection[TaskRecord]) -> TieredCopies | None:
-    """The estimator for ``tasks`` (one DescribeConfigs); None when none of their topics is tiered
+    """The estimator for ``tasks`` (DescribeConfigs of their topics, then of their new replicas'
+    brokers where a topic is tiered); None when none of their topics is tiered
     or none of their new replicas is on a broker that fetches from the last tiered offset."""
     adding = {b for t in tasks for b in t.adding}
     if not adding:
         return None
-    tiering = admin.describe_tiering({t.tp.topic for t in tasks}, adding)
-    if not tiering.topics or not tiering.from_last_tiered:
+    # The topics first: only each broker answers for its own configs, and a stopped one would hold
+    # the reading; without a tiered topic among the moves it is not asked.
+    topics = admin.describe_tiering({t.tp.topic for t in tasks}, ()).topics
+    if not topics:
         return None
-    return TieredCopies(tiering)
+    fetching = admin.describe_tiering((), adding).from_last_tiered
+    return TieredCopies(Tiering(topics, fetching)) if fetching else None

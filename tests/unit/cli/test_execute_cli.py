@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,11 @@ def test_event_lines() -> None:
     progress = ProgressUpdate(3, Progress(512, 2048), Estimate(256.0, 6.0), 1, 4, 2)
     assert event_line(progress) == (
         "ferry execute: request 3: 25.0% (512 B of 2.0 KiB), 1/4 moves done, 2 in flight, 256 B/s, ETA 6 s"
+    )
+    held = event_line(replace(progress, silent=frozenset({4, 2})))
+    assert held is not None and held.endswith(
+        "ETA 6 s; broker(s) 2, 4 did not answer within 3 s: their log dirs were not read, and the"
+        " replicas they receive count what an earlier reading saw (nothing without one)"
     )
 
 

@@ -46,12 +46,12 @@ def test_a_kip_1023_replica_is_measured_against_what_is_not_uploaded() -> None:
     tiered = tiered_copies(admin, [_task()])
     assert tiered is not None
     admin.copied = 125
-    (replica,) = measure(admin, [_task()], tiered)
+    (replica,) = measure(admin, [_task()], tiered).replicas
     assert replica.progress == Progress(125, 250)
     # The leader uploads on; the replica keeps copying from where it started (offset 900).
     admin.tiered_offsets = {TP: 950}
     admin.copied = 250
-    (replica,) = measure(admin, [_task()], tiered)
+    (replica,) = measure(admin, [_task()], tiered).replicas
     assert replica.progress == Progress(250, 250)
 
 
@@ -60,4 +60,4 @@ def test_without_kip_1023_or_tiering_the_leaders_local_log_is_the_measure() -> N
     admin.tiering = Tiering(frozenset({"logs"}), frozenset())
     assert tiered_copies(admin, [_task()]) is None
     admin.copied = 125
-    assert measure(admin, [_task()], None)[0].progress == Progress(125, 1000)
+    assert measure(admin, [_task()], None).replicas[0].progress == Progress(125, 1000)

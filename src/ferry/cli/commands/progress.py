@@ -58,17 +58,18 @@ def _run(args: argparse.Namespace) -> int:
         tasks = journal.tasks(request.id)
         with connection.open() as admin:
             tiered = tiered_copies(admin, tasks)
-            replicas = measure(admin, tasks, tiered)
+            replicas, silent = measure(admin, tasks, tiered)
             throttle = request.options.throttle
             history = History(throttle=throttle).add(time.monotonic(), replicas)
             if args.interval > 0 and any(t.state is TaskState.SUBMITTED for t in tasks):
                 time.sleep(args.interval)
                 # The journal may have moved on meanwhile (a move finished): measure its new state.
                 request, tasks = journal.request(request.id), journal.tasks(request.id)
-                replicas = measure(admin, tasks, tiered)
+                replicas, silent = measure(admin, tasks, tiered, replicas)
                 history = history.add(time.monotonic(), replicas)
             frozen = args.metrics_textfile is not None and _frozen(admin)
-    report = RequestProgress(request.id, request.state, tasks, replicas, history.estimate(replicas))
+    estimate = history.estimate(replicas)
+    report = RequestProgress(request.id, request.state, tasks, replicas, estimate, silent)
     if args.metrics_textfile is not None:
         _write_metrics(args.metrics_textfile, report, throttle, frozen=frozen)
     print(dumps_json(to_json(report)) if args.json else progress_table(report), end="")

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ferry.cli.options import add_connection_options, add_journal_option, add_measure_options, open_admin
+from ferry.cli.progress_render import silent_text
 from ferry.cli.render import human_bytes
 from ferry.cli.requests import journal_path, open_existing
 from ferry.errors import UsageError
@@ -37,6 +38,8 @@ class Row:
     live: bool
     progress: Progress | None = None
     eta_s: float | None = None
+    silent: frozenset[int] = frozenset()
+    """Brokers of its moves that did not answer the measurement in time."""
 
 
 def register(subparsers: Any) -> None:
@@ -72,7 +75,7 @@ def _row(journal: Journal, request: RequestRecord) -> Row:
 
 def _measured(admin: ClusterAdmin, journal: Journal, rows: Sequence[Row], interval: float) -> list[Row]:
     running = [r for r in rows if r.live]
-    first = {r.request.id: total(measure(admin, journal.tasks(r.request.id))) for r in running}
+    first = {r.request.id: measure(admin, journal.tasks(r.request.id)) for r in running}
     started = time.monotonic()
     if running and interval > 0:
         time.sleep(interval)
@@ -81,10 +84,14 @@ def _measured(admin: ClusterAdmin, journal: Journal, rows: Sequence[Row], interv
         if row.request.id not in first:
             out.append(row)
             continue
-        now = total(measure(admin, journal.tasks(row.request.id)))
-        samples = [Sample(started, first[row.request.id].done), Sample(time.monotonic(), now.done)]
+        before = first[row.request.id]
+        # Without an interval there is no rate to take: the one measurement is the figure.
+        tasks = journal.tasks(row.request.id)
+        replicas, silent = measure(admin, tasks, None, before.replicas) if interval > 0 else before
+        then, now = total(before.replicas), total(replicas)
+        samples = [Sample(started, then.done), Sample(time.monotonic(), now.done)]
         eta = estimate(samples, now.remaining).eta_s if interval > 0 else None
-        out.append(Row(row.request, row.tasks, row.live, now, eta))
+        out.append(Row(row.request, row.tasks, row.live, now, eta, silent))
     return out
 
 
@@ -105,6 +112,8 @@ def _table(rows: Sequence[Row]) -> str:
             line += f"; {human_bytes(p.done)} of {human_bytes(p.total)}"
             if row.eta_s is not None:
                 line += f", ETA {row.eta_s:.0f} s"
+            if row.silent:
+                line += f"; {silent_text(row.silent)}"
         if r.options.force:
             line += f"; forced: {r.options.force}"
         lines.append(line)
@@ -129,4 +138,5 @@ def _json(row: Row) -> dict[str, Any]:
     if row.progress is not None:
         data["progress"] = {"done_bytes": row.progress.done, "total_bytes": row.progress.total}
         data["eta_s"] = row.eta_s
+        data["silent_brokers"] = sorted(row.silent)
     return data

@@ -12,6 +12,7 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.kafka.admin import Tiering
 from ferry.kafka.client.errors import Call
+from ferry.kafka.client.spread import first_answer
 from ferry.model import TopicPartition
 
 REMOTE_STORAGE = "remote.storage.enable"
@@ -19,17 +20,27 @@ FETCH_LAST_TIERED = "follower.fetch.last.tiered.offset.enable"
 
 
 def describe_tiering(client: Any, call: Call, topics: Collection[str], brokers: Collection[int]) -> Tiering:
-    """The tiered topics among ``topics`` and the brokers among ``brokers`` with KIP-1023 on (one
-    DescribeConfigs for the topics, one per broker)."""
-    resources = [ConfigResource(ConfigResourceType.TOPIC, t, [REMOTE_STORAGE]) for t in sorted(topics)]
-    resources += [
+    """The tiered topics among ``topics`` and the brokers among ``brokers`` with KIP-1023 on: one
+    DescribeConfigs for the topics, which any broker answers (hedged over brokers, so a stopped one
+    does not hold it: :func:`~ferry.kafka.client.spread.first_answer`), and one per broker, which
+    only that broker answers."""
+    topic_resources = [ConfigResource(ConfigResourceType.TOPIC, t, [REMOTE_STORAGE]) for t in sorted(topics)]
+    broker_resources = [
         ConfigResource(ConfigResourceType.BROKER, str(b), [FETCH_LAST_TIERED]) for b in sorted(brokers)
     ]
-    if not resources:
-        return Tiering()
-    described = call(
-        "describing tiered storage configs", lambda: client.describe_configs(resources, config_filter="all")
-    )
+    described: dict[str, Any] = {}
+    if topic_resources:
+
+        def ask() -> Any:
+            answer = first_answer(client, lambda: client._describe_configs_request(topic_resources))
+            return client._describe_configs_process_responses([answer], config_filter="all")
+
+        described |= call("describing tiered storage configs", ask)
+    if broker_resources:
+        described |= call(
+            "describing tiered storage configs",
+            lambda: client.describe_configs(broker_resources, config_filter="all"),
+        )
     return Tiering(
         frozenset(t for t, c in described.get("topic", {}).items() if _on(c, REMOTE_STORAGE)),
         frozenset(int(b) for b, c in described.get("broker", {}).items() if _on(c, FETCH_LAST_TIERED)),
