@@ -8,7 +8,9 @@ happens), creates ``--partitions`` partitions (RF 2) in topics of 100, then:
    timed from its own progress events;
 2. the measurement every poll makes (``ferry progress``, and the executor each poll), of those
    moves taken as in flight, ``--rounds`` times;
-3. ``ferry requests`` against the cluster, ``--rounds`` times.
+3. ``ferry requests`` against the cluster, ``--rounds`` times;
+4. the ISR reading ``--pace auto`` makes every control period and, between them, every few seconds
+   (DescribeTopicPartitions of every topic, paged), ``--rounds`` times.
 
 Every Admin API call goes through a counting wrapper, so a poll's calls are counted, not assumed.
 Prints one line per measurement and the peak RSS of this process. Usage:
@@ -136,6 +138,19 @@ def _poll(admin: Counting, journal: Journal, rid: int, rounds: int) -> None:
     )
 
 
+def _isrs(admin: KafkaPythonAdmin, rounds: int) -> None:
+    """The pace's ISR reading of the whole cluster."""
+    seconds, found = [], 0
+    for _ in range(rounds):
+        start = time.perf_counter()
+        found = len(admin.describe_health())
+        seconds.append(time.perf_counter() - start)
+    print(
+        f"ISR reading of every topic ({found} partitions): median {statistics.median(seconds):.2f} s, "
+        f"max {max(seconds):.2f} s over {rounds}"
+    )
+
+
 def _timed(label: str, rounds: int, run: Callable[[], int]) -> None:
     seconds = []
     for _ in range(rounds):
@@ -177,6 +192,7 @@ def main() -> None:
                 admin = Counting(client)
                 rid = _execute(admin, journal, _plan(topics, args.moving), state.bootstrap)
                 _poll(admin, journal, rid, args.rounds)
+                _isrs(client, args.rounds)
             common = ["--bootstrap-server", state.bootstrap, "--journal", str(journal_path)]
             _timed("ferry requests", args.rounds, lambda: ferry(["requests", *common]))
         finally:

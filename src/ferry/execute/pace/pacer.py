@@ -11,6 +11,8 @@ shorter during slow start) it reads, through the Admin API only:
   leaders that answer within the same bound;
 * DescribeTopicPartitions of every topic (ISR, ELR) and, every ten periods, each topic's min ISR;
   between readings the ISRs again every :data:`WATCH_EVERY_S`, each partition's worst state kept;
+  on a cluster so large that reading every ISR takes long, readings and reads between them are
+  spaced so that they take at most :data:`ISR_SHARE` of the run's time;
 
 turns two consecutive readings into :class:`~ferry.execute.pace.signals.Signals`, and lets
 :func:`~ferry.execute.pace.controller.decide` set each broker's rate per role and its concurrency.
@@ -24,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import time
+from time import perf_counter
 
 from ferry.errors import KafkaError
 from ferry.execute.pace import controller as ctl
@@ -48,6 +51,14 @@ carried, only finds the limit sooner."""
 WATCH_EVERY_S = 5.0
 """Seconds between reads of the ISRs within a period: a broker fenced after Kafka's 9-second
 session timeout and back 11 s later (a 20-s stop) shrinks ISRs for long enough to be seen."""
+
+
+ISR_SHARE = 0.2
+"""Most of a run's time the ISR reads may take: the next reading (or read between readings) waits
+at least the last read's duration over this. Every topic's ISRs took 0.56 s at 20,000 partitions
+on the sandbox (`benchmarks/poll_load.py`, docs/benchmarks.md "Load"), the client decoding them,
+so about half a minute at a million; read every 2.5 s of slow start, they would hold the run's
+polls nearly all the time."""
 
 
 _DOUBLING = frozenset({ctl.State.START, ctl.State.FLOOR, ctl.State.RAISE, ctl.State.FOLLOW})
@@ -83,6 +94,10 @@ class Pacer:
     _periods: int = 0
     _worst: dict[TopicPartition, PartitionHealth] = field(default_factory=dict)
     _watched_at: float = float("-inf")
+    timer: Callable[[], float] = perf_counter
+    """Seconds, to time the ISR reads by (:data:`ISR_SHARE`)."""
+    _isr_cost: float = 0.0
+    """Seconds the last read of every ISR took."""
 
     def bounds(self) -> Bounds:
         ceiling = self.settings.ceiling_at(self.local_time())
@@ -101,8 +116,12 @@ class Pacer:
         full = self.settings.period_s
         active = [p for p in self.paces.values() if p.state is not ctl.State.IDLE]
         if any(p.backed_off for p in active) or not any(p.state in _DOUBLING for p in active):
-            return full
-        return min(full, SLOW_START_S)
+            return max(full, self._spacing())
+        return max(min(full, SLOW_START_S), self._spacing())
+
+    def _spacing(self) -> float:
+        """Seconds the ISR reads need between them to take at most :data:`ISR_SHARE` of the run."""
+        return self._isr_cost / ISR_SHARE
 
     def due(self, now: float) -> bool:
         return self._last is None or now - self._last.at >= self.period()
@@ -138,15 +157,23 @@ class Pacer:
     def _watch(self, admin: ClusterAdmin, now: float) -> None:
         """Between readings, the ISRs every :data:`WATCH_EVERY_S`: a shrink that heals within a
         period (a broker stopped for 20 s) would otherwise go unseen by the reading after it."""
-        if self._last is None or now - max(self._last.at, self._watched_at) < WATCH_EVERY_S:
+        gap = max(WATCH_EVERY_S, self._spacing())
+        if self._last is None or now - max(self._last.at, self._watched_at) < gap:
             return
-        self._worst = worst_health(self._worst, admin.describe_health())
+        self._worst = worst_health(self._worst, self._health(admin))
         self._watched_at = now
+
+    def _health(self, admin: ClusterAdmin) -> Sequence[PartitionHealth]:
+        """Every partition's ISR and ELR, the read timed (:data:`ISR_SHARE`)."""
+        started = self.timer()
+        found = admin.describe_health()
+        self._isr_cost = self.timer() - started
+        return found
 
     def _read(
         self, admin: ClusterAdmin, moves: Sequence[MoveLike], now: float
     ) -> tuple[Observation, Sequence[PartitionHealth]]:
-        fresh = admin.describe_health()
+        fresh = self._health(admin)
         # The worst state of each partition not being moved since the last reading; a moving
         # partition as it is now (whether submission waits is decided on the present).
         moving = {m.tp for m in moves}

@@ -23,7 +23,7 @@ from ferry.execute.pace.settings import PaceSettings
 from ferry.execute.records import ConfigKey, ResourceType
 from ferry.execute.states import RequestState
 from ferry.execute.throttles import FOLLOWER_RATE
-from ferry.kafka.admin import LogOffsets, ReplicaSizes
+from ferry.kafka.admin import LogOffsets, PartitionHealth, ReplicaSizes
 from ferry.model import Move, Plan, TopicPartition
 
 MOVING = {TopicPartition("t", p): (1, 2) for p in range(3)}
@@ -257,3 +257,34 @@ def test_a_silent_broker_keeps_its_last_bytes_and_holds() -> None:
     assert decided.decisions[(3, Role.FOLLOWER)].state is State.HOLD
     assert decided.decisions[(3, Role.FOLLOWER)].reason == "the broker did not answer in time"
     assert decided.signals.readings[(3, Role.FOLLOWER)].achieved == 0.0
+
+
+class _SlowIsrs(ExecFakeAdmin):
+    """Every ISR read takes ``cost`` seconds of ``clock``: a cluster of many partitions."""
+
+    def __init__(self, partitions: Mapping[TopicPartition, tuple[int, ...]], cost: float) -> None:
+        super().__init__(partitions)
+        self.cost, self.clock, self.isr_reads = cost, 0.0, 0
+
+    def describe_health(self, topics: Collection[str] | None = None) -> tuple[PartitionHealth, ...]:
+        self.clock += self.cost
+        self.isr_reads += 1
+        return super().describe_health(topics)
+
+
+def test_isr_reads_that_take_long_are_spaced_to_a_fifth_of_the_run() -> None:
+    """Every ISR read takes 4 s: readings come every 20 s, slow start or not, and the reads between
+    them no sooner than 20 s after the last; a cluster whose ISRs read fast keeps 2.5 s and 5 s."""
+    moves = [Move(tp, (1, 2), (3, 4), 100) for tp in MOVING]
+    admin = _SlowIsrs(MOVING, cost=4.0)
+    pacer = Pacer(PaceSettings(period_s=15), 1000, 5, lambda: time(12, 0), timer=lambda: admin.clock)
+    assert pacer.step(admin, moves, 0.0) is not None
+    assert pacer.period() == 20.0  # slow start, which reads every 2.5 s on a small cluster
+    reads = admin.isr_reads
+    assert pacer.step(admin, moves, 10.0) is None and admin.isr_reads == reads  # no read between yet
+    assert pacer.step(admin, moves, 20.0) is not None
+    pacer.paces = {k: replace(p, state=State.HOLD) for k, p in pacer.paces.items()}
+    assert pacer.period() == 20.0  # over the 15-s period too
+    fast = _SlowIsrs(MOVING, cost=0.1)
+    quick = Pacer(PaceSettings(period_s=15), 1000, 5, lambda: time(12, 0), timer=lambda: fast.clock)
+    assert quick.step(fast, moves, 0.0) is not None and quick.period() == 2.5
