@@ -13,7 +13,9 @@ partition free) this pass
 2. solves the topics that fall short of the program's count again, a chunk at a time, with every
    partition's kept replicas and additions per rack as columns and each broker's total over the
    chunk held as solved, so no row of the program changes (:mod:`ferry.plan.balance.repair.chunk_program`);
-3. takes the new quotas, with every partition's kept replicas, where they keep more.
+3. takes the new quotas, with every partition's kept replicas, where they keep more;
+4. lets each topic still short swap one extra with another topic where that wins it back
+   (:mod:`ferry.plan.balance.repair.swaps`).
 
 The program's optimum stays the lower bound on moves: this pass only finds plans that reach it.
 """
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.repair.chunk_program import CHUNK, rejoin
 from ferry.plan.balance.repair.kept_flow import kept_per_topic
+from ferry.plan.balance.repair.swaps import swap_extras
 from ferry.plan.balance.solvers.side_by_side import side_by_side
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
@@ -51,6 +54,7 @@ def realise(layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance)
         )
         if not short or not _round(layout, demands, short, partners, quotas, keeps, exact):
             break
+    swap_extras(layout, demands, topics, solved.kept, quotas, keeps, exact)
     return Balance(quotas, list(solved.kept), keeps)
 
 
