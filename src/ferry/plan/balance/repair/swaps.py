@@ -23,26 +23,52 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 
 from ferry.plan.balance.repair.chunk_program import rejoin
-from ferry.plan.balance.repair.kept_flow import kept_exactly
+from ferry.plan.balance.repair.kept_flow import kept_per_topic
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
 
 PASSES = 3
-"""Passes over the topics still short: a swap taken for one topic changes its partner's quotas,
-which can open a swap for a topic tried before."""
+"""Passes over the topics still short while the last took a swap: a swap taken for one topic
+changes its partner's quotas, which can open a swap for a topic tried before."""
 
 _ROWS = 1 << 14
 """Topics whose quotas are turned into the extras table at a time (a million-partition cluster
 has about 100,000 topics over 200 brokers)."""
 
 
-TRIES = 64
-"""Partners checked per move of an extra before the next move is tried: on the draws above the
-first or second in the order below is taken; the cap bounds the pass on shapes where none fits."""
+MOVES = 128
+"""Moves of one of the short topic's extras weighed per search, all in one batch of exact flows."""
+TRIED = 8
+"""Moves that let the short topic keep more for which partners are weighed, the first first."""
+PARTNERS = 32
+"""Partners weighed per such move, in one batch of exact flows, in the order of :func:`_ordered`."""
+REJOINS = 4
+"""Pairs solved again per search that did not keep more, before it gives up.
+
+The four caps bound a search. On the 100k draws of "racks of 30 to 6" every short topic found
+its swap within them; on the skewed start of `benchmarks/plan_quality.py --shapes` (34 and 43
+short topics, which the placement wins back anyway: it plans at its bound) none is found, and the
+searches cost about 2 s of its 20-30."""
+
+_ROWS = 1 << 14
+"""Topics whose quotas are turned into the extras table at a time (a million-partition cluster
+has about 100,000 topics over 200 brokers)."""
+
+
+MOVES = 64
+"""Moves of one of the short topic's extras weighed per search, all in one batch of exact flows."""
+PARTNERS = 16
+"""Partners weighed per move that lets the short topic keep more, in one batch, for at most
+:data:`TRIED` such moves: on "racks of 30 to 6" the first or second is mostly taken; on the skewed
+start, whose short topics the placement wins back anyway, none is, and the caps bound the search."""
+TRIED = 8
+REJOINS = 4
+"""Pairs solved again per search that did not keep more, before it gives up."""
 
 
 class _Extras:
@@ -85,25 +111,33 @@ class _Swaps:
     extras: _Extras
 
     def one(self, t: int) -> bool:
-        """One swap that lets ``t`` keep more, taken; whether there was one."""
+        """One swap that lets ``t`` keep more, taken; whether one was found (module docstring)."""
         layout, demands, quotas, exact = self.layout, self.demands, self.quotas, self.exact
-        d = demands[t]
-        for a, b in _moves(layout, d, quotas[t]):
-            if kept_exactly(layout, d, _moved(quotas[t], a, b)) <= exact[t]:
-                continue
-            partners = [u for u in self.extras.partners(b, a, layout.rack_at[a]) if u != t]
-            tried = 0
-            for u in _ordered(demands, partners, a, b):
-                du = demands[u]
-                if tried == TRIES:
-                    break
-                if not _rack_allows(layout, du, quotas[u], b, a):
-                    continue
-                tried += 1
-                if kept_exactly(layout, du, _moved(quotas[u], b, a)) < exact[u]:
+        d, rejoins = demands[t], REJOINS
+        moves = list(islice(_moves(layout, d, quotas[t]), MOVES))
+        gains = _kept(layout, [d] * len(moves), [_moved(quotas[t], a, b) for a, b in moves])
+        better = [move for move, kept in zip(moves, gains, strict=True) if kept > exact[t]]
+        for a, b in better[:TRIED]:
+            candidates = [u for u in self.extras.partners(b, a, layout.rack_at[a]) if u != t]
+            partners = list(
+                islice(
+                    (
+                        u
+                        for u in _ordered(demands, candidates, a, b)
+                        if _rack_allows(layout, demands[u], quotas[u], b, a)
+                    ),
+                    PARTNERS,
+                )
+            )
+            kept = _kept(layout, [demands[u] for u in partners], [_moved(quotas[u], b, a) for u in partners])
+            for u, count in zip(partners, kept, strict=True):
+                if count < exact[u]:
                     continue
                 if self._rejoined(t, u):
                     return True
+                rejoins -= 1
+                if rejoins == 0:
+                    return False
         return False
 
     def _rejoined(self, t: int, u: int) -> bool:
@@ -135,12 +169,13 @@ def swap_extras(
         return
     swaps = _Swaps(layout, demands, quotas, keeps, exact, _Extras(demands, topics, quotas))
     for _ in range(PASSES):
+        taken = False
         for t in short:
             # Each swap taken raises the pair's count: this ends.
             while exact[t] < counted[t] and swaps.one(t):
-                pass
+                taken = True
         short = [t for t in short if exact[t] < counted[t]]
-        if not short:
+        if not short or not taken:
             return
 
 
@@ -166,6 +201,11 @@ def _rack_allows(layout: RackLayout, d: TopicDemand, quota: Sequence[int], a: in
     in_a = sum(1 for i, q in enumerate(quota) if q > base[i] and layout.rack_at[i] == ra)
     in_b = sum(1 for i, q in enumerate(quota) if q > base[i] and layout.rack_at[i] == rb)
     return in_a - 1 >= d.quota.rack_extras[ra][0] and in_b + 1 <= d.quota.rack_extras[rb][1]
+
+
+def _kept(layout: RackLayout, demands: Sequence[TopicDemand], quotas: Sequence[Sequence[int]]) -> list[int]:
+    """Each quota's exact count, the flows built in one batch (a topic's own flow per quota)."""
+    return kept_per_topic(layout, demands, quotas, fix_settled=False) if demands else []
 
 
 def _moved(quota: Sequence[int], a: int, b: int) -> list[int]:
