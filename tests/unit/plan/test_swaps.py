@@ -10,25 +10,28 @@ from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
 
 
-def _two_topics() -> tuple[RackLayout, list[TopicDemand], list[tuple[int, ...]]]:
+def _two_topics(u_on: tuple[int, int, int] = (1, 3, 5)) -> tuple[RackLayout, list[TopicDemand]]:
     """Racks r0-r2 of two brokers each (0-1, 2-3, 4-5); one partition each, RF 3. Topic ``t`` sits
-    on 0, 1 (one rack: only one of them can stay) and 2; topic ``u`` on 1, 3 and 5."""
+    on 0, 1 (one rack: only one of them can stay) and 2; topic ``u`` on ``u_on``."""
     brokers = [Broker(b, f"r{b // 2}") for b in range(6)]
     states = [
         PartitionState(TopicPartition("t", 0), (0, 1, 2), 0, (0, 1, 2), 100),
-        PartitionState(TopicPartition("u", 0), (1, 3, 5), 1, (1, 3, 5), 100),
+        PartitionState(TopicPartition("u", 0), u_on, u_on[0], u_on, 100),
     ]
     snapshot = ClusterSnapshot.of(brokers, states)
     goal = Goal(replication_factors={"t": 3, "u": 3})
     layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
-    demands = [prepare_topic(parts, goal, layout)[1] for parts in in_scope(snapshot, goal)]
-    # Extras as an optimum that counted rack room over the whole topic may give them: t's in r1 on
-    # 3, which it does not hold, u's on 2, which it does not hold either.
-    return layout, demands, [(1, 0, 0, 1, 1, 0), (0, 1, 1, 0, 0, 1)]
+    return layout, [prepare_topic(parts, goal, layout)[1] for parts in in_scope(snapshot, goal)]
+
+
+QUOTAS: tuple[tuple[int, ...], ...] = ((1, 0, 0, 1, 1, 0), (0, 1, 1, 0, 0, 1))
+"""Extras as an optimum that counted rack room over the whole topic may give them: t's in r1 on 3,
+which it does not hold, u's on 2."""
 
 
 def test_a_short_topic_swaps_an_extra_with_a_partner_every_broker_keeping_its_total() -> None:
-    layout, demands, quotas = _two_topics()
+    layout, demands = _two_topics()
+    quotas = list(QUOTAS)
     exact = {t: kept_exactly(layout, demands[t], quotas[t]) for t in (0, 1)}
     assert exact == {0: 1, 1: 2}
     keeps: list[dict[int, frozenset[int]]] = [{}, {}]
@@ -43,27 +46,20 @@ def test_a_short_topic_swaps_an_extra_with_a_partner_every_broker_keeping_its_to
 
 
 def test_nothing_changes_where_no_topic_is_short() -> None:
-    layout, demands, quotas = _two_topics()
+    layout, demands = _two_topics()
+    quotas = list(QUOTAS)
     exact = {0: 1, 1: 2}
     keeps: list[dict[int, frozenset[int]]] = [{}, {}]
     swap_extras(layout, demands, [0, 1], [1, 2], quotas, keeps, exact)
-    assert quotas == [(1, 0, 0, 1, 1, 0), (0, 1, 1, 0, 0, 1)] and keeps == [{}, {}]
+    assert quotas == list(QUOTAS) and keeps == [{}, {}]
 
 
 def test_no_swap_is_taken_where_the_partner_would_keep_fewer() -> None:
     """Here u holds 2 itself: its extra there keeps a replica, which giving it to t would cost."""
-    brokers = [Broker(b, f"r{b // 2}") for b in range(6)]
-    states = [
-        PartitionState(TopicPartition("t", 0), (0, 1, 2), 0, (0, 1, 2), 100),
-        PartitionState(TopicPartition("u", 0), (1, 2, 5), 1, (1, 2, 5), 100),
-    ]
-    snapshot = ClusterSnapshot.of(brokers, states)
-    goal = Goal(replication_factors={"t": 3, "u": 3})
-    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
-    demands = [prepare_topic(parts, goal, layout)[1] for parts in in_scope(snapshot, goal)]
-    quotas: list[tuple[int, ...]] = [(1, 0, 0, 1, 1, 0), (0, 1, 1, 0, 0, 1)]
+    layout, demands = _two_topics(u_on=(1, 2, 5))
+    quotas = list(QUOTAS)
     exact = {t: kept_exactly(layout, demands[t], quotas[t]) for t in (0, 1)}
     assert exact == {0: 1, 1: 3}
     keeps: list[dict[int, frozenset[int]]] = [{}, {}]
     swap_extras(layout, demands, [0, 1], [2, 3], quotas, keeps, exact)
-    assert quotas == [(1, 0, 0, 1, 1, 0), (0, 1, 1, 0, 0, 1)] and exact == {0: 1, 1: 3}
+    assert quotas == list(QUOTAS) and exact == {0: 1, 1: 3}
