@@ -121,9 +121,9 @@ controller does not fence them and the cluster is as it was for the tests after 
 
 
 @contextmanager
-def stopped(sandbox: Sandbox, brokers: Sequence[int]) -> Iterator[None]:
+def stopped(sandbox: Sandbox, brokers: Sequence[int], for_s: float = STOPPED_S) -> Iterator[None]:
     """``brokers`` stopped with SIGSTOP (their connections stay open, nothing answers) for
-    :data:`STOPPED_S` at most; resumed when the block ends."""
+    ``for_s`` at most; resumed when the block ends."""
     pids = [pid for b in brokers if (pid := sandbox.state().node(b).pid) is not None]
     assert len(pids) == len(brokers)
 
@@ -131,7 +131,7 @@ def stopped(sandbox: Sandbox, brokers: Sequence[int]) -> Iterator[None]:
         for pid in pids:
             os.kill(pid, signal.SIGCONT)
 
-    timer = threading.Timer(STOPPED_S, resume)
+    timer = threading.Timer(for_s, resume)
     for pid in pids:
         os.kill(pid, signal.SIGSTOP)
     timer.start()
