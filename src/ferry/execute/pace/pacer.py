@@ -115,9 +115,8 @@ class Pacer:
         """
         full = self.settings.period_s
         active = [p for p in self.paces.values() if p.state is not ctl.State.IDLE]
-        if any(p.backed_off for p in active) or not any(p.state in _DOUBLING for p in active):
-            return max(full, self._spacing())
-        return max(min(full, SLOW_START_S), self._spacing())
+        settled = any(p.backed_off for p in active) or not any(p.state in _DOUBLING for p in active)
+        return max(full if settled else min(full, SLOW_START_S), self._spacing())
 
     def _spacing(self) -> float:
         """Seconds the ISR reads need between them to take at most :data:`ISR_SHARE` of the run."""

@@ -1,4 +1,5 @@
-"""Config writes and reads of KafkaPythonAdmin: resources grouped per broker, sent side by side."""
+"""Config writes and reads of KafkaPythonAdmin: resources grouped per broker, sent side by side; topic
+configs read from whichever broker answers first."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from kafka.admin import ConfigResource, ConfigResourceType
 
+from ferry.kafka.client.spread import first_answer
 from ferry.kafka.resources import ConfigKey, ResourceType
 
 RESOURCE_TYPES = {
@@ -30,6 +32,19 @@ def own_value(described: Mapping[str, Any], key: ConfigKey) -> str | None:
         return None
     value = entry.get("value")
     return None if value is None else str(value)
+
+
+def any_broker_configs(client: Any, resources: Sequence[ConfigResource]) -> dict[str, dict[str, Any]]:
+    """Topics' configs, every source, as kafka-python's ``describe_configs`` gives them, asked as
+    the other reads any broker answers are (hedged over brokers:
+    :func:`~ferry.kafka.client.spread.first_answer`); kafka-python's own call sends the request to
+    one broker, a stopped one too. 'all', not 'modified': a cluster- or broker-level value binds
+    the topic just as well."""
+    answer = first_answer(client, lambda: client._describe_configs_request(resources))
+    described: dict[str, dict[str, Any]] = client._describe_configs_process_responses(
+        [answer], config_filter="all"
+    )
+    return described
 
 
 def per_request(resources: Sequence[ConfigResource]) -> list[list[ConfigResource]]:

@@ -32,11 +32,17 @@ from ferry.kafka.admin import (
     replica_sizes,
 )
 from ferry.kafka.client import health, log_dirs, metadata, reassign, tiering
-from ferry.kafka.client.configs import RESOURCE_TYPES, own_value, per_request, side_by_side
+from ferry.kafka.client.configs import (
+    RESOURCE_TYPES,
+    any_broker_configs,
+    own_value,
+    per_request,
+    side_by_side,
+)
 from ferry.kafka.client.connect import new_admin_client
 from ferry.kafka.client.errors import RETRIED, bounded, error_text, needed_for, translated
 from ferry.kafka.client.freeze_store import FreezeStore
-from ferry.kafka.client.spread import first_answer, to_one_that_answered
+from ferry.kafka.client.spread import to_one_that_answered
 from ferry.kafka.config import ClientSettings, client_settings, parse_properties
 from ferry.kafka.freeze import CONTROL_TOPIC, FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
@@ -174,16 +180,9 @@ class KafkaPythonAdmin:
         resources = [
             ConfigResource(ConfigResourceType.TOPIC, t, ["min.insync.replicas"]) for t in sorted(topics)
         ]
-        client = self._client
-
-        def ask() -> Any:
-            # Any broker answers a topic's configs, so it is asked as the other such reads are
-            # (kafka-python's own request and answer; its call sends it to one broker).
-            answer = first_answer(client, lambda: client._describe_configs_request(resources))
-            # 'all', not 'modified': a cluster- or broker-level value binds the topic just as well.
-            return client._describe_configs_process_responses([answer], config_filter="all")
-
-        described = self._call("describing topic configs", ask)
+        described = self._call(
+            "describing topic configs", partial(any_broker_configs, self._client, resources)
+        )
         return {
             topic: int(configs["min.insync.replicas"]["value"])
             for topic, configs in described.get("topic", {}).items()

@@ -5,14 +5,15 @@ remote storage, which brokers start a new replica at the leader's first offset n
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from functools import partial
 from typing import Any
 
 from kafka.admin import ConfigResource, ConfigResourceType, OffsetSpec
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.kafka.admin import Tiering
+from ferry.kafka.client.configs import any_broker_configs
 from ferry.kafka.client.errors import Call
-from ferry.kafka.client.spread import first_answer
 from ferry.model import TopicPartition
 
 REMOTE_STORAGE = "remote.storage.enable"
@@ -22,7 +23,7 @@ FETCH_LAST_TIERED = "follower.fetch.last.tiered.offset.enable"
 def describe_tiering(client: Any, call: Call, topics: Collection[str], brokers: Collection[int]) -> Tiering:
     """The tiered topics among ``topics`` and the brokers among ``brokers`` with KIP-1023 on: one
     DescribeConfigs for the topics, which any broker answers (hedged over brokers, so a stopped one
-    does not hold it: :func:`~ferry.kafka.client.spread.first_answer`), and one per broker, which
+    does not hold it: :func:`~ferry.kafka.client.configs.any_broker_configs`), and one per broker, which
     only that broker answers."""
     topic_resources = [ConfigResource(ConfigResourceType.TOPIC, t, [REMOTE_STORAGE]) for t in sorted(topics)]
     broker_resources = [
@@ -30,12 +31,9 @@ def describe_tiering(client: Any, call: Call, topics: Collection[str], brokers: 
     ]
     described: dict[str, Any] = {}
     if topic_resources:
-
-        def ask() -> Any:
-            answer = first_answer(client, lambda: client._describe_configs_request(topic_resources))
-            return client._describe_configs_process_responses([answer], config_filter="all")
-
-        described |= call("describing tiered storage configs", ask)
+        described |= call(
+            "describing tiered storage configs", partial(any_broker_configs, client, topic_resources)
+        )
     if broker_resources:
         described |= call(
             "describing tiered storage configs",
