@@ -42,12 +42,14 @@ rows.
 
 from __future__ import annotations
 
+from array import array
 from itertools import compress
 
 import numpy as np
 
 from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.program.broker_rows import band_rows, base_load, leader_rows
+from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.full_pools import oversaturated, saturation_rows
 from ferry.plan.balance.program.loaded import loaded_brokers
 from ferry.plan.balance.program.plain_topics import PLAIN_CHUNK, add_plain, batched, is_plain
@@ -86,9 +88,10 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
     (:attr:`ProgramState.broke`). Where full pools no broker could take are why, rows rule them
     out and the program is solved again first (:mod:`ferry.plan.balance.program.full_pools`):
     only its parts with those rows are. Where the pools split but a row left out is broken
-    (:attr:`ProgramState.loose`), every such row is posed and the program solved again at once,
-    without building it again (a second program was built before, on the 100k shapes of racks of 30
-    to 6 brokers and of the skewed start of `benchmarks/plan_quality.py --shapes`)."""
+    (:attr:`ProgramState.loose`), those topics' loose rows are posed and the program solved again
+    near its optimum, without building it again (:func:`_posed_again`; a second program was built
+    before, on the 100k shapes of racks of 30 to 6 brokers and of the skewed start of
+    `benchmarks/plan_quality.py --shapes`)."""
     found, failed, taken = split(state.layout, state.extras, state.pools, solution)
     fresh = oversaturated(state, solution, set(failed) - state.refined.saturate)
     if fresh:
@@ -97,15 +100,13 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
             return None
         solution = again
         found, failed, taken = split(state.layout, state.extras, state.pools, solution)
-    capped = state.loose.broken(solution)
-    if capped and not failed:
-        # Every row left out, not only the broken ones: those move the excess to other topics'
-        # racks (Refinements.every_cap).
-        state.loose.pose(state)
-        if (again := _optimum(state)) is None:
+    capped, rounds = state.loose.broken(solution), 0
+    while capped and not failed:
+        if (again := _posed_again(state, solution, capped, every=rounds == LOOSE_ROUNDS)) is None:
             return None
-        solution = again
+        solution, rounds = again, rounds + 1
         found, failed, taken = split(state.layout, state.extras, state.pools, solution)
+        capped = state.loose.broken(solution)
     state.broke.unpool = tight(taken, failed, {k for _, k in state.refined.unpool})
     if state.broke.unpool:
         # The next program poses these from the start.
@@ -113,6 +114,35 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
     else:
         state.pools.split = found
     return solution
+
+
+LOOSE_ROUNDS = 3
+"""Solves again with only the broken topics' loose rows posed, before one with every loose row."""
+
+
+def _posed_again(
+    state: ProgramState, solution: np.ndarray, broken: set[tuple[int, int]], *, every: bool
+) -> np.ndarray | None:
+    """The program solved again with the loose rows of the topics that broke one posed (``every``:
+    all loose rows), near ``solution``: a column it left at zero is fined (the fines break ties
+    below one kept replica, :func:`ferry.plan.balance.solvers.parts.optimum`), so the kept count is
+    the same optimum's and the other topics mostly keep their extras where they were.
+
+    Solved anew, any optimum would do, and one that moves the excess to other topics' racks breaks
+    their loose rows instead (Refinements.every_cap); posing every loose row made the flow three to
+    six times as slow as the first (the rows' nodes, tens of thousands at 100k partitions) for a
+    handful to a few hundred broken topics."""
+    fined = state.penalty
+    state.loose.pose(state, None if every else {t for t, _ in broken})
+    if not every:
+        free = np.ones(len(state.upper), dtype=bool)
+        free[np.frombuffer(fined, dtype=np.int64)] = False  # a column fined already: two fines at most
+        state.penalty = array("q", fined)
+        extend_from(state.penalty, np.flatnonzero(free & (solution < 0.5)))
+    try:
+        return _optimum(state)
+    finally:
+        state.penalty = fined
 
 
 def build(state: ProgramState, setting: Setting) -> None:

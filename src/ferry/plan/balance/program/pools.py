@@ -165,7 +165,7 @@ class Refinements:
     (:attr:`ferry.plan.balance.program.state.ProgramState.loose`): one broke them."""
     every_cap: bool = False
     """Every such row posed: an optimum broke some, in a program that could not be split either (one
-    that could poses them all and is solved again at once:
+    that could poses the broken ones and is solved again at once, near that optimum:
     :func:`ferry.plan.balance.program.integer_program.solve`). Posing only the broken ones moves the
     excess to other topics' racks (on small clusters, where a rack's brokers are few, and on a
     skewed start): the 100k skewed shape of `benchmarks/plan_quality.py --shapes` took three pooled
@@ -212,20 +212,27 @@ class LooseRows:
         extend_from(self.rack, rack)
         extend_from(self.most, most)
 
-    def pose(self, program: Columns) -> None:
-        """Every row left out, posed now as a rack row of ``program`` (none is left out after)."""
+    def pose(self, program: Columns, topics: Collection[int] | None = None) -> None:
+        """The rows left out of ``topics`` (``None``: of every topic), posed now as rack rows of
+        ``program``; the others stay left out."""
         if not self.topic:
             return
-        rows = len(self.topic)
-        cols = np.frombuffer(self.cols, dtype=np.int64)
-        extend_from(program.rows, np.frombuffer(self.owner, dtype=np.int64) + len(program.lows))
-        extend_from(program.cols, cols)
-        extend_from(program.vals, np.ones(len(cols)))
+        topic, owner = np.frombuffer(self.topic, dtype=np.int64), np.frombuffer(self.owner, dtype=np.int64)
+        chosen = np.ones(len(topic), dtype=bool) if topics is None else np.isin(topic, list(topics))
+        cols, most = np.frombuffer(self.cols, dtype=np.int64), np.frombuffer(self.most, dtype=np.int64)
+        mine, rows = chosen[owner], int(chosen.sum())
+        extend_from(program.rows, (np.cumsum(chosen) - 1)[owner[mine]] + len(program.lows))
+        extend_from(program.cols, cols[mine])
+        extend_from(program.vals, np.ones(int(mine.sum())))
         extend_from(program.lows, np.zeros(rows))
-        extend_from(program.highs, np.frombuffer(self.most, dtype=np.int64))
+        extend_from(program.highs, most[chosen])
         program.kinds.extend([RACK] * rows)
+        rest = ~chosen
+        left = (topic[rest], np.frombuffer(self.rack, dtype=np.int64)[rest], most[rest])
+        owned = ((np.cumsum(rest) - 1)[owner[~mine]], cols[~mine])
         self.topic, self.rack, self.most = array("q"), array("q"), array("q")
         self.owner, self.cols = array("q"), array("q")
+        self.extend(*left, *owned)
 
     def broken(self, solution: np.ndarray) -> set[tuple[int, int]]:
         """The (topic, rack) rows that ``solution`` breaks."""
