@@ -274,8 +274,12 @@ class Executor:
         pending = [t for t in tasks if t.state is TaskState.PENDING]
         if not submitted and not pending and not run.in_doubt:
             # A last measurement, so listeners end on the final figures (100 % when all went well).
+            self._measure(run, tasks)
             self._report_progress(run)
             return True
+        # Measured before anything is written: a broker that stopped since the last poll is then
+        # silent already, and its throttle waits (a write to it would hold the poll until it is back).
+        self._measure(run, tasks)
         # A concurrent 'ferry cancel' may have ended a task still to be re-sent.
         unsent = [t for t in submitted if t.id in run.unsent]
         moving = [t for t in submitted if t.id not in run.unsent]
@@ -346,12 +350,18 @@ class Executor:
 
     # -- progress and the end --------------------------------------------------------------------
 
-    def _report_progress(self, run: RunState) -> None:
-        tasks = self._journal.tasks(run.request_id)
+    def _measure(self, run: RunState, tasks: Sequence[TaskRecord]) -> None:
+        """Every replica's progress (:attr:`RunState.measured`) and the brokers that did not answer
+        in time (:attr:`RunState.silent`)."""
         if not run.tiered_read:
             run.tiered, run.tiered_read = tiered_copies(self._admin, tasks), True
-        replicas, run.silent = measure(self._admin, tasks, run.tiered, run.measured)
-        run.measured = replicas
+        run.measured, run.silent = measure(self._admin, tasks, run.tiered, run.measured)
+
+    def _report_progress(self, run: RunState) -> None:
+        """Tell the listeners, and now and then the journal, what this poll measured (a move
+        submitted since counts as still to copy)."""
+        tasks = self._journal.tasks(run.request_id)
+        replicas = run.measured
         progress = total_progress(replicas)
         now = self._clock()
         run.history = run.history.add(now, replicas)

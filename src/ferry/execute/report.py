@@ -58,7 +58,9 @@ def measure(
     copy where that is less than their leader's local log (:mod:`ferry.execute.tiered`).
 
     The log dirs are read of the brokers that answer within :data:`ANSWER_WITHIN_S`, a run's polls
-    and ``ferry progress`` alike: a stopped broker holds neither. A replica on one that did not
+    and ``ferry progress`` alike: a stopped broker holds neither. With no move submitted, those
+    still to go are named, so the brokers that do not answer are known before a run writes to
+    them. A replica on one that did not
     answer keeps its figures in ``last`` (the measurement before, in a run or in ``ferry progress
     --interval``), so it does not go backwards; without them its broker's copy counts as nothing.
     """
@@ -76,9 +78,13 @@ def _measured(
     """The measurement, and the log dirs it read (None: nothing was moving, nothing read)."""
     moving = [t for t in tasks if t.state is TaskState.SUBMITTED]
     topics = {t.tp.topic for t in moving}
-    named = [t.tp for t in moving]
-    found = admin.describe_partition_dirs(named, within_s=ANSWER_WITHIN_S) if moving else None
-    sizes = replica_sizes(found or {})
+    # Nothing in flight yet (a run's first poll, between batches): the moves still to go are
+    # named instead, so which brokers answer is known before a run writes their throttles.
+    asked = moving or [t for t in tasks if not t.state.is_final]
+    named = [t.tp for t in asked]
+    found = admin.describe_partition_dirs(named, within_s=ANSWER_WITHIN_S) if asked else None
+    dirs = (found or {}) if moving else {}  # a move still to go counts its planned bytes
+    sizes = replica_sizes(dirs)
     leaders = {p.tp: p.leader for p in admin.describe_partitions(topics)} if topics else {}
     copies = tiered.to_copy(admin, moving, sizes, leaders) if tiered is not None else {}
     earlier = _by_replica(last)
@@ -89,10 +95,10 @@ def _measured(
             by_broker, to_copy = sizes.get(task.tp, {}), copies.get(task.tp)
             measured = [
                 *replica_progress(task, by_broker, leaders.get(task.tp), finished=finished, to_copy=to_copy),
-                *dir_progress(task, found or {}, finished=finished),
+                *dir_progress(task, dirs, finished=finished),
             ]
             if task.state is TaskState.SUBMITTED:
-                measured = [_kept(r, found or {}, earlier) for r in measured]
+                measured = [_kept(r, dirs, earlier) for r in measured]
             replicas.extend(measured)
     return tuple(replicas), found
 

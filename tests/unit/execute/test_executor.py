@@ -487,3 +487,23 @@ def test_a_static_run_writes_no_throttle_to_a_broker_that_did_not_answer_until_i
     rate_4 = ConfigKey(ResourceType.BROKER, "4", FOLLOWER_RATE)
     assert any(w.get(rate_4) == "1000" for w in admin.config_writes)  # once broker 4 answered
     assert admin.configs == {}  # every throttle removed at the end
+
+
+def test_a_static_run_writes_no_throttle_to_a_broker_silent_from_its_first_poll(journal: Journal) -> None:
+    """Silent from the first poll on, before any measurement of this run has named it: the poll
+    measures before it writes, so broker 4's rate waits until it answers, as in later polls (a
+    broker that stops between two polls is the same case)."""
+    admin, events = _StopsAnswering(stop=1, back=12), []
+    executor = _executor(admin, journal, events)
+    options = ExecuteOptions(throttle=1000, limits=Limits(max_moves_per_broker=1))
+    onto_4 = Plan.of(Move(tp, ORIGINAL[tp], TARGETS[tp], 100) for tp in ORIGINAL if 4 in TARGETS[tp])
+    rid = executor.prepare(onto_4, bootstrap="b", options=options)  # the first batch moves onto 4
+    executor.run(rid)
+    assert journal.request(rid).state is RequestState.DONE
+    assert any(4 in TARGETS[tp] for tp in admin.sent_silent)
+    assert not any(
+        k.resource_type is ResourceType.BROKER and k.resource_name == "4" for k in admin.written_silent
+    )
+    rate_4 = ConfigKey(ResourceType.BROKER, "4", FOLLOWER_RATE)
+    assert any(w.get(rate_4) == "1000" for w in admin.config_writes)
+    assert admin.configs == {}
