@@ -12,6 +12,9 @@ Metrics, every one labelled by ``request``:
 * ``ferry_eta_seconds`` — seconds left (absent while there is no rate yet);
 * ``ferry_throttle_bytes_per_second`` — the request's replication throttle (0: none);
 * ``ferry_frozen`` — 1 while the cluster is frozen and no new move is submitted;
+* ``ferry_broker_silent`` — per ``broker`` of the moves, 1 while it did not answer the last
+  measurement of its log dirs within 3 s (stopped, stalled: its bytes are held at their last
+  figures, and no throttle is written to it), 0 once it answers;
 * with ``--pace auto``: ``ferry_pace_throttle_bytes_per_second`` per ``broker`` and ``role``
   (leader, follower), ``ferry_pace_concurrency`` per ``broker``, ``ferry_pace_state`` per
   ``broker``, ``role`` and ``state`` (1 for the rule that made the last decision, 0 for the
@@ -79,6 +82,10 @@ class RequestMetrics:
             "ferry_pace_state", "1 for the rule of the last --pace auto decision", "broker", "role", "state"
         )
         self.held = gauge("ferry_held_under_min_isr", "Moving partitions under min ISR, holding new moves")
+        self.silent = gauge(
+            "ferry_broker_silent", "1 while a broker of the moves did not answer in time", "broker"
+        )
+        self._silent_seen: set[int] = set()
 
     def start(self, request_id: int, throttle: int | None) -> None:
         """From now on the metrics are those of request ``request_id``."""
@@ -94,8 +101,11 @@ class RequestMetrics:
         done: int,
         in_flight: int,
         moves: int,
+        silent: frozenset[int] = frozenset(),
     ) -> None:
-        """One measurement: bytes per request and receiving broker, moves by state, the ETA."""
+        """One measurement: bytes per request and receiving broker, moves by state, the ETA, and
+        which brokers did not answer it (``silent``; one that was silent before and is not now: 0)."""
+        self._record_silent(silent)
         replicas = list(replicas)
         overall = total(replicas)
         self.copied.labels(self.request).set(overall.done)
@@ -112,6 +122,11 @@ class RequestMetrics:
         with suppress(KeyError):
             self.eta.remove(self.request)  # no rate yet, or nothing left: no ETA to show
 
+    def _record_silent(self, silent: frozenset[int]) -> None:
+        self._silent_seen |= silent
+        for broker in self._silent_seen:
+            self.silent.labels(self.request, str(broker)).set(1 if broker in silent else 0)
+
     def set_frozen(self, frozen: bool) -> None:
         self.frozen.labels(self.request).set(1 if frozen else 0)
 
@@ -126,6 +141,7 @@ class RequestMetrics:
                 done=event.moves_done,
                 in_flight=event.in_flight,
                 moves=event.moves_total,
+                silent=event.silent,
             )
         elif isinstance(event, SubmissionPaused | SubmissionResumed):
             self.set_frozen(isinstance(event, SubmissionPaused))

@@ -179,3 +179,20 @@ def test_a_busy_or_bad_port_is_a_usage_error() -> None:
             pass
     with pytest.raises(UsageError, match="expected a port between 1 and 65535"), served(_args(70000)):
         pass
+
+
+def test_a_broker_that_did_not_answer_shows_as_silent_until_it_answers(tmp_path: Path) -> None:
+    metrics = RequestMetrics()
+    metrics.start(7, None)
+    estimate = Estimate(None, None)
+    metrics.listen(ProgressUpdate(7, Progress(100, 200), estimate, 1, 5, 2, REPLICAS, silent=frozenset({4})))
+    key = ("ferry_broker_silent", (("broker", "4"), ("request", "7")))
+    assert samples(metrics)[key] == 1
+    metrics.listen(update(Estimate(None, None)))
+    assert samples(metrics)[key] == 0
+    # ferry progress --metrics-textfile: one measurement, its silent brokers.
+    metrics.record(REPLICAS, Estimate(None, None), done=0, in_flight=2, moves=2, silent=frozenset({3}))
+    metrics.write_textfile(tmp_path / "ferry.prom")
+    text = (tmp_path / "ferry.prom").read_text()
+    assert 'ferry_broker_silent{broker="3",request="7"} 1.0' in text
+    assert 'ferry_broker_silent{broker="4",request="7"} 0.0' in text

@@ -91,6 +91,7 @@ def _write_metrics(path: Path, report: RequestProgress, throttle: int | None, *,
         done=states.count(TaskState.DONE),
         in_flight=states.count(TaskState.SUBMITTED),
         moves=len(states),
+        silent=report.silent,
     )
     metrics.set_frozen(frozen)
     metrics.write_textfile(path)
