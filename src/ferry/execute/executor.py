@@ -272,14 +272,13 @@ class Executor:
         tasks = self._journal.tasks(run.request_id)
         submitted = [t for t in tasks if t.state is TaskState.SUBMITTED]
         pending = [t for t in tasks if t.state is TaskState.PENDING]
-        if not submitted and not pending and not run.in_doubt:
-            # A last measurement, so listeners end on the final figures (100 % when all went well).
-            self._measure(run, tasks)
-            self._report_progress(run)
-            return True
         # Measured before anything is written: a broker that stopped since the last poll is then
         # silent already, and its throttle waits (a write to it would hold the poll until it is back).
         self._measure(run, tasks)
+        if not submitted and not pending and not run.in_doubt:
+            # A last report, so listeners end on the final figures (100 % when all went well).
+            self._report_progress(run)
+            return True
         # A concurrent 'ferry cancel' may have ended a task still to be re-sent.
         unsent = [t for t in submitted if t.id in run.unsent]
         moving = [t for t in submitted if t.id not in run.unsent]

@@ -60,9 +60,9 @@ def measure(
     The log dirs are read of the brokers that answer within :data:`ANSWER_WITHIN_S`, a run's polls
     and ``ferry progress`` alike: a stopped broker holds neither. With no move submitted, those
     still to go are named, so the brokers that do not answer are known before a run writes to
-    them. A replica on one that did not
-    answer keeps its figures in ``last`` (the measurement before, in a run or in ``ferry progress
-    --interval``), so it does not go backwards; without them its broker's copy counts as nothing.
+    them. A replica on one that did not answer keeps its figures in ``last`` (the measurement
+    before, in a run or in ``ferry progress --interval``), so it does not go backwards; without
+    them its broker's copy counts as nothing.
     """
     replicas, found = _measured(admin, tasks, tiered, last)
     involved = {b for t in tasks if not t.state.is_final for b in (*t.original, *t.target)}
@@ -75,7 +75,7 @@ def _measured(
     tiered: TieredCopies | None,
     last: Sequence[ReplicaProgress],
 ) -> tuple[tuple[ReplicaProgress, ...], Mapping[int, BrokerDirs] | None]:
-    """The measurement, and the log dirs it read (None: nothing was moving, nothing read)."""
+    """The measurement, and the log dirs it read (None: no move left to ask about, nothing read)."""
     moving = [t for t in tasks if t.state is TaskState.SUBMITTED]
     topics = {t.tp.topic for t in moving}
     # Nothing in flight yet (a run's first poll, between batches): the moves still to go are
