@@ -184,14 +184,17 @@ class Columns:
         self.vals.extend([1.0] * len(cols))
         self.vals.extend([-1.0] * len(minus))
 
-    def optimum(self, scale: float, *, relax_first: bool, keep: bool = False) -> np.ndarray | None:
+    def optimum(
+        self, scale: float, *, relax_first: bool, keep: bool = False, presolve: bool = True
+    ) -> np.ndarray | None:
         """An optimal solution (:func:`ferry.plan.balance.solvers.parts.optimum`), ``None`` when there is
         none.
 
         The rows' entries go into a sparse matrix and are dropped here: on the driver they and the
         matrix would otherwise both be held while the solver runs. With ``keep`` the matrix stays
         (:attr:`posed`), and the next call adds only the rows posed since, and solves from where this
-        one ended (:attr:`starts`); else it is let go."""
+        one ended (:attr:`starts`); else it is let go. ``presolve``:
+        :attr:`ferry.plan.balance.solvers.parts.Approach.presolve`."""
         entries = (self.rows, self.cols, self.vals)
         self.rows, self.cols, self.vals = array("q"), array("q"), array("d")
         matrix = sparse_rows(entries, len(self.lows), len(self.upper), self.posed)
@@ -209,6 +212,7 @@ class Columns:
             size=self.size,
             scale=scale,
             relax_first=relax_first,
+            presolve=presolve,
             penalty=self.penalty,
             implied=self.implied,
             starts=starts,

@@ -20,11 +20,25 @@ from ferry.plan.balance.solvers.side_by_side import side_by_side
 from ferry.plan.balance.solvers.transport import NETWORK, Transport, Unsolved
 
 _ALL = slice(None)
+_NO_PRESOLVE = {"presolve": "off"}
 _INTEGRAL = 1e-9
 """How close to an integer every value of a relaxed optimum must be to count as integer. Rounding
 then shifts the objective by under ``1e-9`` per column, far less than the one kept replica that
 separates two counts, so the rounded vertex keeps the optimal count (HiGHS's vertices here are
 exact: measured deviation 0.0)."""
+
+
+@dataclass(frozen=True)
+class Approach:
+    """How HiGHS goes at a program (:func:`optimum`)."""
+
+    relax_first: bool
+    """Its linear relaxation first: where that vertex is integral, it is the optimum."""
+    presolve: bool = True
+    """Whether HiGHS presolves the relaxation. It pays on the balance program's large relaxations
+    (without it those of "large: unequal 20/20/17" in `benchmarks/plan_quality.py` took several
+    times as long); on the exact pass's chunks, built without a row that restates a bound
+    (:mod:`ferry.plan.balance.repair.chunk_program`), it costs more than it takes out."""
 
 
 def sparse_rows(
@@ -62,6 +76,7 @@ def optimum(
     size: Sequence[int],
     scale: float,
     relax_first: bool,
+    presolve: bool = True,
     penalty: Sequence[int] = (),
     implied: Sequence[int] = (),
     starts: Starts | None = None,
@@ -84,7 +99,8 @@ def optimum(
     integer program too, found in 3/4 of the time. Failing that (or with room rows, whose
     relaxations are fractional) the integer program is solved. HiGHS solves the program without
     its ``implied`` rows, part by part where it falls apart (:func:`_in_parts`); with ``starts``,
-    each part from where an earlier solve of it ended (:class:`Starts`).
+    each part from where an earlier solve of it ended (:class:`Starts`); ``presolve``:
+    :attr:`Approach.presolve`.
     """
     n = len(upper)
     gains, sizes = np.array(gain, dtype=np.int64), np.array(size, dtype=np.int64)
@@ -104,7 +120,8 @@ def optimum(
         kept = np.ones(len(lows), dtype=bool)
         kept[np.asarray(implied, dtype=np.int64)] = False
         matrix, low_array, high_array = matrix[kept], low_array[kept], high_array[kept]
-    return _in_parts(matrix, low_array, high_array, uppers, costs, relax_first=relax_first, starts=starts)
+    approach = Approach(relax_first, presolve)
+    return _in_parts(matrix, low_array, high_array, uppers, costs, approach=approach, starts=starts)
 
 
 def _network(
@@ -158,7 +175,7 @@ def _in_parts(
     upper: np.ndarray,
     costs: _Costs,
     *,
-    relax_first: bool,
+    approach: Approach,
     starts: Starts | None,
 ) -> np.ndarray | None:
     """The optimum of each large connected part of the program (columns linked by rows) on its own,
@@ -176,14 +193,14 @@ def _in_parts(
     rows, columns = matrix.shape
     whole = (np.arange(columns), np.arange(rows))
     if columns < PARTS_FROM:
-        return _solve_whole(whole, (matrix, lows, highs, upper, costs.objective(upper)), relax_first, starts)
+        return _solve_whole(whole, (matrix, lows, highs, upper, costs.objective(upper)), approach, starts)
     count, labels = connected_components(_links(matrix), directed=False)
     large = np.bincount(labels[rows:], minlength=count) >= PARTS_FROM
     group = np.where(large, np.arange(count), count)  # the small parts: one group, ``count``
     row_group, col_group = group[labels[:rows]], group[labels[rows:]]
     groups = np.union1d(row_group, col_group)
     if len(groups) == 1:
-        return _solve_whole(whole, (matrix, lows, highs, upper, costs.objective(upper)), relax_first, starts)
+        return _solve_whole(whole, (matrix, lows, highs, upper, costs.objective(upper)), approach, starts)
     solution = np.where(costs.plain < 0, upper, 0.0)  # a column in no row: the bound that pays
     parts: list[tuple[_Where, _Part]] = []
     for g in groups.tolist():
@@ -197,7 +214,7 @@ def _in_parts(
         sub = matrix[mine][:, cols]
         part = (sub, lows[mine], highs[mine], upper[cols], costs.objective(upper[cols], cols))
         parts.append(((cols, mine), part))
-    for ((cols, _), _), found in zip(parts, _solve_parts(parts, relax_first, starts), strict=True):
+    for ((cols, _), _), found in zip(parts, _solve_parts(parts, approach, starts), strict=True):
         if found is None:
             return None
         solution[cols] = found
@@ -258,31 +275,31 @@ def _leads(first: np.ndarray, of: np.ndarray) -> bool:
     return len(first) <= len(of) and bool(np.array_equal(of[: len(first)], first))
 
 
-def _solve_whole(where: _Where, part: _Part, relax_first: bool, starts: Starts | None) -> np.ndarray | None:
-    found, basis = _from_start(where, part, relax_first, starts)
+def _solve_whole(where: _Where, part: _Part, approach: Approach, starts: Starts | None) -> np.ndarray | None:
+    found, basis = _from_start(where, part, approach, starts)
     if starts is not None:
         starts.record(where, basis)
     return found
 
 
-def _from_start(where: _Where, part: _Part, relax_first: bool, starts: Starts | None) -> _Found:
+def _from_start(where: _Where, part: _Part, approach: Approach, starts: Starts | None) -> _Found:
     if starts is None:
-        return _highs(part, relax_first=relax_first)
-    return _highs(part, relax_first=relax_first, start=starts.basis(where), basis=True)
+        return _highs(part, approach)
+    return _highs(part, approach, start=starts.basis(where), basis=True)
 
 
 def _solve_parts(
-    parts: list[tuple[_Where, _Part]], relax_first: bool, starts: Starts | None
+    parts: list[tuple[_Where, _Part]], approach: Approach, starts: Starts | None
 ) -> list[np.ndarray | None]:
     """Each part's optimum: those solved before from memory (:data:`_SOLVED`), the others side by
     side on the cores this process may use (HiGHS lets go of the interpreter while it solves)."""
-    keys = [_digest(part, relax_first) for _, part in parts]
+    keys = [_digest(part, approach) for _, part in parts]
     with _MEMORY:
         out = [_recall(key) if key in _SOLVED else None for key in keys]
         todo = [j for j, key in enumerate(keys) if key not in _SOLVED]
 
     def one(j: int) -> _Found:
-        return _from_start(*parts[j], relax_first, starts)
+        return _from_start(*parts[j], approach, starts)
 
     found = side_by_side(one, todo)
     with _MEMORY:
@@ -303,9 +320,9 @@ _MEMORY = threading.Lock()
 """Held while :data:`_SOLVED` is read or written: programs of the exact pass are solved side by side."""
 
 
-def _digest(part: _Part, relax_first: bool) -> bytes:
+def _digest(part: _Part, approach: Approach) -> bytes:
     matrix = part[0]
-    digest = hashlib.sha256(bytes([relax_first]))
+    digest = hashlib.sha256(bytes([approach.relax_first, approach.presolve]))
     for values in (matrix.indptr, matrix.indices, matrix.data, *part[1:]):
         digest.update(np.ascontiguousarray(values).tobytes())
     return digest.digest()
@@ -324,10 +341,10 @@ def _recall(key: bytes) -> np.ndarray | None:
 
 
 def _highs(
-    part: _Part, *, relax_first: bool, start: solver.Start | None = None, basis: bool = False
+    part: _Part, approach: Approach, *, start: solver.Start | None = None, basis: bool = False
 ) -> _Found:
-    """The integer optimum by HiGHS; with ``relax_first``, the relaxation's vertex when it is
-    integral (solved from ``start`` if given), with the basis it ended on if asked for.
+    """The integer optimum by HiGHS; with ``approach.relax_first``, the relaxation's vertex when it
+    is integral (solved from ``start`` if given), with the basis it ended on if asked for.
 
     A relaxation has many optimal vertices, and which one the simplex ends on depends on where it
     starts: from ``start`` it may end on a fractional one where HiGHS's own start (after presolve)
@@ -335,8 +352,9 @@ def _highs(
     start before the integer program, which takes many times longer."""
     problem = solver.Problem(*part)
     begins = ([] if start is None else [start]) + [None]
-    for begin in begins if relax_first else []:
-        relaxed = solver.solve(problem, integral=False, start=begin, basis=basis)
+    options = None if approach.presolve else _NO_PRESOLVE
+    for begin in begins if approach.relax_first else []:
+        relaxed = solver.solve(problem, integral=False, start=begin, basis=basis, options=options)
         if relaxed.status is solver.Status.INFEASIBLE:
             return None, None  # so is every integer program it relaxes
         if relaxed.x is not None:
