@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
 from ferry.plan.balance.repair.kept_flow import kept_exactly
-from ferry.plan.balance.repair.swaps import swap_extras
+from ferry.plan.balance.repair.swaps import _moves, swap_extras
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
@@ -63,3 +63,13 @@ def test_no_swap_is_taken_where_the_partner_would_keep_fewer() -> None:
     keeps: list[dict[int, frozenset[int]]] = [{}, {}]
     swap_extras(layout, demands, [0, 1], [2, 3], quotas, keeps, exact)
     assert quotas == list(QUOTAS) and exact == {0: 1, 1: 3}
+
+
+def test_moves_from_an_extra_that_keeps_nothing_come_first() -> None:
+    """t holds broker 0 and has extras on 0 and 3 (its one in r2, on 4, may not leave that rack): an
+    extra on 3 holds a new replica, so moving it away loses nothing kept, and those moves are
+    weighed before the ones from 0."""
+    layout, demands = _two_topics()
+    givers = [a for a, _ in _moves(layout, demands[0], QUOTAS[0])]
+    assert set(givers) == {0, 3}
+    assert givers == sorted(givers, key=lambda a: a == 0)
