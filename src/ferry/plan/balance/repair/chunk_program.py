@@ -13,7 +13,10 @@ with its replication factor, each rack within its bounds; a broker keeps at most
 (``base + x``); a rack receives exactly what its brokers' quotas leave after the kept replicas; and
 per broker ``sum_t x[t, b]`` is what the chunk gave it before, so the broker rows of the whole
 program, and every topic outside the chunk, stay as they were. The objective is the one of the
-program: replicas kept, then their bytes.
+program: replicas kept, then their bytes. A row that says no more than its columns' bounds (a
+partition's row for a rack where it keeps nothing and owes nothing, a row with no columns that any
+value meets) is left out: HiGHS solves the relaxation without its presolve
+(:attr:`ferry.plan.balance.solvers.parts.Approach.presolve`).
 """
 
 from __future__ import annotations
@@ -96,9 +99,9 @@ def rejoin(
     program = Columns()
     flat = _Flat.of(layout, demands)
     cols = _columns(program, flat)
-    held = np.sum(np.array(quotas, dtype=np.int64), axis=0)
+    total = np.sum(np.array(quotas, dtype=np.int64), axis=0)
     base = np.array([d.quota.base for d in demands], dtype=np.int64).reshape(len(demands), -1)
-    _extras_rows(program, layout, demands, flat, cols, held - base.sum(axis=0))
+    _extras_rows(program, layout, demands, flat, cols, total - base.sum(axis=0))
     _partition_rows(program, layout, flat, cols)
     _topic_rows(program, layout, flat, cols, base)
     biggest = max((max(d.layouts.size, default=0) for d in demands), default=0) or 1
