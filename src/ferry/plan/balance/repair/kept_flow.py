@@ -28,9 +28,10 @@ from ferry.plan.racks import RackLayout
 
 
 @dataclass(frozen=True)
-class _Flat:
+class FlatLayouts:
     """The partitions of many topics, flat: per partition its topic and factor, per replica its
-    partition and broker position, and the rack bound tables by factor."""
+    partition and broker position, and the rack bound tables by factor (the exact flows here and
+    the chunk programs of :mod:`ferry.plan.balance.repair.chunk_program` read them)."""
 
     topic: np.ndarray
     rf: np.ndarray
@@ -43,7 +44,7 @@ class _Flat:
     """``lo[rf, rack]``, ``hi[rf, rack]``."""
 
     @classmethod
-    def of(cls, layout: RackLayout, topics: Sequence[FreeLayouts]) -> _Flat:
+    def of(cls, layout: RackLayout, topics: Sequence[FreeLayouts]) -> FlatLayouts:
         # In one pass over all topics: three arrays per topic took most of a second at 100,000.
         parts = np.fromiter(map(len, topics), dtype=np.int64, count=len(topics))
         rf = _flat(t.rf for t in topics)
@@ -107,7 +108,7 @@ def _kept_run(
     layout: RackLayout, demands: Sequence[TopicDemand], quotas: Sequence[Sequence[int]], fix_settled: bool
 ) -> list[int]:
     """:func:`kept_per_topic` of one run of topics."""
-    flat = _Flat.of(layout, [d.layouts for d in demands])
+    flat = FlatLayouts.of(layout, [d.layouts for d in demands])
     brokers, racks = len(layout.brokers), len(layout.members)
     # Per topic and broker only the quotas: a million topics x brokers in int32, and no other array
     # that size (on the driver, fresh memory is much of the cost of this pass).
@@ -140,7 +141,7 @@ def kept_replicas(
 ) -> list[frozenset[int]] | None:
     """Per partition of one topic, the brokers (ids) whose replicas stay in a placement under
     ``quota`` that keeps the most (module docstring); ``None`` where none meets the quotas."""
-    flat = _Flat.of(layout, [topic])
+    flat = FlatLayouts.of(layout, [topic])
     left = np.array([quota], dtype=np.int32)
     rack_at = np.asarray(layout.rack_at, dtype=np.int64)
     graph = _Graph.of(flat, np.ones(len(flat.rf), dtype=bool), left, _rack_totals(left, layout), rack_at)
@@ -161,7 +162,7 @@ def _rack_totals(left: np.ndarray, layout: RackLayout) -> np.ndarray:
     return total
 
 
-def _settled(flat: _Flat, rack_at: np.ndarray, over: np.ndarray, racks: int) -> np.ndarray:
+def _settled(flat: FlatLayouts, rack_at: np.ndarray, over: np.ndarray, racks: int) -> np.ndarray:
     """Per partition: complete, within its rack bounds, and on no broker above its quota (``over``:
     per replica, whether its broker holds more of the topic than its quota)."""
     parts = len(flat.rf)
@@ -194,7 +195,7 @@ class _Graph:
 
     @classmethod
     def of(
-        cls, flat: _Flat, moving: np.ndarray, left: np.ndarray, total: np.ndarray, rack_at: np.ndarray
+        cls, flat: FlatLayouts, moving: np.ndarray, left: np.ndarray, total: np.ndarray, rack_at: np.ndarray
     ) -> _Graph:
         topics, brokers = left.shape
         racks = total.shape[1]
@@ -326,7 +327,7 @@ def _rack_arcs(total: np.ndarray) -> tuple[Any, ...]:
 
 
 def _open_arcs(
-    flat: _Flat,
+    flat: FlatLayouts,
     part: np.ndarray,
     ptopic: np.ndarray,
     part_node: np.ndarray,

@@ -36,9 +36,10 @@ class Approach:
     """Its linear relaxation first: where that vertex is integral, it is the optimum."""
     presolve: bool = True
     """Whether HiGHS presolves the relaxation. It pays on the balance program's large relaxations
-    (without it those of "large: unequal 20/20/17" in `benchmarks/plan_quality.py` took several
-    times as long); on the exact pass's chunks, built without a row that restates a bound
-    (:mod:`ferry.plan.balance.repair.chunk_program`), it costs more than it takes out."""
+    (with it off for every relaxation, "large: unequal 20/20/17" of `benchmarks/plan_quality.py`
+    took 12.56 s against 7.88 s: docs/benchmarks.md); on the exact pass's chunks, built without a
+    row that restates a bound (:mod:`ferry.plan.balance.repair.chunk_program`), it costs more than
+    it takes out."""
 
 
 def sparse_rows(
@@ -347,7 +348,7 @@ def _highs(
     is integral (solved from ``start`` if given), with the basis it ended on if asked for.
 
     A relaxation has many optimal vertices, and which one the simplex ends on depends on where it
-    starts: from ``start`` it may end on a fractional one where HiGHS's own start (after presolve)
+    starts: from ``start`` it may end on a fractional one where HiGHS's own start (presolved, if on)
     ends on an integral one, so a fractional end from ``start`` is solved again from HiGHS's own
     start before the integer program, which takes many times longer."""
     problem = solver.Problem(*part)
