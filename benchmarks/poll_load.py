@@ -10,7 +10,10 @@ happens), creates ``--partitions`` partitions (RF 2) in topics of 100, then:
    moves taken as in flight, ``--rounds`` times;
 3. ``ferry requests`` against the cluster, ``--rounds`` times;
 4. the ISR reading ``--pace auto`` makes every control period and, between them, every few seconds
-   (DescribeTopicPartitions of every topic, paged), ``--rounds`` times.
+   (DescribeTopicPartitions of every topic, paged), ``--rounds`` times;
+5. ``--pace auto``'s step at every poll of a run (the pace's readings and its census of every ISR),
+   the ``--moving`` moves taken as in flight, a step every 0.5 s for ``--pace-seconds``: how long
+   the longest step held the loop.
 
 Every Admin API call goes through a counting wrapper, so a poll's calls are counted, not assumed.
 Prints one line per measurement and the peak RSS of this process. Usage:
@@ -31,6 +34,7 @@ from collections import Counter
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +48,8 @@ from ferry.execute.events import Event, ProgressUpdate
 from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
 from ferry.execute.options import ExecuteOptions
+from ferry.execute.pace.pacer import Pacer
+from ferry.execute.pace.settings import PaceSettings
 from ferry.execute.report import measure
 from ferry.execute.states import TaskState
 from ferry.kafka.client import KafkaPythonAdmin, ready_brokers
@@ -151,6 +157,22 @@ def _isrs(admin: KafkaPythonAdmin, rounds: int) -> None:
     )
 
 
+def _pace(admin: KafkaPythonAdmin, journal: Journal, rid: int, seconds: float) -> None:
+    """``--pace auto``'s step at every poll, the moves of ``rid`` taken as in flight."""
+    tasks = [replace(t, state=TaskState.SUBMITTED) for t in journal.tasks(rid)]
+    pacer = Pacer(PaceSettings(period_s=15), 10_000_000, 5, lambda: datetime.now().time())
+    steps, readings, began = [], 0, time.perf_counter()
+    while (now := time.perf_counter() - began) < seconds:
+        start = time.perf_counter()
+        readings += pacer.step(admin, tasks, now) is not None
+        steps.append(time.perf_counter() - start)
+        time.sleep(0.5)
+    print(
+        f"pace steps over {seconds:.0f} s: {len(steps)} steps, {readings} readings; step median "
+        f"{statistics.median(steps):.2f} s, max {max(steps):.2f} s, all steps {sum(steps):.1f} s"
+    )
+
+
 def _timed(label: str, rounds: int, run: Callable[[], int]) -> None:
     seconds = []
     for _ in range(rounds):
@@ -170,6 +192,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=20_000)
     parser.add_argument("--moving", type=int, default=2_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--pace-seconds", type=float, default=60.0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
@@ -193,6 +216,7 @@ def main() -> None:
                 rid = _execute(admin, journal, _plan(topics, args.moving), state.bootstrap)
                 _poll(admin, journal, rid, args.rounds)
                 _isrs(client, args.rounds)
+                _pace(client, journal, rid, args.pace_seconds)
             common = ["--bootstrap-server", state.bootstrap, "--journal", str(journal_path)]
             _timed("ferry requests", args.rounds, lambda: ferry(["requests", *common]))
         finally:

@@ -9,10 +9,13 @@ shorter during slow start) it reads, through the Admin API only:
   it answers (:attr:`Pacer.silent`), since a write to it would hold the run until it is back;
 * ListOffsets of the moving partitions on their leaders (log end and local start offsets), of the
   leaders that answer within the same bound;
-* DescribeTopicPartitions of every topic (ISR, ELR) and, every ten periods, each topic's min ISR;
-  between readings the ISRs again every :data:`WATCH_EVERY_S`, each partition's worst state kept;
-  on a cluster so large that reading every ISR takes long, readings and reads between them are
-  spaced so that they take at most :data:`ISR_SHARE` of the run's time;
+* DescribeTopicPartitions of every topic (ISR, ELR) and, every ten times, each topic's min ISR: a
+  :class:`~ferry.execute.pace.census.Census` in a thread of its own, begun at each reading and
+  between readings every :data:`WATCH_EVERY_S`, each partition's worst state kept for the next
+  reading; on a cluster so large that it takes long, censuses are spaced so that they take at most
+  :data:`~ferry.execute.pace.census.ISR_SHARE` of the run's time, and the loop never waits for one
+  longer than :data:`~ferry.execute.pace.census.WAIT_S`; the moving partitions' own ISRs are then
+  read at the reading (DescribeTopicPartitions of their topics);
 
 turns two consecutive readings into :class:`~ferry.execute.pace.signals.Signals`, and lets
 :func:`~ferry.execute.pace.controller.decide` set each broker's rate per role and its concurrency.
@@ -26,10 +29,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import time
-from time import perf_counter
 
 from ferry.errors import KafkaError
 from ferry.execute.pace import controller as ctl
+from ferry.execute.pace.census import WAIT_S, Census, Count
 from ferry.execute.pace.controller import Bounds, Pace, Role
 from ferry.execute.pace.settings import PaceSettings
 from ferry.execute.pace.signals import Key, Observation, Signals, keys_of, signals, worst_health
@@ -38,8 +41,6 @@ from ferry.execute.strategies import MoveLike
 from ferry.kafka.admin import ClusterAdmin, LogOffsets, PartitionHealth, replica_sizes
 from ferry.model import TopicPartition
 
-_MIN_ISR_EVERY = 10
-"""Periods between reads of every topic's min ISR (a config that rarely changes)."""
 SLOW_START_S = 2.5
 """Seconds between readings while the run is still doubling: a raised throttle reaches the brokers
 within a second, and 2.5 s of copying at a 10 MB/s start (25 MB) is far over the 1 MB a fetch
@@ -51,14 +52,6 @@ carried, only finds the limit sooner."""
 WATCH_EVERY_S = 5.0
 """Seconds between reads of the ISRs within a period: a broker fenced after Kafka's 9-second
 session timeout and back 11 s later (a 20-s stop) shrinks ISRs for long enough to be seen."""
-
-
-ISR_SHARE = 0.2
-"""Most of a run's time the ISR reads may take: the next reading (or read between readings) waits
-at least the last read's duration over this. Every topic's ISRs took 0.56 s at 20,000 partitions
-on the sandbox (`benchmarks/poll_load.py`, docs/benchmarks.md "Load"), the client decoding them,
-so about half a minute at a million; read every 2.5 s of slow start, they would hold the run's
-polls nearly all the time."""
 
 
 _DOUBLING = frozenset({ctl.State.START, ctl.State.FLOOR, ctl.State.RAISE, ctl.State.FOLLOW})
@@ -90,14 +83,9 @@ class Pacer:
     silent: frozenset[int] = frozenset()
     """Brokers of the moves that did not answer the last reading of log dirs in time: the
     executor writes no throttle to them until they answer again."""
+    census: Census = field(default_factory=Census)
     _min_isr: dict[str, int] = field(default_factory=dict)
-    _periods: int = 0
     _worst: dict[TopicPartition, PartitionHealth] = field(default_factory=dict)
-    _watched_at: float = float("-inf")
-    timer: Callable[[], float] = perf_counter
-    """Seconds, to time the ISR reads by (:data:`ISR_SHARE`)."""
-    _isr_cost: float = 0.0
-    """Seconds the last read of every ISR took."""
 
     def bounds(self) -> Bounds:
         ceiling = self.settings.ceiling_at(self.local_time())
@@ -116,18 +104,15 @@ class Pacer:
         full = self.settings.period_s
         active = [p for p in self.paces.values() if p.state is not ctl.State.IDLE]
         settled = any(p.backed_off for p in active) or not any(p.state in _DOUBLING for p in active)
-        return max(full if settled else min(full, SLOW_START_S), self._spacing())
-
-    def _spacing(self) -> float:
-        """Seconds the ISR reads need between them to take at most :data:`ISR_SHARE` of the run."""
-        return self._isr_cost / ISR_SHARE
+        return full if settled else min(full, SLOW_START_S)
 
     def due(self, now: float) -> bool:
         return self._last is None or now - self._last.at >= self.period()
 
     def step(self, admin: ClusterAdmin, moves: Sequence[MoveLike], now: float) -> PaceRound | None:
         """Read and decide if a period has passed since the last reading; None otherwise (then,
-        every :data:`WATCH_EVERY_S`, only the ISRs are read, and the worst kept for the period)."""
+        every :data:`WATCH_EVERY_S`, a census of the ISRs is begun, and the worst kept for the period)."""
+        self._gather(self.census.take())
         if not self.due(now):
             self._watch(admin, now)
             return None
@@ -154,36 +139,39 @@ class Pacer:
         return PaceRound(decisions, Signals({}), tuple(decisions))
 
     def _watch(self, admin: ClusterAdmin, now: float) -> None:
-        """Between readings, the ISRs every :data:`WATCH_EVERY_S`: a shrink that heals within a
+        """Between readings, a census every :data:`WATCH_EVERY_S`: a shrink that heals within a
         period (a broker stopped for 20 s) would otherwise go unseen by the reading after it."""
-        gap = max(WATCH_EVERY_S, self._spacing())
-        if self._last is None or now - max(self._last.at, self._watched_at) < gap:
-            return
-        self._worst = worst_health(self._worst, self._health(admin))
-        self._watched_at = now
+        gap = max(WATCH_EVERY_S, self.census.spacing())
+        if self._last is not None and now - self.census.began_at >= gap:
+            self._count(admin, now)
 
-    def _health(self, admin: ClusterAdmin) -> Sequence[PartitionHealth]:
-        """Every partition's ISR and ELR, the read timed (:data:`ISR_SHARE`)."""
-        started = self.timer()
-        found = admin.describe_health()
-        self._isr_cost = self.timer() - started
-        return found
+    def _count(self, admin: ClusterAdmin, now: float) -> Count | None:
+        """Begin a census (unless one is in flight) and take it if done within :data:`WAIT_S`."""
+        self.census.begin(admin, now)
+        counted = self.census.take(WAIT_S)
+        self._gather(counted)
+        return counted
+
+    def _gather(self, counted: Count | None) -> None:
+        if counted is not None:
+            self._worst = worst_health(self._worst, counted.health)
+            self._min_isr.update(counted.min_isr or {})
 
     def _read(
         self, admin: ClusterAdmin, moves: Sequence[MoveLike], now: float
     ) -> tuple[Observation, Sequence[PartitionHealth]]:
-        fresh = self._health(admin)
+        moving = {m.tp for m in moves}
+        due = not self.census.in_flight() and now - self.census.began_at >= self.census.spacing()
+        counted = self._count(admin, now) if due else None
+        present = counted.health if counted is not None else self._moving_health(admin, moving)
         # The worst state of each partition not being moved since the last reading; a moving
         # partition as it is now (whether submission waits is decided on the present).
-        moving = {m.tp for m in moves}
-        seen = {tp: h for tp, h in self._worst.items() if tp not in moving}
-        health, self._worst = tuple(worst_health(seen, fresh).values()), {}
+        seen = worst_health(self._worst, present)
+        health = (*(h for tp, h in seen.items() if tp not in moving), *(h for h in present if h.tp in moving))
+        self._worst = {}
         found = admin.describe_partition_dirs(moving, within_s=ANSWER_WITHIN_S) if moving else {}
         sizes = replica_sizes(found)
-        if self._periods % _MIN_ISR_EVERY == 0:
-            self._min_isr = dict(admin.describe_min_insync({h.tp.topic for h in fresh}))
-        self._periods += 1
-        leaders = {h.tp: h.leader for h in fresh}
+        leaders = {h.tp: h.leader for h in present}
         offsets = self._offsets(admin, moves)
         # A broker that did not answer in time keeps its last figures (it copied nothing seen).
         last = self._last or Observation(now, {}, {}, {})
@@ -199,6 +187,14 @@ class Pacer:
             for tp, leader in led.items()
         }
         return Observation(now, copied, offsets, leader_bytes, led), health
+
+    def _moving_health(self, admin: ClusterAdmin, moving: set[TopicPartition]) -> Sequence[PartitionHealth]:
+        """The moving partitions' topics as they are now, while the census runs or waits its turn;
+        the min ISR of a topic no census has read yet with them."""
+        topics = {tp.topic for tp in moving}
+        if unknown := topics - self._min_isr.keys():
+            self._min_isr.update(admin.describe_min_insync(unknown))
+        return admin.describe_health(topics) if topics else ()
 
     @staticmethod
     def _offsets(admin: ClusterAdmin, moves: Sequence[MoveLike]) -> Mapping[TopicPartition, LogOffsets]:

@@ -3,10 +3,12 @@ under min ISR, the journal's record, and every throttle restored at the end."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from datetime import time
 from pathlib import Path
+from time import perf_counter
 
 import pytest
 from support.exec_fake import ExecFakeAdmin
@@ -17,6 +19,7 @@ from ferry.execute.events import BatchSubmitted, Event, HeldUnderMinIsr, PaceDec
 from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
 from ferry.execute.options import ExecuteOptions
+from ferry.execute.pace.census import Census
 from ferry.execute.pace.controller import Role, State
 from ferry.execute.pace.pacer import Pacer
 from ferry.execute.pace.settings import PaceSettings
@@ -260,31 +263,76 @@ def test_a_silent_broker_keeps_its_last_bytes_and_holds() -> None:
 
 
 class _SlowIsrs(ExecFakeAdmin):
-    """Every ISR read takes ``cost`` seconds of ``clock``: a cluster of many partitions."""
+    """Every read of every ISR (a census) takes ``cost`` seconds of ``clock``: a cluster of many
+    partitions; the reads of named topics are quick."""
 
     def __init__(self, partitions: Mapping[TopicPartition, tuple[int, ...]], cost: float) -> None:
         super().__init__(partitions)
-        self.cost, self.clock, self.isr_reads = cost, 0.0, 0
+        self.cost, self.clock, self.censuses, self.named = cost, 0.0, 0, 0
 
     def describe_health(self, topics: Collection[str] | None = None) -> tuple[PartitionHealth, ...]:
-        self.clock += self.cost
-        self.isr_reads += 1
+        if topics is None:
+            self.clock += self.cost
+            self.censuses += 1
+        else:
+            self.named += 1
         return super().describe_health(topics)
 
 
-def test_isr_reads_that_take_long_are_spaced_to_a_fifth_of_the_run() -> None:
-    """Every ISR read takes 4 s: readings come every 20 s, slow start or not, and the reads between
-    them no sooner than 20 s after the last; a cluster whose ISRs read fast keeps 2.5 s and 5 s."""
+def test_censuses_that_take_long_are_spaced_to_a_fifth_of_the_run_and_readings_are_not() -> None:
+    """Every census takes 4 s: the next begins no sooner than 20 s after the last, between
+    readings too, while slow start still reads every 2.5 s (the moving partitions' topics alone);
+    a cluster whose census is quick has one at every reading and none named apart."""
     moves = [Move(tp, (1, 2), (3, 4), 100) for tp in MOVING]
     admin = _SlowIsrs(MOVING, cost=4.0)
-    pacer = Pacer(PaceSettings(period_s=15), 1000, 5, lambda: time(12, 0), timer=lambda: admin.clock)
-    assert pacer.step(admin, moves, 0.0) is not None
-    assert pacer.period() == 20.0  # slow start, which reads every 2.5 s on a small cluster
-    reads = admin.isr_reads
-    assert pacer.step(admin, moves, 10.0) is None and admin.isr_reads == reads  # no read between yet
-    assert pacer.step(admin, moves, 20.0) is not None
+    pacer = Pacer(PaceSettings(period_s=15), 1000, 5, lambda: time(12, 0), census=Census(lambda: admin.clock))
+    assert pacer.step(admin, moves, 0.0) is not None and admin.censuses == 1
+    assert pacer.period() == 2.5
+    assert pacer.step(admin, moves, 2.5) is not None
+    assert admin.censuses == 1 and admin.named == 1  # the moving partitions' topics, read apart
     pacer.paces = {k: replace(p, state=State.HOLD) for k, p in pacer.paces.items()}
-    assert pacer.period() == 20.0  # over the 15-s period too
+    assert pacer.step(admin, moves, 10.0) is None and admin.censuses == 1  # none between yet
+    assert pacer.step(admin, moves, 17.5) is not None and (admin.censuses, admin.named) == (1, 2)
+    assert pacer.step(admin, moves, 20.0) is None and admin.censuses == 2  # one between, 20 s on
     fast = _SlowIsrs(MOVING, cost=0.1)
-    quick = Pacer(PaceSettings(period_s=15), 1000, 5, lambda: time(12, 0), timer=lambda: fast.clock)
+    quick = Pacer(PaceSettings(period_s=15), 1000, 5, lambda: time(12, 0), census=Census(lambda: fast.clock))
     assert quick.step(fast, moves, 0.0) is not None and quick.period() == 2.5
+    assert quick.step(fast, moves, 2.5) is not None and (fast.censuses, fast.named) == (2, 0)
+
+
+class _StuckCensus(ExecFakeAdmin):
+    """A census that answers only once ``release`` is set (a million partitions to decode)."""
+
+    def __init__(self, partitions: Mapping[TopicPartition, tuple[int, ...]]) -> None:
+        super().__init__(partitions)
+        self.release = threading.Event()
+
+    def describe_health(self, topics: Collection[str] | None = None) -> tuple[PartitionHealth, ...]:
+        found = super().describe_health(topics)  # the state when asked
+        if topics is None:
+            self.release.wait(30)
+        return found
+
+
+def test_a_census_that_takes_long_holds_no_reading_and_is_taken_once_done() -> None:
+    """A reading waits half a second for the census it began, then goes on with the moving
+    partitions' own ISRs; the shrink the census saw is counted at the first reading after it ends."""
+    moves = [Move(tp, (1, 2), (3, 4), 100) for tp in MOVING]
+    admin = _StuckCensus({**MOVING, BYSTANDER: (3, 5)})
+    admin.isr[BYSTANDER] = (5,)
+    admin.min_insync["t"] = 2
+    admin.isr[TopicPartition("t", 0)] = (1,)  # the plan's own move under min ISR
+    pacer = Pacer(PaceSettings(period_s=1), 10_000_000, 5, lambda: time(12, 0))
+    began = perf_counter()
+    assert pacer.step(admin, moves, 0.0) is not None
+    assert pacer.step(admin, moves, 1.0) is not None  # the census still in flight
+    assert perf_counter() - began < 5  # two half-second waits, not the census's 30 s
+    assert pacer.held == (TopicPartition("t", 0),)  # read apart, with its topic's min ISR
+    admin.isr.pop(BYSTANDER)
+    admin.release.set()
+    time_out = perf_counter() + 10
+    while pacer.census.in_flight() and perf_counter() < time_out:
+        pacer.step(admin, moves, 1.5)  # not due: takes the census once it is done
+    decided = pacer.step(admin, moves, 2.0)
+    assert decided is not None
+    assert decided.decisions[(3, Role.FOLLOWER)].state is State.BACK_OFF
