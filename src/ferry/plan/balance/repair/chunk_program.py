@@ -102,10 +102,12 @@ def rejoin(
     _extras_rows(program, layout, demands, chunk, cols, total - base.sum(axis=0))
     _partition_rows(program, layout, chunk, cols)
     _topic_rows(program, layout, chunk, cols, base)
-    biggest = max((max(d.layouts.size, default=0) for d in demands), default=0) or 1
+    # Every kept replica's bytes at once stay under half a kept replica, so the bytes only break
+    # ties; bounded by the biggest partition times every column, the terms sat near the solver's
+    # tolerances and its dual simplex took twice as long (docs/benchmarks.md).
+    scale = 0.5 / (float(chunk.size[chunk.parts.rep_part].sum()) + 1.0)
     # Mostly integral already: HiGHS's branching only where it is not. Presolve would take out
     # little here and cost a third of the relaxation's time (docs/benchmarks.md).
-    scale = 0.5 / (biggest * (len(program.upper) + 1))
     solution = program.optimum(scale, relax_first=True, presolve=False)
     if solution is None:
         return None
