@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
 from ferry.plan.balance.repair.kept_flow import kept_exactly
-from ferry.plan.balance.repair.swaps import _moves, swap_extras
+from ferry.plan.balance.repair.swaps import _Extras, _moves, _Swaps, swap_extras
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
@@ -73,3 +73,20 @@ def test_moves_from_an_extra_that_keeps_nothing_come_first() -> None:
     givers = [a for a, _ in _moves(layout, demands[0], QUOTAS[0])]
     assert set(givers) == {0, 3}
     assert givers == sorted(givers, key=lambda a: a == 0)
+
+
+def test_a_topic_still_short_is_solved_again_with_the_topics_holding_extras_where_it_needs_them() -> None:
+    """The last resort for the few topics the swaps leave short: t with every topic that has an
+    extra on a broker where t holds more than its quota (u, on 1 and 2), solved as one chunk."""
+    layout, demands = _two_topics()
+    quotas = list(QUOTAS)
+    exact = {t: kept_exactly(layout, demands[t], quotas[t]) for t in (0, 1)}
+    before = [sum(q[i] for q in quotas) for i in range(6)]
+    keeps: list[dict[int, frozenset[int]]] = [{}, {}]
+    swaps = _Swaps(layout, demands, quotas, keeps, exact, _Extras(demands, [0, 1], quotas))
+    assert swaps.gathered(0)
+    assert exact[0] == 2 and exact[0] + exact[1] > 3
+    assert [sum(q[i] for q in quotas) for i in range(6)] == before
+    for t in (0, 1):
+        assert kept_exactly(layout, demands[t], quotas[t]) == exact[t]
+    assert not swaps.gathered(0)  # at its count now: nothing more to win in that chunk

@@ -12,6 +12,10 @@ partner no fewer; the pair is then solved again together
 (:func:`~ferry.plan.balance.repair.chunk_program.rejoin`, which holds each broker's total over the
 two and gives every partition's keeps), and taken where it keeps more than before.
 
+The few topics the swaps leave short are then each solved again in a chunk with every topic that
+has an extra where they need one (:meth:`_Swaps.gathered`), until :data:`GIVE_UP` such chunks in a
+row win nothing.
+
 Moves and partners are tried in an order that finds one early: first the moves from a broker
 where the topic holds no more than its base (the extra there holds a new replica: moving it keeps
 as many), then partners whose extra on ``b`` holds a new replica, then those that hold more on
@@ -57,6 +61,14 @@ The four caps bound a search. On the 100k draws of "racks of 30 to 6" in
 11 only once the moves that keep as many came first); on the skewed start (34 and 44 short
 topics, which the placement wins back anyway: it plans at its bound) none is found, and the
 searches cost it about a tenth of its time (half that before the moves were ordered)."""
+
+
+GIVE_UP = 2
+"""Chunks of a topic still short after the passes (:meth:`_Swaps.gathered`) that win nothing, one
+after the other, before the pass stops solving them: each is a chunk program, and on the skewed
+start none of its tens of short topics, which the placement wins back, gains from one."""
+GATHERED = 39
+"""Partners in such a chunk: as many topics as a chunk of the rounds holds, less the short one."""
 
 
 class _Extras:
@@ -128,11 +140,34 @@ class _Swaps:
                     return False
         return False
 
-    def _rejoined(self, t: int, u: int) -> bool:
-        """``t`` and ``u`` solved again together, taken where they keep more."""
-        pair = (t, u)
+    def gathered(self, t: int) -> bool:
+        """``t`` solved again in a chunk with the topics that have an extra on a broker where it
+        holds more than its quota (:data:`GATHERED` of them at most), taken where the chunk keeps
+        more; whether it did. A swap trades one extra with one partner; a chunk lets several
+        partners trade at once, which is what the last topics left short by the swaps need."""
+        d, quota = self.demands[t], self.quotas[t]
+        wants = [i for i, q in enumerate(quota) if d.held[i] > q]
+        found: dict[int, None] = {}
+        for b in wants:
+            rows = np.flatnonzero(self.extras.at[:, b])
+            found.update(dict.fromkeys(u for u in self.extras.topics[rows].tolist() if u != t))
+        if not found:
+            return False
+
+        # Partners whose extras there hold new replicas first (giving one up keeps as many), then
+        # the smaller, then by topic.
+        def key(u: int) -> tuple[int, int, int]:
+            du, at = self.demands[u], self.extras.at[self.extras.row[u]]
+            holding = sum(1 for b in wants if at[b] and du.held[b] > du.quota.base[b])
+            return holding, len(du.layouts), u
+
+        return self._rejoined(t, *sorted(found, key=key)[:GATHERED])
+
+    def _rejoined(self, *chunk: int) -> bool:
+        """The topics of ``chunk`` solved again together, taken where they keep more."""
+        pair = chunk
         found = rejoin(self.layout, [self.demands[x] for x in pair], [self.quotas[x] for x in pair])
-        if found is None or sum(found.kept) <= self.exact[t] + self.exact[u]:
+        if found is None or sum(found.kept) <= sum(self.exact[x] for x in pair):
             return False
         for j, x in enumerate(pair):
             self.quotas[x], self.keeps[x] = found.quotas[j], dict(found.keeps[j])
@@ -164,7 +199,15 @@ def swap_extras(
                 taken = True
         short = [t for t in short if exact[t] < counted[t]]
         if not short or not taken:
-            return
+            break
+    missed = 0
+    for t in short:
+        while missed < GIVE_UP and exact[t] < counted[t]:
+            if swaps.gathered(t):
+                missed = 0
+                continue
+            missed += 1
+            break
 
 
 def _moves(layout: RackLayout, d: TopicDemand, quota: Sequence[int]) -> Iterator[tuple[int, int]]:
