@@ -66,7 +66,7 @@ searches cost it about a tenth of its time (half that before the moves were orde
 GIVE_UP = 2
 """Chunks of a topic still short after the passes (:meth:`_Swaps.gathered`) that win nothing, one
 after the other, before the pass stops solving them: each is a chunk program, and on the skewed
-start none of its tens of short topics, which the placement wins back, gains from one."""
+start, whose tens of short topics the placement wins back, the first two win nothing."""
 GATHERED = 39
 """Partners in such a chunk: as many topics as a chunk of the rounds holds, less the short one."""
 
@@ -165,11 +165,10 @@ class _Swaps:
 
     def _rejoined(self, *chunk: int) -> bool:
         """The topics of ``chunk`` solved again together, taken where they keep more."""
-        pair = chunk
-        found = rejoin(self.layout, [self.demands[x] for x in pair], [self.quotas[x] for x in pair])
-        if found is None or sum(found.kept) <= sum(self.exact[x] for x in pair):
+        found = rejoin(self.layout, [self.demands[x] for x in chunk], [self.quotas[x] for x in chunk])
+        if found is None or sum(found.kept) <= sum(self.exact[x] for x in chunk):
             return False
-        for j, x in enumerate(pair):
+        for j, x in enumerate(chunk):
             self.quotas[x], self.keeps[x] = found.quotas[j], dict(found.keeps[j])
             self.exact[x] = found.kept[j]
             self.extras.update(self.demands[x], x, found.quotas[j])
