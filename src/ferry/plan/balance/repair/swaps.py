@@ -147,10 +147,8 @@ class _Swaps:
         partners trade at once, which is what the last topics left short by the swaps need."""
         d, quota = self.demands[t], self.quotas[t]
         wants = [i for i, q in enumerate(quota) if d.held[i] > q]
-        found: dict[int, None] = {}
-        for b in wants:
-            rows = np.flatnonzero(self.extras.at[:, b])
-            found.update(dict.fromkeys(u for u in self.extras.topics[rows].tolist() if u != t))
+        rows = np.flatnonzero(self.extras.at[:, wants].any(axis=1))
+        found = [u for u in self.extras.topics[rows].tolist() if u != t]
         if not found:
             return False
 
@@ -202,11 +200,10 @@ def swap_extras(
     missed = 0
     for t in short:
         while missed < GIVE_UP and exact[t] < counted[t]:
-            if swaps.gathered(t):
-                missed = 0
-                continue
-            missed += 1
-            break
+            if not swaps.gathered(t):
+                missed += 1
+                break
+            missed = 0
 
 
 def _moves(layout: RackLayout, d: TopicDemand, quota: Sequence[int]) -> Iterator[tuple[int, int]]:
