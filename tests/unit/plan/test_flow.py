@@ -169,6 +169,34 @@ def test_a_pool_row_passes_pooled_extras_on_to_its_brokers() -> None:
     assert flows.tolist() == [1.0, 1.0, 0.0, 1.0]
 
 
+def test_a_pool_row_passes_on_what_columns_held_outside_the_program_pooled() -> None:
+    # The pool row of the test above with two units pooled by topics held outside the program: its
+    # bound is -2 (in less out). The topic's one extra stays on A (column 0, a kept replica), which
+    # takes one in all, so the held units go to B, which takes two.
+    rows = Rows(4)
+    rows.add([0, 1], 1, 1, TOPIC)
+    rows.entries += [(1, 1), (1, 2), (1, 3)]
+    rows.lows.append(-2)
+    rows.highs.append(-2)
+    rows.kinds.append(POOL)
+    rows.add([0, 2], 0, 1, BROKER)
+    rows.add([3], 0, 2, BROKER)
+    matrix = rows.matrix().tolil()
+    matrix[1, 2] = matrix[1, 3] = -1.0
+    lows, highs = np.array(rows.lows), np.array(rows.highs)
+    upper = np.array([1, 1, 3, 3])
+    network = Transport.of(matrix.tocsr(), rows.kinds, lows, highs, upper)
+    assert network is not None
+    flows = network.solve(np.array([1, 0, 0, 0]), np.zeros(4, dtype=np.int64))
+    assert isinstance(flows, np.ndarray)
+    assert flows.tolist() == [1.0, 0.0, 0.0, 2.0]
+    # Three held units and the topic's one: more than A and B take together.
+    lows[1] = highs[1] = -3
+    network = Transport.of(matrix.tocsr(), rows.kinds, lows, highs, upper)
+    assert network is not None
+    assert network.solve(np.array([1, 0, 0, 0]), np.zeros(4, dtype=np.int64)) is None
+
+
 def test_a_pool_row_that_does_not_conserve_is_not_a_network() -> None:
     rows = Rows(2)
     rows.add([0, 1], 1, 1, TOPIC)

@@ -195,9 +195,7 @@ class Columns:
         (:attr:`posed`), and the next call adds only the rows posed since, and solves from where this
         one ended (:attr:`starts`); else it is let go. ``presolve``:
         :attr:`ferry.plan.balance.solvers.parts.Approach.presolve`."""
-        entries = (self.rows, self.cols, self.vals)
-        self.rows, self.cols, self.vals = array("q"), array("q"), array("d")
-        matrix = sparse_rows(entries, len(self.lows), len(self.upper), self.posed)
+        matrix = self.posed_matrix()
         starts = self.starts
         if keep and starts is None:
             starts = Starts()
@@ -218,6 +216,17 @@ class Columns:
             starts=starts,
             groups=(np.array(self.grouped[0], dtype=np.int64), np.array(self.grouped[1], dtype=np.int64)),
         )
+
+    def posed_matrix(self) -> Any:
+        """Every row posed so far as one sparse matrix (CSR), kept as :attr:`posed` until
+        :meth:`let_go` or an :meth:`optimum` without ``keep``; the rows' entries move into it."""
+        shape = (len(self.lows), len(self.upper))
+        if self.posed is not None and not self.rows and self.posed.shape == shape:
+            return self.posed
+        entries = (self.rows, self.cols, self.vals)
+        self.rows, self.cols, self.vals = array("q"), array("q"), array("d")
+        self.posed = sparse_rows(entries, *shape, self.posed)
+        return self.posed
 
     def let_go(self) -> None:
         """Drop what :meth:`optimum` kept for solving again."""

@@ -51,6 +51,7 @@ from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.program.broker_rows import band_rows, base_load, leader_rows
 from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.full_pools import oversaturated, saturation_rows
+from ferry.plan.balance.program.held import held_optimum
 from ferry.plan.balance.program.loaded import loaded_brokers
 from ferry.plan.balance.program.plain_topics import PLAIN_CHUNK, add_plain, batched, is_plain
 from ferry.plan.balance.program.pools import split, tight
@@ -78,9 +79,12 @@ def solve(state: ProgramState, setting: Setting) -> Balance | None:
 
 
 def _optimum(state: ProgramState) -> np.ndarray | None:
-    # Without rack-room rows the relaxation mostly has an integer optimum already.
-    relax = state.room_rows is not None and not state.room_rows
-    return state.optimum(state.scale, relax_first=relax, keep=bool(state.pools.into))
+    return state.optimum(state.scale, relax_first=_relax_first(state), keep=bool(state.pools.into))
+
+
+def _relax_first(state: ProgramState) -> bool:
+    """Without rack-room rows the relaxation mostly has an integer optimum already."""
+    return state.room_rows is not None and not state.room_rows
 
 
 def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
@@ -131,7 +135,11 @@ def _posed_again(
     Solved anew, any optimum would do, and one that moves the excess to other topics' racks breaks
     their loose rows instead (Refinements.every_cap); posing every loose row made the flow three to
     six times as slow as the first (the rows' nodes, tens of thousands at 100k partitions) for a
-    handful to a few hundred broken topics."""
+    handful to a few hundred broken topics.
+
+    The broken topics are solved again first with every other topic held as ``solution`` has it
+    (:mod:`ferry.plan.balance.program.held`), a program of their columns alone; only where that keeps
+    fewer replicas is the whole program solved again."""
     fined = state.penalty
     state.loose.pose(state, None if every else {t for t, _ in broken})
     if not every:
@@ -140,6 +148,10 @@ def _posed_again(
         state.penalty = array("q", fined)
         extend_from(state.penalty, np.flatnonzero(free & (solution < 0.5)))
     try:
+        if not every:
+            found = held_optimum(state, solution, {t for t, _ in broken}, relax_first=_relax_first(state))
+            if found is not None:
+                return found
         return _optimum(state)
     finally:
         state.penalty = fined

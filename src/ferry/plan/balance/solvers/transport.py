@@ -110,19 +110,20 @@ class Transport:
         if found is None:
             return None
         topics, brokers = np.flatnonzero(kind == TOPIC), np.flatnonzero(kind == BROKER)
-        return cls._build(matrix, (topics, brokers), *found, slots, (lows, highs, upper))
+        pools = np.flatnonzero(kind == POOL)
+        return cls._build(matrix, (topics, brokers, pools), *found, slots, (lows, highs, upper))
 
     @classmethod
     def _build(
         cls,
         matrix: csr_array,
-        rows: tuple[np.ndarray, np.ndarray],
+        rows: tuple[np.ndarray, np.ndarray, np.ndarray],
         racks: _Racks,
         ends: _Ends,
         slots: Slots,
         bounds: tuple[np.ndarray, np.ndarray, np.ndarray],
     ) -> Transport | None:
-        topic_rows, broker_rows = rows
+        topic_rows, broker_rows, pool_rows = rows
         lows, highs, upper = bounds
         n_rows = matrix.shape[0]
         up = np.full(n_rows, -1, dtype=np.int64)
@@ -138,6 +139,9 @@ class Transport:
         cap = upper.astype(np.int64)
         supply = np.zeros(sink + 1, dtype=np.int64)
         supply[topic_rows] = np.rint(highs[topic_rows]).astype(np.int64)
+        # What comes in less what goes out is the pool row's bound: 0, or what columns held outside
+        # the program pass on (:mod:`ferry.plan.balance.program.held`), which enters at the pool.
+        supply[pool_rows] = -np.rint(lows[pool_rows]).astype(np.int64)
         supply[:sink] += wired.supply
         room = np.bincount(head, weights=cap, minlength=sink + 1)
         b_lo = np.maximum(np.ceil(lows[broker_rows]), 0)
@@ -274,14 +278,15 @@ class _Pools:
 
     @classmethod
     def of(cls, matrix: csr_array, rows: np.ndarray, lows: np.ndarray, highs: np.ndarray) -> _Pools | None:
-        """``None`` unless every pool row conserves (bounds 0) and a column is in at most one."""
+        """``None`` unless every pool row is an equation over whole units (0 where nothing is held
+        outside the program) and a column is in at most one."""
         n = matrix.shape[1]
         into, out_of = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
         if len(rows) == 0:
             return cls(into, np.zeros(n, dtype=bool), out_of)
         part = matrix[rows].tocsc()
         counts = np.diff(part.indptr)
-        if np.any(counts > 1) or np.any(lows[rows] != 0) or np.any(highs[rows] != 0):
+        if np.any(counts > 1) or not _whole_equations(lows[rows], highs[rows]):
             return None
         present = np.flatnonzero(counts == 1)
         signs, owners = part.data, rows[part.indices]
@@ -290,6 +295,11 @@ class _Pools:
         into[present[signs > 0]] = owners[signs > 0]
         out_of[present[signs < 0]] = owners[signs < 0]
         return cls(into, out_of >= 0, out_of)
+
+
+def _whole_equations(lows: np.ndarray, highs: np.ndarray) -> bool:
+    """Whether every row is an equation (``lows == highs``) on a whole number."""
+    return bool(np.all(lows == highs) and np.all(np.isfinite(lows)) and np.all(lows == np.rint(lows)))
 
 
 def _owner(matrix: csr_array, chosen: np.ndarray, *, required: np.ndarray) -> np.ndarray | None:

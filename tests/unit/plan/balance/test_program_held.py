@@ -1,0 +1,76 @@
+"""The balance program solved again for the topics that broke a loose row, every other topic held
+(ferry.plan.balance.program.held)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import numpy as np
+from support.clusters import generated
+from support.program_rows import meets_rows
+
+from ferry.model import Goal
+from ferry.plan.balance.bands import broker_band
+from ferry.plan.balance.program.held import _owners, held_optimum
+from ferry.plan.balance.program.integer_program import build
+from ferry.plan.balance.program.state import ProgramState
+from ferry.plan.balance.rack_totals import retarget
+from ferry.plan.balance.setting import Setting
+from ferry.plan.planner import in_scope, prepare_topic, target_brokers
+from ferry.plan.racks import RackLayout
+
+
+def _broken() -> Iterator[tuple[ProgramState, np.ndarray, set[int]]]:
+    """Pooled programs whose first optimum breaks loose rows (30 topics of two partitions on half or
+    three quarters of 24 brokers in 5 racks), with those topics' loose rows posed."""
+    for seed, occupied in itertools.product(range(6), (12, 18)):
+        snapshot = generated(brokers=24, racks=5, topics=30, partitions=2, rf=3, seed=seed, occupied=occupied)
+        layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, Goal()))
+        demands = [prepare_topic(parts, Goal(), layout)[1] for parts in in_scope(snapshot, Goal())]
+        demands = retarget(layout, demands)
+        state = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
+        build(state, Setting(broker_band(layout, demands), 0, None, False))
+        first = state.optimum(state.scale, relax_first=True, keep=True)
+        if first is None or not (broken := state.loose.broken(first)):
+            continue
+        topics = {t for t, _ in broken}
+        state.loose.pose(state, topics)
+        yield state, first, topics
+
+
+def test_the_topics_that_broke_a_row_keep_as_many_and_every_other_topic_stays_as_it_was() -> None:
+    solved = 0
+    for state, first, topics in _broken():
+        found = held_optimum(state, first, topics, relax_first=True)
+        if found is None:
+            continue
+        solved += 1
+        gain = np.frombuffer(state.gain, dtype=np.int64)
+        assert gain @ found == gain @ first
+        owner = _owners(state, len(found))
+        others = (owner >= 0) & ~np.isin(owner, list(topics))
+        assert np.array_equal(found[others], first[others])
+        assert np.array_equal(found, np.rint(found))
+        assert meets_rows(state.posed_matrix(), found, state.lows, state.highs)
+        assert not state.loose.broken(found)
+        # The whole program with the posed rows keeps no more: the held solution is an optimum.
+        whole = state.optimum(state.scale, relax_first=True, keep=True)
+        assert whole is not None and gain @ whole == gain @ found
+    assert solved, "no broken topic was solved again with the others held: the test exercises nothing"
+
+
+def test_a_solution_the_held_program_cannot_keep_as_many_as_gives_none() -> None:
+    # The broken topics' kept replicas claimed at every column's bound: more than any solution of
+    # their rows keeps, so the whole program must be solved again.
+    tried = 0
+    for state, first, topics in _broken():
+        gain = np.frombuffer(state.gain, dtype=np.int64)
+        mine = np.isin(_owners(state, len(first)), list(topics)) & (gain > 0)
+        claimed = first.copy()
+        claimed[mine] = np.frombuffer(state.upper, dtype=np.float64)[mine]
+        if gain @ claimed <= gain @ first:
+            continue
+        tried += 1
+        assert held_optimum(state, claimed, topics, relax_first=True) is None
+    assert tried, "no broken topic keeps replicas through its own columns: the test exercises nothing"
