@@ -170,11 +170,12 @@ def _in_bulk(
 
 
 def _grouped(keys: np.ndarray, cols: np.ndarray) -> dict[int, list[int]]:
-    """``cols`` by key, each list in the columns' order."""
-    order = np.argsort(keys, kind="stable")
-    uniq, at = np.unique(keys[order], return_index=True)
-    parts = np.split(cols[order], at[1:])
-    return {int(k): part.tolist() for k, part in zip(uniq.tolist(), parts, strict=True)}
+    """``cols`` by key, each list in the columns' order. A topic's pinned replicas are tens, where
+    a loop costs less than the sorts and splits numpy would make of them."""
+    out: dict[int, list[int]] = {}
+    for key, col in zip(keys.tolist(), cols.tolist(), strict=True):
+        out.setdefault(key, []).append(col)
+    return out
 
 
 def binding_floors(layout: RackLayout, d: TopicDemand) -> list[int]:
