@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+import random
+
+from support.clusters import generated
+
 from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
 from ferry.plan.balance.repair.kept_flow import kept_exactly
 from ferry.plan.balance.repair.swaps import _Extras, _moves, _Swaps, swap_extras
@@ -90,3 +95,42 @@ def test_a_topic_still_short_is_solved_again_with_the_topics_holding_extras_wher
     for t in (0, 1):
         assert kept_exactly(layout, demands[t], quotas[t]) == exact[t]
     assert not swaps.gathered(0)  # at its count now: nothing more to win in that chunk
+
+
+def test_partners_come_in_the_order_that_finds_a_swap_early() -> None:
+    """Every (give, take) pair of a skewed cluster of topics of 1 to 6 partitions: the partners
+    with an extra on ``give`` and none on ``take`` come those whose extra on ``give`` holds a new
+    replica first, then those holding more than their base on ``take``, then the smaller, then by
+    topic."""
+    full = generated(brokers=9, racks=3, topics=40, partitions=6, rf=3, seed=5, occupied=7, skew=0.6)
+    # Topic n keeps its first 1 + n % 6 partitions.
+    kept = [s for s in full.partitions if s.tp.partition <= int(s.tp.topic[-3:]) % 6]
+    snapshot = ClusterSnapshot.of(full.brokers, kept)
+    goal = Goal()
+    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
+    demands = [prepare_topic(parts, goal, layout)[1] for parts in in_scope(snapshot, goal)]
+    rnd = random.Random(3)
+    quotas = [tuple(b + rnd.randint(0, 1) for b in d.quota.base) for d in demands]
+    topics = list(range(len(demands)))
+    extras = _Extras(demands, topics, quotas)
+    weighed = 0
+    for give, take in itertools.permutations(range(len(layout.brokers)), 2):
+        rack = layout.rack_at[take]
+        found = extras.partners(give, take, rack)
+        candidates = [
+            u
+            for u in topics
+            if quotas[u][give] > demands[u].quota.base[give]
+            and quotas[u][take] == demands[u].quota.base[take]
+            and demands[u].quota.rack_extras[rack][1] > 0
+        ]
+
+        keys = {u: _partner_key(demands[u], give, take) for u in candidates}
+        assert found == sorted(candidates, key=lambda u: (*keys[u], u))
+        weighed += len({keys[u] for u in found}) > 1
+    assert weighed, "no pair had partners of different keys: the order is not exercised"
+
+
+def _partner_key(d: TopicDemand, give: int, take: int) -> tuple[bool, bool, int]:
+    held, base = d.held, d.quota.base
+    return held[give] > base[give], not held[take] > base[take], len(d.layouts)
