@@ -9,22 +9,26 @@ from support.clusters import generated
 
 from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
 from ferry.plan.balance.repair.kept_flow import kept_exactly
-from ferry.plan.balance.repair.swaps import _Extras, _moves, _Swaps, swap_extras
+from ferry.plan.balance.repair.swaps import IN_VAIN, _Extras, _moves, _passes, _Swaps, swap_extras
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
 
 
-def _two_topics(u_on: tuple[int, int, int] = (1, 3, 5)) -> tuple[RackLayout, list[TopicDemand]]:
+def _two_topics(
+    u_on: tuple[int, int, int] = (1, 3, 5), others: int = 0
+) -> tuple[RackLayout, list[TopicDemand]]:
     """Racks r0-r2 of two brokers each (0-1, 2-3, 4-5); one partition each, RF 3. Topic ``t`` sits
-    on 0, 1 (one rack: only one of them can stay) and 2; topic ``u`` on ``u_on``."""
+    on 0, 1 (one rack: only one of them can stay) and 2; topic ``u`` on ``u_on``; ``others`` more
+    topics on 0, 2 and 4."""
     brokers = [Broker(b, f"r{b // 2}") for b in range(6)]
     states = [
         PartitionState(TopicPartition("t", 0), (0, 1, 2), 0, (0, 1, 2), 100),
         PartitionState(TopicPartition("u", 0), u_on, u_on[0], u_on, 100),
+        *(PartitionState(TopicPartition(f"w{n}", 0), (0, 2, 4), 0, (0, 2, 4), 100) for n in range(others)),
     ]
     snapshot = ClusterSnapshot.of(brokers, states)
-    goal = Goal(replication_factors={"t": 3, "u": 3})
+    goal = Goal(replication_factors={s.tp.topic: 3 for s in states})
     layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
     return layout, [prepare_topic(parts, goal, layout)[1] for parts in in_scope(snapshot, goal)]
 
@@ -95,6 +99,22 @@ def test_a_topic_still_short_is_solved_again_with_the_topics_holding_extras_wher
     for t in (0, 1):
         assert kept_exactly(layout, demands[t], quotas[t]) == exact[t]
     assert not swaps.gathered(0)  # at its count now: nothing more to win in that chunk
+
+
+def test_the_passes_stop_once_topics_in_a_row_find_no_swap() -> None:
+    """Topics w0.. hold no extra (no move of one to weigh) and are short of a count no swap can
+    reach; t, after them, finds its swap unless :data:`IN_VAIN` of them came first."""
+    for before in (IN_VAIN - 1, IN_VAIN):
+        layout, demands = _two_topics(others=before)
+        quotas = [*QUOTAS, *(d.quota.base for d in demands[2:])]
+        exact = {x: kept_exactly(layout, demands[x], quotas[x]) for x in range(len(demands))}
+        counted = [2, 2, *(exact[x] + 1 for x in range(2, len(demands)))]
+        keeps: list[dict[int, frozenset[int]]] = [{} for _ in demands]
+        topics = list(range(len(demands)))
+        swaps = _Swaps(layout, demands, quotas, keeps, exact, _Extras(demands, topics, quotas))
+        short = _passes(swaps, [*range(2, len(demands)), 0], counted)
+        assert (0 in short) == (before == IN_VAIN)
+        assert exact[0] == (1 if before == IN_VAIN else 2)
 
 
 def test_partners_come_in_the_order_that_finds_a_swap_early() -> None:

@@ -63,6 +63,16 @@ topics, which the placement wins back anyway: it plans at its bound) none is fou
 searches cost it about a tenth of its time (half that before the moves were ordered)."""
 
 
+IN_VAIN = 8
+"""Short topics in a row whose search finds no swap before the passes stop (the topics still short
+then go on to :meth:`_Swaps.gathered`). A search weighs up to 64 moves and 128 partners in exact
+flows. Seen outside the benchmark scripts (qualitative): on the skewed starts of
+`benchmarks/plan_quality.py --shapes` and `--huge` no search finds one (the placement wins those
+topics back: both plan at their bound), and the 1M start has hundreds of them; on the racks of 30
+to 6 and "remove 20 of 200" nearly every search finds one, the 1M racks of 30 missing a few
+apart, never many in a row."""
+
+
 GIVE_UP = 2
 """Chunks of a topic still short after the passes (:meth:`_Swaps.gathered`) that win nothing, one
 after the other, before the pass stops solving them: each is a chunk program, and on the skewed
@@ -80,11 +90,14 @@ class _Extras:
     ) -> None:
         self.row = {t: j for j, t in enumerate(topics)}
         self.topics = np.asarray(topics, dtype=np.int64)
-        self.at = np.concatenate(_above_base(demands, topics, quotas))
-        self.over = np.concatenate(_above_base(demands, topics, [d.held for d in demands]))
+        # Column-major: a search reads a broker's (or rack's) column of every topic, a swap writes a
+        # topic's row of a few hundred brokers.
+        self.at = np.asfortranarray(np.concatenate(_above_base(demands, topics, quotas)))
+        self.over = np.asfortranarray(np.concatenate(_above_base(demands, topics, [d.held for d in demands])))
         """Per topic and broker position whether the topic holds more there than its base."""
         self.size = np.fromiter((len(demands[t].layouts) for t in topics), dtype=np.int64, count=len(topics))
-        self.open = np.array([[hi > 0 for _, hi in demands[t].quota.rack_extras] for t in topics], dtype=bool)
+        opened = [[hi > 0 for _, hi in demands[t].quota.rack_extras] for t in topics]
+        self.open = np.asfortranarray(np.array(opened, dtype=bool))
 
     def update(self, demand: TopicDemand, t: int, quota: Sequence[int]) -> None:
         self.at[self.row[t]] = np.asarray(quota) > np.asarray(demand.quota.base)
@@ -198,15 +211,7 @@ def swap_extras(
     if not short:
         return
     swaps = _Swaps(layout, demands, quotas, keeps, exact, _Extras(demands, topics, quotas))
-    for _ in range(PASSES):
-        taken = False
-        for t in short:
-            # Each swap taken raises the pair's count: this ends.
-            while exact[t] < counted[t] and swaps.one(t):
-                taken = True
-        short = [t for t in short if exact[t] < counted[t]]
-        if not short or not taken:
-            break
+    short = _passes(swaps, short, counted)
     missed = 0
     for t in short:
         while missed < GIVE_UP and exact[t] < counted[t]:
@@ -214,6 +219,28 @@ def swap_extras(
                 missed += 1
                 break
             missed = 0
+
+
+def _passes(swaps: _Swaps, short: list[int], counted: Sequence[int]) -> list[int]:
+    """Up to :data:`PASSES` passes of swaps over the ``short`` topics, until :data:`IN_VAIN` topics
+    in a row find none; the topics still short after them."""
+    exact, in_vain = swaps.exact, 0
+    for _ in range(PASSES):
+        taken = False
+        for t in short:
+            if exact[t] >= counted[t]:
+                continue  # raised as another topic's partner
+            found = False
+            # Each swap taken raises the pair's count: this ends.
+            while exact[t] < counted[t] and swaps.one(t):
+                found = taken = True
+            in_vain = 0 if found else in_vain + 1
+            if in_vain == IN_VAIN:
+                break
+        short = [t for t in short if exact[t] < counted[t]]
+        if not short or not taken or in_vain == IN_VAIN:
+            break
+    return short
 
 
 def _moves(layout: RackLayout, d: TopicDemand, quota: Sequence[int]) -> Iterator[tuple[int, int]]:
