@@ -122,15 +122,7 @@ def test_partners_come_in_the_order_that_finds_a_swap_early() -> None:
     with an extra on ``give`` and none on ``take`` come those whose extra on ``give`` holds a new
     replica first, then those holding more than their base on ``take``, then the smaller, then by
     topic."""
-    full = generated(brokers=9, racks=3, topics=40, partitions=6, rf=3, seed=5, occupied=7, skew=0.6)
-    # Topic n keeps its first 1 + n % 6 partitions.
-    kept = [s for s in full.partitions if s.tp.partition <= int(s.tp.topic[-3:]) % 6]
-    snapshot = ClusterSnapshot.of(full.brokers, kept)
-    goal = Goal()
-    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
-    demands = [prepare_topic(parts, goal, layout)[1] for parts in in_scope(snapshot, goal)]
-    rnd = random.Random(3)
-    quotas = [tuple(b + rnd.randint(0, 1) for b in d.quota.base) for d in demands]
+    layout, demands, quotas = _skewed()
     topics = list(range(len(demands)))
     extras = _Extras(demands, topics, quotas)
     weighed = 0
@@ -149,6 +141,39 @@ def test_partners_come_in_the_order_that_finds_a_swap_early() -> None:
         assert found == sorted(candidates, key=lambda u: (*keys[u], u))
         weighed += len({keys[u] for u in found}) > 1
     assert weighed, "no pair had partners of different keys: the order is not exercised"
+
+
+def test_a_gathered_chunk_takes_first_the_partners_whose_extras_hold_new_replicas() -> None:
+    """For every set of two brokers a topic wants extras on: the topics with an extra on either,
+    those whose extras there hold fewest replicas above their base first, then the smaller, then by
+    topic."""
+    layout, demands, quotas = _skewed()
+    topics = list(range(len(demands)))
+    extras = _Extras(demands, topics, quotas)
+    for wants in itertools.combinations(range(len(layout.brokers)), 2):
+        with_extra = [u for u in topics if any(quotas[u][b] > demands[u].quota.base[b] for b in wants)]
+
+        def key(u: int, wants: tuple[int, ...] = wants) -> tuple[int, int, int]:
+            d = demands[u]
+            above = [b for b in wants if quotas[u][b] > d.quota.base[b] and d.held[b] > d.quota.base[b]]
+            return len(above), len(d.layouts), u
+
+        assert extras.gathering(list(wants)) == sorted(with_extra, key=key)
+
+
+def _skewed() -> tuple[RackLayout, list[TopicDemand], list[tuple[int, ...]]]:
+    """A skewed cluster of 40 topics of 1 to 6 partitions on 9 brokers in 3 racks, with random
+    extras on top of each topic's base."""
+    full = generated(brokers=9, racks=3, topics=40, partitions=6, rf=3, seed=5, occupied=7, skew=0.6)
+    # Topic n keeps its first 1 + n % 6 partitions.
+    kept = [s for s in full.partitions if s.tp.partition <= int(s.tp.topic[-3:]) % 6]
+    snapshot = ClusterSnapshot.of(full.brokers, kept)
+    goal = Goal()
+    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
+    demands = [prepare_topic(parts, goal, layout)[1] for parts in in_scope(snapshot, goal)]
+    rnd = random.Random(3)
+    quotas = [tuple(b + rnd.randint(0, 1) for b in d.quota.base) for d in demands]
+    return layout, demands, quotas
 
 
 def _partner_key(d: TopicDemand, give: int, take: int) -> tuple[bool, bool, int]:

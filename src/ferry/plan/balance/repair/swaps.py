@@ -113,6 +113,18 @@ class _Extras:
         found: list[int] = topics[order].tolist()
         return found
 
+    def gathering(self, wants: Sequence[int]) -> list[int]:
+        """The topics with an extra on any of the ``wants`` positions; those whose extras there
+        hold fewest replicas they keep (more than their base) first, as giving one up keeps as
+        many, then the smaller, then by topic."""
+        cols = np.asarray(wants, dtype=np.int64)
+        rows = np.flatnonzero(self.at[:, cols].any(axis=1))
+        where = np.ix_(rows, cols)
+        holding = (self.at[where] & self.over[where]).sum(axis=1)
+        topics = self.topics[rows]
+        found: list[int] = topics[np.lexsort((topics, self.size[rows], holding))].tolist()
+        return found
+
 
 def _above_base(
     demands: Sequence[TopicDemand], topics: Sequence[int], counts: Sequence[Sequence[int]]
@@ -170,19 +182,10 @@ class _Swaps:
         partners trade at once, which is what the last topics left short by the swaps need."""
         d, quota = self.demands[t], self.quotas[t]
         wants = [i for i, q in enumerate(quota) if d.held[i] > q]
-        rows = np.flatnonzero(self.extras.at[:, wants].any(axis=1))
-        found = [u for u in self.extras.topics[rows].tolist() if u != t]
+        found = [u for u in self.extras.gathering(wants) if u != t]
         if not found:
             return False
-
-        # Partners whose extras there hold new replicas first (giving one up keeps as many), then
-        # the smaller, then by topic.
-        def key(u: int) -> tuple[int, int, int]:
-            du, at = self.demands[u], self.extras.at[self.extras.row[u]]
-            holding = sum(1 for b in wants if at[b] and du.held[b] > du.quota.base[b])
-            return holding, len(du.layouts), u
-
-        return self._rejoined(t, *sorted(found, key=key)[:GATHERED])
+        return self._rejoined(t, *found[:GATHERED])
 
     def _rejoined(self, *chunk: int) -> bool:
         """The topics of ``chunk`` solved again together, taken where they keep more."""
