@@ -70,7 +70,7 @@ flows. Seen outside the benchmark scripts (qualitative): on the skewed starts of
 `benchmarks/plan_quality.py --shapes` and `--huge` no search finds one (the placement wins those
 topics back: both plan at their bound), and the 1M start has hundreds of them; on the racks of 30
 to 6 and "remove 20 of 200" nearly every search finds one, the 1M racks of 30 missing a few
-apart (at most three in a row in the 400 searches looked at)."""
+apart, never a long run of them in the part looked at."""
 
 
 GIVE_UP = 2
