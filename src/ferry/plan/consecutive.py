@@ -1,10 +1,16 @@
 """Items laid out in consecutive groups (a topic's columns, a partition's replicas), with numpy:
-where each group starts, each item's place in its group, the indices a group spans, and the runs
-of equal keys."""
+where each group starts, each item's place in its group, the indices a group spans, the runs of
+equal keys; and items cut into groups (lists per group, tuples of a size)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from typing import TypeVar
+
 import numpy as np
+
+T = TypeVar("T")
 
 
 def starts(counts: np.ndarray) -> np.ndarray:
@@ -32,3 +38,16 @@ def runs(keys: np.ndarray) -> list[tuple[int, int]]:
         return []
     begins = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]).tolist()
     return list(zip(begins, [*begins[1:], len(keys)], strict=True))
+
+
+def per_group(items: list[T], group: np.ndarray, groups: int) -> list[list[T]]:
+    """``items`` (sorted by ``group``) cut into one list per group, ``groups`` of them."""
+    ends = np.cumsum(np.bincount(group, minlength=groups)).tolist()
+    return [items[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+
+
+def batched(items: Iterable[T], size: int) -> Iterator[tuple[T, ...]]:
+    """``items`` in tuples of ``size`` (the last one shorter)."""
+    it = iter(items)
+    while chunk := tuple(islice(it, size)):
+        yield chunk

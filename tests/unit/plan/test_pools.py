@@ -4,6 +4,9 @@ one, and its split meets every row of the full program."""
 from __future__ import annotations
 
 import itertools
+import sys
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +20,7 @@ from ferry.plan.balance.program import integer_program as program_module
 from ferry.plan.balance.program.columns import Columns, TopicColumns
 from ferry.plan.balance.program.integer_program import build, solve
 from ferry.plan.balance.program.loaded import loaded_brokers
+from ferry.plan.balance.program.pinned_run import runs_pinned
 from ferry.plan.balance.program.plain_rack_room import run_room
 from ferry.plan.balance.program.pools import (
     FULL_FINE,
@@ -36,11 +40,15 @@ from ferry.plan.planner import in_scope, prepare_topic, target_brokers
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+import shapes  # the benchmarks folder is no package: found by path
+
 
 @st.composite
-def wide(draw: st.DrawFn) -> tuple[ClusterSnapshot, Goal]:
+def wide(draw: st.DrawFn, skews: tuple[float, ...] = (0.0,)) -> tuple[ClusterSnapshot, Goal]:
     """Small topics on many brokers (most brokers hold nothing of a topic), new brokers added or
-    the replication factor changed, racks of unequal size included."""
+    the replication factor changed, racks of unequal size included; with ``skews`` above 0, low
+    broker ids likelier to hold replicas (two in a rack: pinned partitions)."""
     brokers = draw(st.integers(6, 30))
     rf = draw(st.integers(1, 3))
     snapshot = generated(
@@ -51,6 +59,7 @@ def wide(draw: st.DrawFn) -> tuple[ClusterSnapshot, Goal]:
         rf=rf,
         seed=draw(st.integers(0, 2**16)),
         occupied=brokers - draw(st.integers(0, brokers // 3)),
+        skew=draw(st.sampled_from(skews)),
     )
     kind = draw(st.sampled_from(["rebalance", "rebalance", "down", "up"]))
     factors = {"down": max(1, rf - 1), "up": rf + 1}
@@ -204,9 +213,9 @@ def test_a_broker_holding_the_topic_takes_none_of_its_pool() -> None:
     assert split(layout, extras, pools, np.array([1.0, 0.0, 1.0, 0.0, 1.0]))[:2] == ([[1]], [])
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    wide(),
+    wide(skews=(0.0, 0.0, 2.0, 4.0)),
     st.sampled_from([0, 1]),
     st.booleans(),
     st.booleans(),
@@ -216,9 +225,9 @@ def test_a_broker_holding_the_topic_takes_none_of_its_pool() -> None:
 def test_plain_topics_built_in_bulk_give_the_same_program(
     case: tuple[ClusterSnapshot, Goal], slack: int, voluntary: bool, refine: bool, seed: int, chunk: int
 ) -> None:
-    """Runs of plain topics built at once (ferry.plan.balance.program.plain_topics) pose the program the
-    topic-by-topic build poses: the same columns, rows, entries, penalties, left-out rows and per-topic
-    records."""
+    """Runs of plain topics, and of topics with pinned partitions (ferry.plan.balance.program.pinned_run),
+    built at once pose the program the topic-by-topic build poses: the same columns, rows, entries,
+    penalties, left-out rows and per-topic records."""
     layout, demands = _posed(*case)
     setting = Setting(broker_band(layout, demands), slack, None, voluntary)
     rng = np.random.default_rng(seed)
@@ -231,31 +240,56 @@ def test_plain_topics_built_in_bulk_give_the_same_program(
         refined.capped = {(t, k) for t in range(len(demands)) for k in racks if rng.random() < 0.2}
     # Some brokers loaded (columns of their own for every topic), or those the band shows.
     loaded = frozenset(i for i in range(len(layout.brokers)) if rng.random() < 0.2) if seed % 2 else None
-    built = []
     previous, program_module.PLAIN_CHUNK = program_module.PLAIN_CHUNK, chunk  # runs cut into chunks
     try:
-        for bulk in (True, False):
-            program = ProgramState(
+        bulk_built, alone = (
+            _built(
                 layout,
                 demands,
+                setting,
+                bulk,
                 voluntary=voluntary,
                 room_rows=rows,
-                pool=True,
                 refined=refined,
                 loaded=loaded,
             )
-            program.bulk = bulk
-            build(program, setting)
-            built.append(program)
+            for bulk in (True, False)
+        )
     finally:
         program_module.PLAIN_CHUNK = previous
-    bulk_built, alone = built
+    _assert_same_program(bulk_built, alone)
+
+
+def test_a_skewed_starts_pinned_topics_built_in_runs_give_the_same_program() -> None:
+    """On 10k partitions of the skewed shape of `benchmarks/shapes.py` nearly every topic not plain
+    has pinned partitions and is built in a pinned run: the same program as topic by topic."""
+    skewed = next(s for s in shapes.SHAPES if s.start == "skewed").scaled(0.01, "10k")
+    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(skewed, 7))
+    layout, demands = _posed(snapshot, goal)  # type: ignore[arg-type]
+    setting = Setting(broker_band(layout, demands), 0, None, False)
+    bulk_built, alone = (_built(layout, demands, setting, bulk, room_rows=set()) for bulk in (True, False))
+    in_runs = [t for t, d in enumerate(demands) if runs_pinned(bulk_built, t, d)]
+    assert len(in_runs) > len(demands) // 2
+    _assert_same_program(bulk_built, alone)
+
+
+def _built(
+    layout: RackLayout, demands: list[TopicDemand], setting: Setting, bulk: bool, **options: Any
+) -> ProgramState:
+    program = ProgramState(layout, demands, pool=True, **options)
+    program.bulk = bulk
+    build(program, setting)
+    return program
+
+
+def _assert_same_program(bulk_built: ProgramState, alone: ProgramState) -> None:
     for name in ("rows", "cols", "vals", "lows", "highs", "upper", "gain", "size", "penalty", "implied"):
         assert list(getattr(bulk_built, name)) == list(getattr(alone, name)), name
     assert bulk_built.kinds == alone.kinds
+    assert [list(a) for a in bulk_built.grouped] == [list(a) for a in alone.grouped]
     for name in ("topic", "rack", "most", "owner", "cols"):
         assert list(getattr(bulk_built.loose, name)) == list(getattr(alone.loose, name)), name
-    for name in ("implied_at", "constant"):
+    for name in ("implied_at", "constant", "free_at"):
         assert getattr(bulk_built, name) == getattr(alone, name), name
     for name in ("extras", "kept"):
         bulk_arrays, alone_arrays = getattr(bulk_built, name).arrays(), getattr(alone, name).arrays()
@@ -263,6 +297,12 @@ def test_plain_topics_built_in_bulk_give_the_same_program(
     for name in ("topic", "rack", "first", "count"):
         assert list(getattr(bulk_built.pools, name)) == list(getattr(alone.pools, name)), name
     assert bulk_built.pools.into == alone.pools.into
+    for mine, theirs in zip(bulk_built.pinned, alone.pinned, strict=True):
+        assert (mine is None) == (theirs is None)
+        if mine is not None and theirs is not None:
+            assert mine.pins == theirs.pins
+            for field in ("brokers", "position", "cols", "pin", "rack", "rf", "hi", "bounded"):
+                assert getattr(mine, field).tolist() == getattr(theirs, field).tolist(), field
 
 
 @settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

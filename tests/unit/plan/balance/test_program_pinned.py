@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from support.clusters import generated
 
 from ferry.model import ClusterSnapshot, Goal, RackMode
-from ferry.plan.balance.program.pinned_rows import InRack, _one_by_one, _plain, binding_floors, pinned_columns
+from ferry.plan.balance.program.pinned_rows import InRack, _one_by_one, binding_floors, pinned_columns, plain_pins
 from ferry.plan.balance.program.pinned_set import PinnedSet
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
@@ -55,7 +55,8 @@ def _posed(state: ProgramState) -> dict[str, list[object]]:
     return {k: list(v) if isinstance(v, array | list) else v for k, v in held.items()}
 
 
-@SETTINGS
+# Most draws admit no topic (an out-of-sync replica, a rack's lower bound): filtered out, and more drawn.
+@settings(SETTINGS, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(posed(st.sampled_from([0, 4, 5])))
 def test_pinned_columns_in_bulk_equal_those_posed_one_by_one(
     case: tuple[RackLayout, list[TopicDemand]],
@@ -67,7 +68,7 @@ def test_pinned_columns_in_bulk_equal_those_posed_one_by_one(
         on_broker, in_rack, kept_in_rack, room_cols = pinned_columns(bulk, t, d)
         if not d.pinned:
             continue
-        admitted += int(_plain(bulk, t, d))
+        admitted += int(plain_pins(bulk, t, d))
         floors = {k: InRack() for k in binding_floors(layout, d)}
         assert (on_broker, kept_in_rack, room_cols) == _one_by_one(single, t, d, floors)
         assert in_rack == floors

@@ -43,7 +43,7 @@ rows.
 from __future__ import annotations
 
 from array import array
-from itertools import compress
+from itertools import compress, groupby
 
 import numpy as np
 
@@ -53,11 +53,13 @@ from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.full_pools import oversaturated, saturation_rows
 from ferry.plan.balance.program.held import held_optimum
 from ferry.plan.balance.program.loaded import loaded_brokers
-from ferry.plan.balance.program.plain_topics import PLAIN_CHUNK, add_plain, batched, is_plain
+from ferry.plan.balance.program.pinned_run import runs_pinned
+from ferry.plan.balance.program.plain_topics import PLAIN_CHUNK, add_plain, is_plain
 from ferry.plan.balance.program.pools import split, tight
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.program.topic_rows import add_topic
 from ferry.plan.balance.setting import Setting
+from ferry.plan.consecutive import batched
 from ferry.plan.prepare.shrink_groups import realise
 
 
@@ -175,7 +177,8 @@ def build(state: ProgramState, setting: Setting) -> None:
 def _topics(state: ProgramState, pooling: bool) -> None:
     """Every topic's columns and rows: the plain ones
     (:mod:`ferry.plan.balance.program.plain_topics`) first, in bulk, then the others, each in
-    topic order. Plain topics come interleaved with the others (three racks at three replicas, a
+    topic order, runs of those with pinned partitions (:mod:`ferry.plan.balance.program.pinned_run`)
+    in bulk too. Plain topics come interleaved with the others (three racks at three replicas, a
     start that breaks the rack rule on some partitions of most topics), and runs of one or two
     cost numpy more than they save."""
     plain = [pooling and is_plain(state, t, d) for t, d in enumerate(state.demands)]
@@ -186,8 +189,15 @@ def _topics(state: ProgramState, pooling: bool) -> None:
     else:
         for t in chosen:
             add_topic(state, t, state.demands[t], pooling=pooling)
-    for t in compress(range(len(plain)), (not p for p in plain)):
-        add_topic(state, t, state.demands[t], pooling=pooling)
+    rest = compress(range(len(plain)), (not p for p in plain))
+    in_runs = state.bulk and pooling
+    for pinned, run in groupby(rest, key=lambda t: in_runs and runs_pinned(state, t, state.demands[t])):
+        if pinned:
+            for chunk in batched(run, PLAIN_CHUNK):
+                add_plain(state, list(chunk), pinned=True)
+        else:
+            for t in run:
+                add_topic(state, t, state.demands[t], pooling=pooling)
 
 
 def _read(state: ProgramState, x: np.ndarray) -> Balance:

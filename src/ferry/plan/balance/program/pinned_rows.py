@@ -48,7 +48,7 @@ def pinned_columns(
     in_rack = {k: InRack() for k in binding_floors(layout, d)}
     if not d.pinned:
         return {}, in_rack, {}, {}
-    if _plain(program, t, d):
+    if plain_pins(program, t, d):
         on_broker, kept_in_rack = _in_bulk(program, t, d)
         return on_broker, in_rack, kept_in_rack, {}
     on_broker, kept_in_rack, room_cols = _one_by_one(program, t, d, in_rack)
@@ -111,7 +111,7 @@ def _room_rows(
             program.row([(w, 1.0), *here], -np.inf, hi)
 
 
-def _plain(program: ProgramState, t: int, d: TopicDemand) -> bool:
+def plain_pins(program: ProgramState, t: int, d: TopicDemand) -> bool:
     """Whether every pinned partition of the topic gets only its pair rows and its row of at most
     ``rf`` replicas (:func:`_in_bulk`): no rack asks a lower bound of it, every replica is in sync
     (or none is told apart), and the topic gets no rack-room row."""
@@ -125,7 +125,7 @@ def _plain(program: ProgramState, t: int, d: TopicDemand) -> bool:
 def _in_bulk(
     program: ProgramState, t: int, d: TopicDemand
 ) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
-    """The columns and rows :func:`pinned_columns` poses for a topic :func:`_plain` admits, in the same
+    """The columns and rows :func:`pinned_columns` poses for a topic :func:`plain_pins` admits, in the same
     order, with a few array operations instead of a loop per partition (most partitions of a skewed
     start are pinned); returns the columns per broker position and per rack."""
     layout = program.layout

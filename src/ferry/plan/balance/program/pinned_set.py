@@ -63,6 +63,26 @@ class PinnedSet:
             bounded,
         )
 
+    def parts(self, pin_count: np.ndarray, cols: np.ndarray) -> list[PinnedSet]:
+        """The set of a run of topics (:mod:`ferry.plan.balance.program.pinned_run`) cut into one per
+        topic, of ``pin_count`` partitions each, with ``cols`` (per replica) as their columns."""
+        pin_at = np.concatenate(([0], np.cumsum(pin_count))).tolist()
+        rep_at = np.searchsorted(self.pin, pin_at).tolist()
+        return [
+            PinnedSet(
+                self.pins[a:b],
+                self.brokers[r:s],
+                self.position[r:s],
+                cols[r:s],
+                self.pin[r:s] - a,
+                self.rack[r:s],
+                self.rf[a:b],
+                self.hi[a:b],
+                self.bounded[a:b],
+            )
+            for a, b, r, s in zip(pin_at[:-1], pin_at[1:], rep_at[:-1], rep_at[1:], strict=True)
+        ]
+
     def counts(self) -> np.ndarray:
         """Per partition and rack, the replicas it holds there."""
         racks = self.hi.shape[1]

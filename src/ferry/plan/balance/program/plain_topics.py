@@ -14,35 +14,24 @@ for column and row for row).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import chain, compress, islice
-from operator import itemgetter
-from typing import TypeVar
 
 import numpy as np
 
 from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.loaded import loaded_pools
 from ferry.plan.balance.program.pinned_rows import binding_floors
+from ferry.plan.balance.program.pinned_run import PinnedRun, TailRows
 from ferry.plan.balance.program.pools import pool_columns, pool_width
+from ferry.plan.balance.program.run_holders import Holders
 from ferry.plan.balance.program.state import PlainRun, ProgramState
 from ferry.plan.balance.solvers.transport import RACK, TOPIC
-from ferry.plan.consecutive import rank, spans, starts
+from ferry.plan.consecutive import per_group, rank, spans, starts
 from ferry.plan.prepare.demand import TopicDemand, distinct_bases, extra_bounds
-
-T = TypeVar("T")
 
 PLAIN_CHUNK = 8192
 """Most plain topics built at once: the arrays of a run grow with it, and the program's build was
 the driver's peak of memory at 100,000 topics when they were built in one go."""
-
-
-def batched(items: Iterable[T], size: int) -> Iterator[tuple[T, ...]]:
-    """``items`` in tuples of ``size`` (the last one shorter)."""
-    it = iter(items)
-    while chunk := tuple(islice(it, size)):
-        yield chunk
 
 
 def is_plain(program: ProgramState, t: int, d: TopicDemand) -> bool:
@@ -57,71 +46,13 @@ def is_plain(program: ProgramState, t: int, d: TopicDemand) -> bool:
     )
 
 
-@dataclass(frozen=True)
-class _Holders:
-    """The brokers holding each topic of a run, flat: per entry its topic (index in the run),
-    broker position and the topic's held, free, base and shed counts there."""
-
-    topic: np.ndarray
-    pos: np.ndarray
-    held: np.ndarray
-    free: np.ndarray
-    base: np.ndarray
-    shed: np.ndarray
-
-    def joined(self, topic: np.ndarray, pos: np.ndarray, base: np.ndarray) -> tuple[_Holders, np.ndarray]:
-        """These entries and more of brokers holding nothing (``topic``, ``pos``, ``base``), by topic
-        then position; and where each entry of the join (these first) went."""
-        none = np.zeros(len(topic), dtype=np.int64)
-        parts = [
-            (self.topic, topic),
-            (self.pos, pos),
-            (self.held, none),
-            (self.free, none),
-            (self.base, base),
-            (self.shed, none),
-        ]
-        joined = [np.concatenate(pair) for pair in parts]
-        order = np.lexsort((joined[1], joined[0]))
-        return _Holders(*(values[order] for values in joined)), order
-
-    @classmethod
-    def of(cls, demands: Sequence[TopicDemand], brokers: int) -> _Holders:
-        span = range(brokers)
-        where = [list(compress(span, d.held)) for d in demands]
-        counts = np.fromiter(map(len, where), dtype=np.int64, count=len(where))
-        topic = np.repeat(np.arange(len(demands)), counts)
-        pos = np.fromiter(chain.from_iterable(where), dtype=np.int64, count=len(topic))
-        getters = [_getter(w) for w in where]
-
-        def pick(values: Iterable[tuple[int, ...]]) -> np.ndarray:
-            return np.fromiter(
-                chain.from_iterable(g(v) for g, v in zip(getters, values, strict=True)),
-                dtype=np.int64,
-                count=len(pos),
-            )
-
-        held = pick(d.held for d in demands)
-        # A topic without pinned partitions or shrinking groups has one tuple for both.
-        free = held if all(d.free is d.held for d in demands) else pick(d.free for d in demands)
-        distinct, rows = distinct_bases(demands)
-        return cls(topic, pos, held, free, distinct[rows[topic], pos], pick(d.shed for d in demands))
-
-
-def _getter(where: list[int]) -> Callable[[tuple[int, ...]], Sequence[int]]:
-    """The values at ``where`` of a tuple, as a sequence (``itemgetter`` alone gives a bare value
-    for one position)."""
-    if len(where) > 1:
-        return itemgetter(*where)
-    return lambda values: [values[i] for i in where]
-
-
-def add_plain(program: ProgramState, topics: list[int]) -> None:
+def add_plain(program: ProgramState, topics: list[int], *, pinned: bool = False) -> None:
     """Columns, rows and per-topic records of the plain ``topics`` (in order), as
-    :func:`~ferry.plan.balance.program.topic_rows.add_topic` would add them one by one."""
+    :func:`~ferry.plan.balance.program.topic_rows.add_topic` would add them one by one; with
+    ``pinned``, of topics :func:`~ferry.plan.balance.program.pinned_run.runs_pinned` admits."""
     layout, demands = program.layout, [program.demands[t] for t in topics]
     racks = len(layout.members)
-    h = _Holders.of(demands, len(layout.brokers))
+    h = Holders.of(demands, len(layout.brokers))
     rack_at = np.asarray(layout.rack_at, dtype=np.int64)
     bounds, extras = extra_bounds(demands, racks)
     opened = (bounds[:, :, 1] > 0) & (extras[:, None] > 0)
@@ -138,28 +69,53 @@ def add_plain(program: ProgramState, topics: list[int]) -> None:
     rack = rack_at[h.pos]
     roomy = np.fromiter((bool(d.rack_room) for d in demands), dtype=bool, count=len(demands))
     # A broker that cannot exceed its quota keeps all it holds of free partitions; the others keep
-    # min(free, base), and one more where they take an extra (ProgramState._imply_kept).
+    # min(free, base), and one more where they take an extra (ProgramState._imply_kept), unless
+    # pinned replicas sit there (a holder row of its own: ferry.plan.balance.program.pinned_run).
     fixed = (h.held <= h.base) & ~(program.voluntary & roomy[h.topic] & (h.free > 0))
-    _keep(program, topics, h, fixed)
+    tail = PinnedRun.of(program, topics, h, fixed) if pinned else None
+    follows = ~fixed if tail is None else ~fixed & ~tail.on
+    _keep(program, topics, h, fixed, follows)
     # A rack row of most extras may be left out (loose): only the topic's row bounds a pool for sure.
     most = np.broadcast_to(extras[:, None], opened.shape)
-    cols = _Layout.of(program, h, rack, is_x, opened, most)
-    carries = (~fixed & (h.free > h.base))[is_x]
+    cols = _Layout.of(program, h, (rack, is_x, opened, most), tail)
+    carries = (follows & (h.free > h.base))[is_x]
     x_col = np.full(len(h.pos), -1, dtype=np.int32)
     x_col[is_x] = cols.x
-    # Kept until the solution is checked: in 32 bits, 3 million holders of 100,000 topics.
-    topic, pos, free, base = (a.astype(np.int32) for a in (h.topic, h.pos, h.free, h.base))
-    program.plain.append(PlainRun(np.asarray(topics, dtype=np.int64), topic, pos, free, base, x_col, fixed))
-    _columns(program, h, is_x, carries, cols)
-    _records(program, topics, h, is_x, carries, cols)
-    _rows(program, topics, (bounds, extras, own), rack[is_x], cols)
+    placed = None
+    if tail is None:
+        # Kept until the solution is checked: in 32 bits, 3 million holders of 100,000 topics.
+        topic, pos, free, base = (a.astype(np.int32) for a in (h.topic, h.pos, h.free, h.base))
+        program.plain.append(
+            PlainRun(np.asarray(topics, dtype=np.int64), topic, pos, free, base, x_col, fixed)
+        )
+    else:
+        placed = _Placed(tail, *tail.columns(h, cols.tail), x_col)
+        tail.record(program, topics, h, (placed.k, placed.f))
+    _columns(program, h, is_x, carries, cols, placed)
+    _records(program, topics, h, (is_x, carries), cols, placed)
+    _rows(program, topics, (bounds, extras, own), rack[is_x], cols, None if placed is None else (h, placed))
 
 
-def _keep(program: ProgramState, topics: list[int], h: _Holders, fixed: np.ndarray) -> None:
-    """Replicas kept without a column, and the brokers whose kept replicas follow from ``x``."""
-    kept = np.where(fixed, h.free, np.minimum(h.free, h.base))
+@dataclass(frozen=True)
+class _Placed:
+    """A pinned run (:mod:`ferry.plan.balance.program.pinned_run`) with its columns: per pinned
+    replica ``k``, per holder entry with an ``f`` column that column, and per holder entry its ``x``
+    column (-1: none)."""
+
+    run: PinnedRun
+    k: np.ndarray
+    f: np.ndarray
+    x_col: np.ndarray
+
+
+def _keep(
+    program: ProgramState, topics: list[int], h: Holders, fixed: np.ndarray, follows: np.ndarray
+) -> None:
+    """Replicas kept without a column, and the brokers whose kept replicas follow from ``x``
+    (``follows``; the others not ``fixed`` have a holder row)."""
+    kept = np.where(fixed, h.free, np.where(follows, np.minimum(h.free, h.base), 0))
     constant = np.bincount(h.topic, weights=kept, minlength=len(topics)).astype(np.int64).tolist()
-    implied = _per_topic(h.pos[~fixed].tolist(), h.topic[~fixed], len(topics))
+    implied = per_group(h.pos[follows].tolist(), h.topic[follows], len(topics))
     for t, n, at in zip(topics, constant, implied, strict=True):
         program.constant[t] += n
         program.implied_at[t] = at
@@ -209,17 +165,20 @@ class _Layout:
     most: np.ndarray
     """Per topic and rack, the most extras the program lets its pool take (its topic's)."""
     pooled: _Pooled
+    tail: np.ndarray
+    """Per topic, the first column of its pinned partitions and holder rows (a pinned run's)."""
 
     @classmethod
     def of(
         cls,
         program: ProgramState,
-        h: _Holders,
-        rack: np.ndarray,
-        is_x: np.ndarray,
-        opened: np.ndarray,
-        most: np.ndarray,
+        h: Holders,
+        entries: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+        tail: PinnedRun | None,
     ) -> _Layout:
+        """``entries``: per holder entry its rack and whether it has an extra; per topic and rack
+        whether it is open to extras, and the most its pool may take."""
+        rack, is_x, opened, most = entries
         topics, racks = opened.shape
         sizes = np.asarray(program.layout.sizes, dtype=np.int64)
         x_topic = h.topic[is_x]
@@ -227,16 +186,23 @@ class _Layout:
         idle = np.where(opened, sizes[None, :] - x_in, 0)
         pool_count = pool_width(idle, most)
         n_x = x_in.sum(axis=1)
-        count = n_x + pool_count.sum(axis=1)
+        plain = n_x + pool_count.sum(axis=1)
+        count = plain if tail is None else plain + tail.col_count
         first = len(program.upper) + starts(count)
         x = first[x_topic] + rank(x_topic, n_x)
         pool_at = (first + n_x)[:, None] + np.cumsum(pool_count, axis=1) - pool_count
         pool = np.where(pool_count > 0, pool_at, -1)
-        return cls(x, x_topic, first, count, pool, pool_count, idle, x_in, most, _Pooled.of(pool, pool_count))
+        pooled = _Pooled.of(pool, pool_count)
+        return cls(x, x_topic, first, count, pool, pool_count, idle, x_in, most, pooled, first + plain)
 
 
 def _columns(
-    program: ProgramState, h: _Holders, is_x: np.ndarray, carries: np.ndarray, cols: _Layout
+    program: ProgramState,
+    h: Holders,
+    is_x: np.ndarray,
+    carries: np.ndarray,
+    cols: _Layout,
+    placed: _Placed | None,
 ) -> None:
     """Bounds, gains and size terms of the run's columns; the penalty columns."""
     start, total = len(program.upper), int(cols.count.sum())
@@ -252,6 +218,10 @@ def _columns(
         cols.idle[pooled.topic, pooled.rack], cols.most[pooled.topic, pooled.rack]
     )
     upper[pooled.cols - start] = pool_upper
+    if placed is not None:
+        at = np.concatenate([placed.k, placed.f]) - start
+        upper[at], size[at] = placed.run.values(h)
+        gain[at] = 1
     program.add_columns(upper, gain, size)
     extend_from(program.penalty, np.repeat(pooled.cols, fines))
 
@@ -259,16 +229,24 @@ def _columns(
 def _records(
     program: ProgramState,
     topics: list[int],
-    h: _Holders,
-    is_x: np.ndarray,
-    carries: np.ndarray,
+    h: Holders,
+    extras: tuple[np.ndarray, np.ndarray],
     cols: _Layout,
+    placed: _Placed | None,
 ) -> None:
-    """Per topic: its extras (broker position, column) and the columns carrying kept replicas; the
-    pools."""
+    """Per topic: its extras (broker position, column) and the columns counting kept replicas (a
+    pinned run's ``k`` and ``f`` columns, then the extras carrying one: ``extras``, per holder entry
+    whether it has an extra and per extra whether it carries one); the pools."""
+    is_x, carries = extras
     ids = np.asarray(topics, dtype=np.int64)
     program.extras.extend(ids[cols.x_topic], h.pos[is_x], cols.x)
-    program.kept.extend(ids[cols.x_topic[carries]], np.full(int(carries.sum()), -1), cols.x[carries])
+    topic, col = cols.x_topic[carries], cols.x[carries]
+    if placed is not None:
+        pinned_topic, pinned_col, place = placed.run.kept(h, (placed.k, placed.f))
+        topic, col = np.concatenate([pinned_topic, topic]), np.concatenate([pinned_col, col])
+        order = np.lexsort((np.concatenate([place, np.full(len(cols.x[carries]), 2)]), topic))
+        topic, col = topic[order], col[order]
+    program.kept.extend(ids[topic], np.full(len(topic), -1), col)
     pooled = cols.pooled
     program.pools.extend(
         ids[pooled.topic],
@@ -278,33 +256,26 @@ def _records(
     )
 
 
-def _per_topic(items: list[T], topic: np.ndarray, topics: int) -> list[list[T]]:
-    """``items`` (sorted by ``topic``) cut into one list per topic."""
-    ends = np.cumsum(np.bincount(topic, minlength=topics)).tolist()
-    return [items[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
-
-
 def _rows(
     program: ProgramState,
     topics: list[int],
     limits: tuple[np.ndarray, np.ndarray, np.ndarray],
     x_rack: np.ndarray,
     cols: _Layout,
+    pinned: tuple[Holders, _Placed] | None,
 ) -> None:
     """Each topic's row (exactly its extras) and rack rows (its extras in a rack within the rack's
     bounds), posed or, where only a loose upper bound, left to
-    :attr:`~ferry.plan.balance.program.state.ProgramState.loose`. ``limits``: per topic and rack
+    :attr:`~ferry.plan.balance.program.state.ProgramState.loose`; then a pinned run's rows
+    (:meth:`~ferry.plan.balance.program.pinned_run.PinnedRun.rows`). ``limits``: per topic and rack
     its bounds, per topic its extras, and per topic and rack whether its loaded brokers have columns of
     their own (its row of most extras is then posed: :mod:`ferry.plan.balance.program.loaded`)."""
     bounds, extras, own = limits
-    racks = cols.pool_count.shape[1]
     lo, hi = bounds[:, :, 0], bounds[:, :, 1]
-    present = cols.x_in + cols.pool_count > 0
-    wanted = present & ~((lo == 0) & (hi >= cols.x_in + cols.idle))
-    loose = wanted & (lo == 0) & (cols.pool_count > 0) & ~own & ~_capped(program, topics, racks)
-    posed = wanted & ~loose
+    loose, posed = _rack_rows(program, topics, (lo, hi, own), cols)
     giving = extras > 0
-    nrows = giving + posed.sum(axis=1)
+    plain_rows = giving + posed.sum(axis=1)
+    nrows = plain_rows if pinned is None else plain_rows + pinned[1].run.row_count
     first_row = len(program.lows) + starts(nrows)
     rack_row = np.where(posed, first_row[:, None] + giving[:, None] + np.cumsum(posed, axis=1) - posed, -1)
     # Entries of every (topic, rack): its extras on holders, then its pooled columns.
@@ -318,17 +289,43 @@ def _rows(
     pair_row = rack_row[e_topic, e_rack]
     in_rack = pair_row >= 0
     t_rows = np.flatnonzero(giving)
-    t_cols = np.repeat(t_rows, cols.count[t_rows])
-    topic_entries = spans(cols.first[t_rows], cols.count[t_rows])
-    rows = np.concatenate([first_row[t_cols], pair_row[in_rack]])
-    entry_cols = np.concatenate([topic_entries, e_col[in_rack]])
-    order = np.lexsort((entry_cols, rows))
-    extend_from(program.rows, rows[order])
-    extend_from(program.cols, entry_cols[order])
-    extend_from(program.vals, np.ones(len(order)))
-    _bounds(program, giving, extras, posed, lo, hi)
-    decided = giving & np.all(lo == hi, axis=1) & (lo.sum(axis=1) == extras)
-    extend_from(program.implied, first_row[decided])
+    plain = cols.tail - cols.first
+    t_cols = np.repeat(t_rows, plain[t_rows])
+    rows = [first_row[t_cols], pair_row[in_rack]]
+    entry_cols = [spans(cols.first[t_rows], plain[t_rows]), e_col[in_rack]]
+    ones = len(rows[0]) + len(rows[1])
+    vals, place = [np.ones(ones)], [np.zeros(ones, dtype=np.int64)]
+    tail = None
+    if pinned is not None:
+        h, placed = pinned
+        tail = placed.run.rows(program, topics, h, (placed.k, placed.f, placed.x_col), first_row + plain_rows)
+        for parts, more in zip((rows, entry_cols, vals, place), tail.entries, strict=True):
+            parts.append(more)
+        extend_from(program.grouped[0], tail.grouped[0])
+        extend_from(program.grouped[1], tail.grouped[1])
+    row, col = np.concatenate(rows), np.concatenate(entry_cols)
+    # By row, then (a holder row's) pinned replicas, f, x, each by column.
+    order = np.lexsort((col, np.concatenate(place), row))
+    extend_from(program.rows, row[order])
+    extend_from(program.cols, col[order])
+    extend_from(program.vals, np.concatenate(vals)[order])
+    _bounds(program, (first_row, rack_row, int(nrows.sum())), (giving, extras, posed, lo, hi), tail)
+    decided = first_row[giving & np.all(lo == hi, axis=1) & (lo.sum(axis=1) == extras)]
+    extend_from(
+        program.implied, decided if tail is None else np.sort(np.concatenate([decided, tail.implied]))
+    )
+
+
+def _rack_rows(
+    program: ProgramState, topics: list[int], limits: tuple[np.ndarray, np.ndarray, np.ndarray], cols: _Layout
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per topic and rack, whether its rack row is left out (loose), and whether it is posed."""
+    lo, hi, own = limits
+    present = cols.x_in + cols.pool_count > 0
+    wanted = present & ~((lo == 0) & (hi >= cols.x_in + cols.idle))
+    capped = _capped(program, topics, cols.pool_count.shape[1])
+    loose = wanted & (lo == 0) & (cols.pool_count > 0) & ~own & ~capped
+    return loose, wanted & ~loose
 
 
 def _capped(program: ProgramState, topics: list[int], racks: int) -> np.ndarray:
@@ -368,22 +365,27 @@ def _loose(
 
 def _bounds(
     program: ProgramState,
-    giving: np.ndarray,
-    extras: np.ndarray,
-    posed: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
+    at: tuple[np.ndarray, np.ndarray, int],
+    limits: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    tail: TailRows | None,
 ) -> None:
-    """Each row's bounds and kind, in row order: a topic's row, then its posed rack rows."""
-    p_topic, p_rack = np.nonzero(posed)
-    t_rows = np.flatnonzero(giving)
-    # Sort key: the topic, then its topic row (-1) before its rack rows (their rack).
-    key_topic = np.concatenate([t_rows, p_topic])
-    key_rack = np.concatenate([np.full(len(t_rows), -1), p_rack])
-    order = np.lexsort((key_rack, key_topic))
-    lows = np.concatenate([extras[t_rows], lo[p_topic, p_rack]])[order]
-    highs = np.concatenate([extras[t_rows], hi[p_topic, p_rack]])[order]
-    kinds = np.where(key_rack[order] < 0, TOPIC, RACK)
+    """Each row's bounds and kind, in row order: a topic's row, its posed rack rows, then a pinned
+    run's rows. ``at``: per topic its first row, per topic and rack its rack row, and the rows in
+    all; ``limits``: per topic whether it gives extras and how many, per topic and rack whether its
+    row is posed and its bounds."""
+    first_row, rack_row, total = at
+    giving, extras, posed, lo, hi = limits
+    start = len(program.lows)
+    lows, highs = np.full(total, -np.inf), np.empty(total)
+    kinds = np.empty(total, dtype=object)
+    topic_rows, rack_rows = first_row[giving] - start, rack_row[posed] - start
+    lows[topic_rows] = highs[topic_rows] = extras[giving]
+    kinds[topic_rows] = TOPIC
+    lows[rack_rows], highs[rack_rows] = lo[posed], hi[posed]
+    kinds[rack_rows] = RACK
+    if tail is not None:
+        highs[tail.at - start] = tail.highs
+        kinds[tail.at - start] = tail.kinds
     extend_from(program.lows, lows)
     extend_from(program.highs, highs)
     program.kinds.extend(kinds.tolist())
