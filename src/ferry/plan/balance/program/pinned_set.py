@@ -98,11 +98,20 @@ class PinnedSet:
     def room(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per rack, the replicas the solution ``x`` keeps there, and the open slots with room under
         the rack's upper bound that the bounded partitions leave."""
+        kept, room = self.room_by(x, np.zeros(len(self.pins), dtype=np.int64), 1)
+        return kept[0], room[0]
+
+    def room_by(self, x: np.ndarray, group: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`room` per group of partitions (``group``: per partition, one of ``groups``; a run's
+        topics), as rows of two arrays."""
         racks = self.hi.shape[1]
         v = x[self.cols]
-        kept = np.bincount(self.rack, weights=v, minlength=racks)
+        key = group[self.pin] * racks + self.rack
+        kept = np.bincount(key, weights=v, minlength=groups * racks).reshape(groups, racks)
         n = len(self.pins)
         in_rack = np.bincount(self.pin * racks + self.rack, weights=v, minlength=n * racks).reshape(n, racks)
         open_slots = self.rf - np.bincount(self.pin, weights=v, minlength=n)
-        room = np.maximum(0.0, np.minimum(open_slots[:, None], self.hi - in_rack))
-        return kept, room[self.bounded].sum(axis=0)
+        room = np.maximum(0.0, np.minimum(open_slots[:, None], self.hi - in_rack)) * self.bounded[:, None]
+        by_group = np.zeros((groups, racks))
+        np.add.at(by_group, group, room)
+        return kept, by_group

@@ -49,12 +49,20 @@ def run_room(program: ProgramState, run: PlainRun) -> tuple[np.ndarray, np.ndarr
     has = run.x_col >= 0
     extra[has] = program.solution[run.x_col[has]]
     kept = np.where(run.fixed, run.free, np.minimum(run.free, run.base + extra))
+    if run.f_col is not None:  # a holder row's f column counts what the broker keeps
+        rowed = run.f_col >= 0
+        kept[rowed] = program.solution[run.f_col[rowed]]
     key = run.topic * racks + rack_at[run.pos]
     moved = np.bincount(key, weights=extra, minlength=n * racks) - np.bincount(
         key, weights=kept, minlength=n * racks
     )
     need = _base_by_rack(program, run) + _pooled_by_rack(program, run) + moved.reshape(n, racks)
     avail = _rack_open(program, run, roomy) + _dropped_room(program, run, run.free - kept, roomy)
+    if run.pinned is not None:
+        pins, topic = run.pinned
+        pinned_kept, room = pins.room_by(program.solution, topic, n)
+        need -= pinned_kept
+        avail += room
     return need, avail, roomy
 
 

@@ -14,7 +14,7 @@ for column and row for row).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -22,11 +22,12 @@ from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.loaded import loaded_pools
 from ferry.plan.balance.program.pinned_rows import binding_floors
 from ferry.plan.balance.program.pinned_run import PinnedRun, TailRows
-from ferry.plan.balance.program.pools import pool_columns, pool_width
+from ferry.plan.balance.program.pools import pool_columns
 from ferry.plan.balance.program.run_holders import Holders
+from ferry.plan.balance.program.run_layout import RunLayout
 from ferry.plan.balance.program.state import PlainRun, ProgramState
 from ferry.plan.balance.solvers.transport import RACK, TOPIC
-from ferry.plan.consecutive import per_group, rank, spans, starts
+from ferry.plan.consecutive import per_group, spans, starts
 from ferry.plan.prepare.demand import TopicDemand, distinct_bases, extra_bounds
 
 PLAIN_CHUNK = 8192
@@ -77,23 +78,43 @@ def add_plain(program: ProgramState, topics: list[int], *, pinned: bool = False)
     _keep(program, topics, h, fixed, follows)
     # A rack row of most extras may be left out (loose): only the topic's row bounds a pool for sure.
     most = np.broadcast_to(extras[:, None], opened.shape)
-    cols = _Layout.of(program, h, (rack, is_x, opened, most), tail)
+    cols = RunLayout.of(program, h, (rack, is_x, opened, most), tail)
     carries = (follows & (h.free > h.base))[is_x]
     x_col = np.full(len(h.pos), -1, dtype=np.int32)
     x_col[is_x] = cols.x
     placed = None
-    if tail is None:
-        # Kept until the solution is checked: in 32 bits, 3 million holders of 100,000 topics.
-        topic, pos, free, base = (a.astype(np.int32) for a in (h.topic, h.pos, h.free, h.base))
-        program.plain.append(
-            PlainRun(np.asarray(topics, dtype=np.int64), topic, pos, free, base, x_col, fixed)
-        )
-    else:
+    if tail is not None:
         placed = _Placed(tail, *tail.columns(h, cols.tail), x_col)
         tail.record(program, topics, h, (placed.k, placed.f))
+    _checked_later(program, topics, h, (x_col, fixed), placed)
     _columns(program, h, is_x, carries, cols, placed)
     _records(program, topics, h, (is_x, carries), cols, placed)
     _rows(program, topics, (bounds, extras, own), rack[is_x], cols, None if placed is None else (h, placed))
+
+
+def _checked_later(
+    program: ProgramState,
+    topics: list[int],
+    h: Holders,
+    entries: tuple[np.ndarray, np.ndarray],
+    placed: _Placed | None,
+) -> None:
+    """What the rack-room check reads of the run (:class:`PlainRun`); ``entries``: per holder entry
+    its extra's column and whether it keeps all its free replicas whatever the extra."""
+    x_col, fixed = entries
+    # Kept until the solution is checked: in 32 bits, 3 million holders of 100,000 topics.
+    topic, pos, free, base = (a.astype(np.int32) for a in (h.topic, h.pos, h.free, h.base))
+    ids = np.asarray(topics, dtype=np.int64)
+    if placed is None:
+        program.plain.append(PlainRun(ids, topic, pos, free, base, x_col, fixed))
+        return
+    run = placed.run
+    f_col = np.full(len(h.pos), -1, dtype=np.int32)
+    f_col[run.has_f] = placed.f
+    # A holder row without an f column: the broker holds no free replica, and keeps all of none.
+    fixed = fixed | (run.kept_row & ~run.has_f)
+    pinned = (replace(run.pins, cols=placed.k), run.pin_topic)
+    program.plain.append(PlainRun(ids, topic, pos, free, base, x_col, fixed, f_col, pinned))
 
 
 @dataclass(frozen=True)
@@ -121,87 +142,12 @@ def _keep(
         program.implied_at[t] = at
 
 
-@dataclass(frozen=True)
-class _Pooled:
-    """The run's pools (topic in the run, rack), and every pooled column with its pool's topic
-    and rack."""
-
-    topic: np.ndarray
-    rack: np.ndarray
-    cols: np.ndarray
-    col_topic: np.ndarray
-    col_rack: np.ndarray
-
-    @classmethod
-    def of(cls, pool: np.ndarray, pool_count: np.ndarray) -> _Pooled:
-        """From the first pooled column and the count of each (topic, rack)."""
-        topic, rack = np.nonzero(pool_count)
-        count = pool_count[topic, rack]
-        every = spans(pool[topic, rack], count)
-        return cls(topic, rack, every, np.repeat(topic, count), np.repeat(rack, count))
-
-
-@dataclass(frozen=True)
-class _Layout:
-    """Where each topic's columns are: its extras ``x`` (per holder entry that has one), then per
-    rack its pooled columns (:func:`~ferry.plan.balance.program.pools.pool_columns`)."""
-
-    x: np.ndarray
-    """Per holder entry with an extra, its column."""
-    x_topic: np.ndarray
-    first: np.ndarray
-    """Per topic, its first column."""
-    count: np.ndarray
-    """Per topic, its columns."""
-    pool: np.ndarray
-    """Per topic and rack, the first pooled column (-1: none)."""
-    pool_count: np.ndarray
-    """Per topic and rack, 0 to 3 pooled columns."""
-    idle: np.ndarray
-    """Per topic and rack, brokers of an open rack idle for the topic
-    (:mod:`ferry.plan.balance.program.pools`)."""
-    x_in: np.ndarray
-    """Per topic and rack, its extras on holders."""
-    most: np.ndarray
-    """Per topic and rack, the most extras the program lets its pool take (its topic's)."""
-    pooled: _Pooled
-    tail: np.ndarray
-    """Per topic, the first column of its pinned partitions and holder rows (a pinned run's)."""
-
-    @classmethod
-    def of(
-        cls,
-        program: ProgramState,
-        h: Holders,
-        entries: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-        tail: PinnedRun | None,
-    ) -> _Layout:
-        """``entries``: per holder entry its rack and whether it has an extra; per topic and rack
-        whether it is open to extras, and the most its pool may take."""
-        rack, is_x, opened, most = entries
-        topics, racks = opened.shape
-        sizes = np.asarray(program.layout.sizes, dtype=np.int64)
-        x_topic = h.topic[is_x]
-        x_in = np.bincount(x_topic * racks + rack[is_x], minlength=topics * racks).reshape(topics, racks)
-        idle = np.where(opened, sizes[None, :] - x_in, 0)
-        pool_count = pool_width(idle, most)
-        n_x = x_in.sum(axis=1)
-        plain = n_x + pool_count.sum(axis=1)
-        count = plain if tail is None else plain + tail.col_count
-        first = len(program.upper) + starts(count)
-        x = first[x_topic] + rank(x_topic, n_x)
-        pool_at = (first + n_x)[:, None] + np.cumsum(pool_count, axis=1) - pool_count
-        pool = np.where(pool_count > 0, pool_at, -1)
-        pooled = _Pooled.of(pool, pool_count)
-        return cls(x, x_topic, first, count, pool, pool_count, idle, x_in, most, pooled, first + plain)
-
-
 def _columns(
     program: ProgramState,
     h: Holders,
     is_x: np.ndarray,
     carries: np.ndarray,
-    cols: _Layout,
+    cols: RunLayout,
     placed: _Placed | None,
 ) -> None:
     """Bounds, gains and size terms of the run's columns; the penalty columns."""
@@ -231,7 +177,7 @@ def _records(
     topics: list[int],
     h: Holders,
     extras: tuple[np.ndarray, np.ndarray],
-    cols: _Layout,
+    cols: RunLayout,
     placed: _Placed | None,
 ) -> None:
     """Per topic: its extras (broker position, column) and the columns counting kept replicas (a
@@ -261,7 +207,7 @@ def _rows(
     topics: list[int],
     limits: tuple[np.ndarray, np.ndarray, np.ndarray],
     x_rack: np.ndarray,
-    cols: _Layout,
+    cols: RunLayout,
     pinned: tuple[Holders, _Placed] | None,
 ) -> None:
     """Each topic's row (exactly its extras) and rack rows (its extras in a rack within the rack's
@@ -317,7 +263,10 @@ def _rows(
 
 
 def _rack_rows(
-    program: ProgramState, topics: list[int], limits: tuple[np.ndarray, np.ndarray, np.ndarray], cols: _Layout
+    program: ProgramState,
+    topics: list[int],
+    limits: tuple[np.ndarray, np.ndarray, np.ndarray],
+    cols: RunLayout,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per topic and rack, whether its rack row is left out (loose), and whether it is posed."""
     lo, hi, own = limits

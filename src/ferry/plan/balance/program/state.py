@@ -24,10 +24,12 @@ from ferry.plan.racks import RackLayout
 
 @dataclass(frozen=True)
 class PlainRun:
-    """A run of plain topics as built, for checking their rack-room rows after solving
-    (:mod:`ferry.plan.balance.program.plain_rack_room`): per holder entry its topic (index into ``topics``),
-    broker position, free and base counts, extra's column (-1: none), and whether all its free replicas
-    stay whatever the extra."""
+    """A run of plain topics, or of topics with pinned partitions
+    (:mod:`ferry.plan.balance.program.pinned_run`), as built, for checking their rack-room rows after
+    solving (:mod:`ferry.plan.balance.program.plain_rack_room`): per holder entry its topic (index into
+    ``topics``), broker position, free and base counts, extra's column (-1: none), whether all its free
+    replicas stay whatever the extra, and the ``f`` column counting what it keeps (-1: none); and the
+    run's pinned partitions, flat, with each one's topic in the run."""
 
     topics: np.ndarray
     topic: np.ndarray
@@ -36,6 +38,8 @@ class PlainRun:
     base: np.ndarray
     x_col: np.ndarray
     fixed: np.ndarray
+    f_col: np.ndarray | None = None
+    pinned: tuple[PinnedSet, np.ndarray] | None = None
 
 
 class ProgramState(Columns):
