@@ -240,7 +240,9 @@ def test_plain_topics_built_in_bulk_give_the_same_program(
         refined.capped = {(t, k) for t in range(len(demands)) for k in racks if rng.random() < 0.2}
     # Some brokers loaded (columns of their own for every topic), or those the band shows.
     loaded = frozenset(i for i in range(len(layout.brokers)) if rng.random() < 0.2) if seed % 2 else None
-    previous, program_module.PLAIN_CHUNK = program_module.PLAIN_CHUNK, chunk  # runs cut into chunks
+    # Runs cut into chunks; runs of topics with pinned partitions from one topic on (the draws are small).
+    previous = program_module.PLAIN_CHUNK, program_module.PINNED_RUN_FROM
+    program_module.PLAIN_CHUNK, program_module.PINNED_RUN_FROM = chunk, 1
     try:
         bulk_built, alone = (
             _built(
@@ -256,7 +258,7 @@ def test_plain_topics_built_in_bulk_give_the_same_program(
             for bulk in (True, False)
         )
     finally:
-        program_module.PLAIN_CHUNK = previous
+        program_module.PLAIN_CHUNK, program_module.PINNED_RUN_FROM = previous
     _assert_same_program(bulk_built, alone)
 
 

@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 from support.clusters import generated
 
 from ferry.model import ClusterSnapshot, Goal, RackMode
-from ferry.plan.balance.program.pinned_rows import InRack, _one_by_one, binding_floors, pinned_columns, plain_pins
+from ferry.plan.balance.program.pinned_rows import (
+    InRack,
+    _one_by_one,
+    binding_floors,
+    pinned_columns,
+    plain_pins,
+)
 from ferry.plan.balance.program.pinned_set import PinnedSet
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget

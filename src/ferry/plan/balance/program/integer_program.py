@@ -174,13 +174,19 @@ def build(state: ProgramState, setting: Setting) -> None:
         leader_rows(state, *setting.cap)
 
 
+PINNED_RUN_FROM = 3
+"""Fewest topics with pinned partitions in a row built as a run (the same program either way): cut
+into runs of one or two, the 100k skewed start's took longer than built one by one, in runs of
+three less (seen outside the benchmark scripts)."""
+
+
 def _topics(state: ProgramState, pooling: bool) -> None:
     """Every topic's columns and rows: the plain ones
     (:mod:`ferry.plan.balance.program.plain_topics`) first, in bulk, then the others, each in
-    topic order, runs of those with pinned partitions (:mod:`ferry.plan.balance.program.pinned_run`)
-    in bulk too. Plain topics come interleaved with the others (three racks at three replicas, a
-    start that breaks the rack rule on some partitions of most topics), and runs of one or two
-    cost numpy more than they save."""
+    topic order, runs of at least :data:`PINNED_RUN_FROM` topics with pinned partitions
+    (:mod:`ferry.plan.balance.program.pinned_run`) in bulk too. Plain topics come interleaved with
+    the others (three racks at three replicas, a start that breaks the rack rule on some partitions
+    of most topics), and runs of one or two cost numpy more than they save."""
     plain = [pooling and is_plain(state, t, d) for t, d in enumerate(state.demands)]
     chosen = list(compress(range(len(plain)), plain))
     if state.bulk:
@@ -191,8 +197,9 @@ def _topics(state: ProgramState, pooling: bool) -> None:
             add_topic(state, t, state.demands[t], pooling=pooling)
     rest = compress(range(len(plain)), (not p for p in plain))
     in_runs = state.bulk and pooling
-    for pinned, run in groupby(rest, key=lambda t: in_runs and runs_pinned(state, t, state.demands[t])):
-        if pinned:
+    for pinned, grouped in groupby(rest, key=lambda t: in_runs and runs_pinned(state, t, state.demands[t])):
+        run = list(grouped)
+        if pinned and len(run) >= PINNED_RUN_FROM:
             for chunk in batched(run, PLAIN_CHUNK):
                 add_plain(state, list(chunk), pinned=True)
         else:
