@@ -16,9 +16,9 @@ rack rows) and, after those, what
   replica of the topic that may exceed its quota: ``k`` columns there, ``f``, less ``x``.
 
 Every other broker holding the topic keeps what follows from ``x`` alone, as on a plain topic.
-Built topic by topic, the 6,000 such topics of the 100k skewed start of
-`benchmarks/plan_quality.py --shapes` cost a Python loop each; here the run's are laid out with
-numpy, column for column and row for row as that loop would.
+Built topic by topic, each such topic cost loops over its partitions and holders, and on the 100k
+skewed start of `benchmarks/plan_quality.py --shapes` every topic that is not plain is one; here a
+run's are laid out with numpy, column for column and row for row as those loops would.
 """
 
 from __future__ import annotations
@@ -38,19 +38,23 @@ from ferry.plan.consecutive import per_group, rank, starts
 from ferry.plan.prepare.demand import TopicDemand
 
 
+def in_runs(program: ProgramState, t: int, d: TopicDemand) -> bool:
+    """Whether nothing but its pinned partitions keeps topic ``t`` from a run of plain topics: no
+    single-replica partitions, shrinking groups, rack floors its rack rows do not already cover
+    (:func:`~ferry.plan.balance.program.pinned_rows.binding_floors`), unpooled racks or rack-room
+    rows posed."""
+    return not (
+        d.single_replica
+        or d.shrink_groups
+        or binding_floors(program.layout, d)
+        or t in program.unpool
+        or (d.rack_room and program.room_topics(t))
+    )
+
+
 def runs_pinned(program: ProgramState, t: int, d: TopicDemand) -> bool:
     """Whether topic ``t`` is built in a pinned run (module docstring); the program must be pooling."""
-    return bool(
-        d.pinned
-        and not (
-            d.single_replica
-            or d.shrink_groups
-            or binding_floors(program.layout, d)
-            or t in program.unpool
-            or (d.rack_room and program.room_topics(t))
-        )
-        and plain_pins(program, t, d)
-    )
+    return bool(d.pinned) and in_runs(program, t, d) and plain_pins(program, t, d)
 
 
 @dataclass(frozen=True)

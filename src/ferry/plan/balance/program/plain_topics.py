@@ -20,8 +20,7 @@ import numpy as np
 
 from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.loaded import loaded_pools
-from ferry.plan.balance.program.pinned_rows import binding_floors
-from ferry.plan.balance.program.pinned_run import PinnedRun, TailRows
+from ferry.plan.balance.program.pinned_run import PinnedRun, TailRows, in_runs
 from ferry.plan.balance.program.pools import pool_columns
 from ferry.plan.balance.program.run_holders import Holders
 from ferry.plan.balance.program.run_layout import RunLayout
@@ -37,14 +36,7 @@ the driver's peak of memory at 100,000 topics when they were built in one go."""
 
 def is_plain(program: ProgramState, t: int, d: TopicDemand) -> bool:
     """Whether topic ``t`` is built here (module docstring); the program must be pooling."""
-    return not (
-        d.single_replica
-        or d.pinned
-        or d.shrink_groups
-        or binding_floors(program.layout, d)
-        or t in program.unpool
-        or (d.rack_room and program.room_topics(t))
-    )
+    return not d.pinned and in_runs(program, t, d)
 
 
 def add_plain(program: ProgramState, topics: list[int], *, pinned: bool = False) -> None:
