@@ -229,10 +229,11 @@ def _rows(
     t_rows = np.flatnonzero(giving)
     plain = cols.tail - cols.first
     t_cols = np.repeat(t_rows, plain[t_rows])
-    rows = [first_row[t_cols], pair_row[in_rack]]
-    entry_cols = [spans(cols.first[t_rows], plain[t_rows]), e_col[in_rack]]
+    rows: list[np.ndarray] = [first_row[t_cols], pair_row[in_rack]]
+    entry_cols: list[np.ndarray] = [spans(cols.first[t_rows], plain[t_rows]), e_col[in_rack]]
     ones = len(rows[0]) + len(rows[1])
-    vals, place = [np.ones(ones)], [np.zeros(ones, dtype=np.int64)]
+    vals: list[np.ndarray] = [np.ones(ones)]
+    place: list[np.ndarray] = [np.zeros(ones, dtype=np.int64)]
     tail = None
     if pinned is not None:
         h, placed = pinned

@@ -365,7 +365,7 @@ def _split_rack(
         return True
     members = np.array(sorted(into), dtype=np.int64)
     wants = np.rint(solution[[into[i] for i in members.tolist()]]).astype(np.int64)
-    topics = np.array([t for t, _ in taken], dtype=np.int64)
+    topics, extras = np.array(taken, dtype=np.int64).reshape(-1, 2).T
     n, m = len(topics), len(members)
     tails, heads = np.repeat(np.arange(n), m), np.tile(np.arange(m), n)
     brokers = len(layout.brokers)
@@ -375,11 +375,12 @@ def _split_rack(
     arcs = flow.add_arcs_with_capacity_and_unit_cost(
         tails, heads + n, np.ones(len(tails), dtype=np.int64), np.zeros(len(tails), dtype=np.int64)
     )
-    supply = np.concatenate([np.array([y for _, y in taken], dtype=np.int64), -wants])
+    supply = np.concatenate([extras, -wants])
     flow.set_nodes_supplies(np.arange(n + m), supply)
     if supply.sum() != 0 or flow.solve() != flow.OPTIMAL:
         return False
     used = flow.flows(arcs) > 0
-    for a, b in zip(tails[used].tolist(), heads[used].tolist(), strict=True):
-        out[int(topics[a])].append(int(members[b]))
+    # Python ints: numpy scalars read a pair at a time were most of the split's own time (profiled).
+    for t, b in zip(topics[tails[used]].tolist(), members[heads[used]].tolist(), strict=True):
+        out[t].append(b)
     return True
