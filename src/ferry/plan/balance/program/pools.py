@@ -380,7 +380,6 @@ def _split_rack(
     if supply.sum() != 0 or flow.solve() != flow.OPTIMAL:
         return False
     used = flow.flows(arcs) > 0
-    # Python ints: numpy scalars read a pair at a time were most of the split's own time (profiled).
     for t, b in zip(topics[tails[used]].tolist(), members[heads[used]].tolist(), strict=True):
         out[t].append(b)
     return True
