@@ -3,6 +3,7 @@ stopped broker."""
 
 from __future__ import annotations
 
+import socket
 import time
 from datetime import UTC, datetime
 
@@ -45,6 +46,35 @@ def test_two_stopped_brokers_do_not_hold_the_isr_reading(
             assert found
             took.append(seconds)
     assert max(took) < 1.5, took  # a reading held by a stopped broker takes until it is back
+
+
+def test_stopped_brokers_in_the_bootstrap_list_do_not_hold_the_clients_start(
+    kafka_sandbox: tuple[Sandbox, SandboxState],
+) -> None:
+    """kafka-python bootstraps from one server picked at random and waits all the time left for
+    it, and a stopped broker takes the connection but never answers: three of four stopped, three
+    starts in four failed after the whole timeout. Each server is now tried alone in turn with a
+    share of the time, and the client starts on the one that answers, listed last."""
+    sandbox, state = kafka_sandbox
+    answering = f"127.0.0.1:{state.node(4).port}"
+    servers = state.bootstrap.split(",")
+    assert answering in servers
+    listed = ",".join([*(s for s in servers if s != answering), answering])
+    with stopped(sandbox, (1, 2, 3), for_s=4.5):
+        client, seconds = timed(lambda: KafkaPythonAdmin(listed, timeout_s=4))
+        client.close()
+    assert seconds < 4  # three shares of a second, then broker 4
+
+
+def test_a_server_that_takes_no_connection_first_in_the_bootstrap_list_costs_no_share(bootstrap: str) -> None:
+    """A broker that is down refuses the TCP connection: it is tried last, so its share of the time
+    is not spent waiting for it while the others answer."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{free.getsockname()[1]}"
+    client, seconds = timed(lambda: KafkaPythonAdmin(f"{closed},{bootstrap}", timeout_s=10))
+    client.close()
+    assert seconds < 2  # its share would be two seconds
 
 
 def test_a_stopped_broker_holds_none_of_a_polls_reads(

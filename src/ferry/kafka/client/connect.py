@@ -6,7 +6,8 @@ Also the plain TCP check that tells "nothing listens" from "the login was refuse
 from __future__ import annotations
 
 import socket
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -41,6 +42,38 @@ def new_admin_client(**config: Any) -> Any:
                 raise auth_failure from exc
         raise
     return client
+
+
+PROBE_S = 1.0
+"""Longest wait for a bootstrap server's TCP connection before its turn is put last."""
+
+
+def first_answering(servers: Sequence[str], timeout_ms: int, **config: Any) -> Any:
+    """An admin client (:func:`new_admin_client`) bootstrapped from one of ``servers``.
+
+    kafka-python 3.0 bootstraps from a server picked at random and gives that one attempt all the
+    time left: a broker that is stopped (SIGSTOP, a hung process) takes the TCP connection and never
+    answers, so with one such server among several the client's start failed after the whole
+    timeout about once in as many tries (seen on the sandbox). Here each server is tried alone, in
+    turn, with an equal share of the time left; those that take no TCP connection go last, so a
+    broker that is down costs no share while another answers. Once bootstrapped the client learns
+    every broker from the cluster's metadata.
+    """
+    if len(servers) < 2:
+        return new_admin_client(bootstrap_servers=list(servers), bootstrap_timeout_ms=timeout_ms, **config)
+    deadline = time.monotonic() + timeout_ms / 1000
+    up = [s for s in servers if accepts_connections(s, min(PROBE_S, timeout_ms / 1000 / len(servers)))]
+    turns = [*up, *(s for s in servers if s not in up)]
+    failure: kerrors.KafkaTimeoutError | None = None
+    for left, server in zip(range(len(turns), 0, -1), turns, strict=True):
+        share_ms = int((deadline - time.monotonic()) * 1000 / left)
+        if share_ms <= 0:
+            break
+        try:
+            return new_admin_client(bootstrap_servers=[server], bootstrap_timeout_ms=share_ms, **config)
+        except kerrors.KafkaTimeoutError as exc:  # no answer in its share: the next server
+            failure = exc
+    raise failure or kerrors.KafkaTimeoutError(f"Unable to bootstrap from {list(servers)}")
 
 
 def _sasl_refused(config: Mapping[str, Any]) -> bool:

@@ -39,7 +39,7 @@ from ferry.kafka.client.configs import (
     per_request,
     side_by_side,
 )
-from ferry.kafka.client.connect import new_admin_client
+from ferry.kafka.client.connect import first_answering
 from ferry.kafka.client.errors import RETRIED, bounded, error_text, needed_for, translated
 from ferry.kafka.client.freeze_store import FreezeStore
 from ferry.kafka.client.spread import to_one_that_answered
@@ -108,9 +108,7 @@ class KafkaPythonAdmin:
         self._options = {"bootstrap_servers": bootstrap.split(","), **options}
         self._client: Any = self._call(
             f"connecting to {bootstrap}",
-            lambda: new_admin_client(
-                bootstrap_servers=bootstrap.split(","), bootstrap_timeout_ms=timeout_ms, **options
-            ),
+            lambda: first_answering(bootstrap.split(","), timeout_ms, **options),
         )
         self._freeze = FreezeStore(self._client, self._options, control_topic, timeout_s, self._call)
 
