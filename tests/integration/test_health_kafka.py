@@ -12,6 +12,7 @@ from kafka_helpers import create_topics, stopped, timed
 
 from ferry.errors import KafkaError
 from ferry.kafka.client import KafkaPythonAdmin, health
+from ferry.kafka.config import client_settings, parse_properties
 from ferry.kafka.freeze import CONTROL_TOPIC, FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import TopicPartition
@@ -64,6 +65,24 @@ def test_stopped_brokers_in_the_bootstrap_list_do_not_hold_the_clients_start(
         client, seconds = timed(lambda: KafkaPythonAdmin(listed, timeout_s=4))
         client.close()
     assert seconds < 4  # three shares of a second, then broker 4
+
+
+def test_stopped_brokers_in_a_sasl_bootstrap_list_are_not_taken_for_a_refused_login(
+    kafka_sandbox: tuple[Sandbox, SandboxState],
+) -> None:
+    """A stopped broker takes the connection and ends no SASL login, as a broker refusing the
+    login seems to: a refused login is only inferred once every address has had its turn."""
+    sandbox, state = kafka_sandbox
+    assert state.sasl_bootstrap is not None
+    settings = client_settings(parse_properties(sandbox.sasl_config_file.read_text(encoding="utf-8")))
+    answering = f"127.0.0.1:{state.node(4).sasl_port}"
+    servers = state.sasl_bootstrap.split(",")
+    assert answering in servers
+    listed = ",".join([*(s for s in servers if s != answering), answering])
+    with stopped(sandbox, (1, 2, 3), for_s=4.5):
+        client, seconds = timed(lambda: KafkaPythonAdmin(listed, settings, timeout_s=4))
+        client.close()
+    assert seconds < 4
 
 
 def test_a_server_that_takes_no_connection_first_in_the_bootstrap_list_costs_no_share(bootstrap: str) -> None:

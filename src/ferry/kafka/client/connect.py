@@ -15,12 +15,14 @@ import kafka.errors as kerrors
 from kafka.admin import KafkaAdminClient
 
 
-def new_admin_client(**config: Any) -> Any:
+def new_admin_client(*, sasl_checked: bool = True, **config: Any) -> Any:
     """``KafkaAdminClient(**config)``, closed again if its constructor fails.
 
     kafka-python 3.0 starts its I/O thread and opens sockets before bootstrapping in ``__init__``
     and does not release them when bootstrap fails; with nothing returned, the caller could never
-    close them. Building the object in two steps keeps a handle to close.
+    close them. Building the object in two steps keeps a handle to close. ``sasl_checked``: a SASL
+    bootstrap that timed out against brokers that take connections is told as a refused login
+    (:func:`_sasl_refused`); without it, the timeout itself is raised.
     """
     client = KafkaAdminClient.__new__(KafkaAdminClient)
     try:
@@ -33,15 +35,19 @@ def new_admin_client(**config: Any) -> Any:
             with suppress(Exception):
                 client.close()
         if isinstance(exc, kerrors.KafkaTimeoutError):
-            if auth_failure is None and _sasl_refused(config):
-                auth_failure = kerrors.SaslAuthenticationFailedError(
-                    "the brokers accept connections but ended every SASL login "
-                    "(wrong username or password, or a listener without SASL)"
-                )
+            if auth_failure is None and sasl_checked and _sasl_refused(config):
+                auth_failure = _refused_login()
             if auth_failure is not None:
                 raise auth_failure from exc
         raise
     return client
+
+
+def _refused_login() -> kerrors.SaslAuthenticationFailedError:
+    return kerrors.SaslAuthenticationFailedError(
+        "the brokers accept connections but ended every SASL login "
+        "(wrong username or password, or a listener without SASL)"
+    )
 
 
 PROBE_S = 1.0
@@ -57,7 +63,8 @@ def first_answering(servers: Sequence[str], timeout_ms: int, **config: Any) -> A
     timeout about once in as many tries (seen on the sandbox). Here each server is tried alone, in
     turn, with an equal share of the time left; those that take no TCP connection go last, so a
     broker that is down costs no share while another answers. Once bootstrapped the client learns
-    every broker from the cluster's metadata.
+    every broker from the cluster's metadata. A login the brokers refuse is only inferred once
+    every server has had its turn: a stopped broker, too, takes the connection and ends no login.
     """
     if len(servers) < 2:
         return new_admin_client(bootstrap_servers=list(servers), bootstrap_timeout_ms=timeout_ms, **config)
@@ -70,10 +77,15 @@ def first_answering(servers: Sequence[str], timeout_ms: int, **config: Any) -> A
         if share_ms <= 0:
             break
         try:
-            return new_admin_client(bootstrap_servers=[server], bootstrap_timeout_ms=share_ms, **config)
+            return new_admin_client(
+                sasl_checked=False, bootstrap_servers=[server], bootstrap_timeout_ms=share_ms, **config
+            )
         except kerrors.KafkaTimeoutError as exc:  # no answer in its share: the next server
             failure = exc
-    raise failure or kerrors.KafkaTimeoutError(f"Unable to bootstrap from {list(servers)}")
+    failure = failure or kerrors.KafkaTimeoutError(f"Unable to bootstrap from {list(servers)}")
+    if _sasl_refused({**config, "bootstrap_servers": list(servers)}):
+        raise _refused_login() from failure
+    raise failure
 
 
 def _sasl_refused(config: Mapping[str, Any]) -> bool:
