@@ -95,6 +95,9 @@ class PinnedRun:
     """Per partition, its size (the tie-break on bytes)."""
     over: np.ndarray
     """Per partition and rack, whether it holds more there than the rack's upper bound (a pair row)."""
+    binds: np.ndarray
+    """Per partition, whether its row of at most ``rf`` replicas can bind: not where keeping the most
+    each rack allows fits (:func:`~ferry.plan.balance.program.pinned_rows._never_binds`)."""
     col_count: np.ndarray
     """Per topic, the columns it adds."""
     pin_rows: np.ndarray
@@ -123,7 +126,8 @@ class PinnedRun:
         on[entry] = True
         kept_row = on & ~fixed
         has_f = kept_row & (h.free > 0)
-        over = pins.bounded[:, None] & (pins.counts() > pins.hi)
+        counts = pins.counts()
+        over = pins.bounded[:, None] & (counts > pins.hi)
         pin_rows = np.bincount(pin_topic, weights=over.sum(axis=1) + 1, minlength=n).astype(np.int64)
         return cls(
             pins,
@@ -135,6 +139,7 @@ class PinnedRun:
             has_f,
             np.fromiter(sizes, dtype=np.int64, count=len(every)),
             over,
+            ~pins.bounded | (np.minimum(counts, pins.hi).sum(axis=1) > pins.rf),
             np.bincount(rep_topic, minlength=n) + np.bincount(h.topic[has_f], minlength=n),
             pin_rows,
             pin_rows + np.bincount(h.topic[kept_row], minlength=n),
@@ -207,15 +212,13 @@ class PinnedRun:
         )
         grouped_rows = np.concatenate([pair_row, kept_at[held]])
         order = np.argsort(grouped_rows, kind="stable")
-        # The row of at most ``rf`` where keeping the most each rack allows fits (pinned_rows._never_binds).
-        binds = ~pins.bounded | (np.minimum(pins.counts(), pins.hi).sum(axis=1) > pins.rf)
         return TailRows(
             entries,
             np.concatenate([pair_row, rep_row, kept_at[held]]),
             np.concatenate([pins.hi[pair_pin, pair_rack], pins.rf, h.base[held]]).astype(np.float64),
             kinds,
             (grouped_rows[order], groups[order]),
-            rep_row[~binds],
+            rep_row[~self.binds],
         )
 
     def record(

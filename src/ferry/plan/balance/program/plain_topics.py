@@ -181,8 +181,9 @@ def _records(
     topic, col = cols.x_topic[carries], cols.x[carries]
     if placed is not None:
         pinned_topic, pinned_col, place = placed.run.kept(h, (placed.k, placed.f))
+        place = np.concatenate([place, np.full(len(col), 2)])
         topic, col = np.concatenate([pinned_topic, topic]), np.concatenate([pinned_col, col])
-        order = np.lexsort((np.concatenate([place, np.full(len(cols.x[carries]), 2)]), topic))
+        order = np.lexsort((place, topic))
         topic, col = topic[order], col[order]
     program.kept.extend(ids[topic], np.full(len(topic), -1), col)
     pooled = cols.pooled
