@@ -11,8 +11,13 @@ import argparse
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ferry.model import Plan, PlanJob
+
+if TYPE_CHECKING:
+    from ferry.pipeline.early_session import SparkStart
 
 ENGINES = ("spark", "local")
 
@@ -45,6 +50,21 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+EARLY_FROM_BYTES = 4 << 20
+"""Snapshots from this size on are read while the JVM starts
+(:class:`~ferry.pipeline.early_session.SparkStart`): reading a
+smaller one takes a fraction of a second, and a bad one then fails before any JVM starts."""
+
+
+def worth_starting_early(path: Path | None) -> bool:
+    """Whether the snapshot at ``path`` (a JSON file or a Parquet folder) takes long enough to read
+    that Spark should start meanwhile."""
+    if path is None or not path.exists():
+        return False
+    files = [path] if path.is_file() else [f for f in path.rglob("*") if f.is_file()]
+    return sum(f.stat().st_size for f in files) >= EARLY_FROM_BYTES
+
+
 def plan_clusters(
     clusters: Sequence[PlanJob],
     *,
@@ -52,10 +72,14 @@ def plan_clusters(
     master: str | None,
     fast_start: bool = True,
     debug: bool = False,
+    started: SparkStart | None = None,
 ) -> tuple[list[Planned], dict[str, float]]:
     """Plan every cluster with ``engine``; returns the plans (in input order) and stage seconds.
 
     ``debug``: let the JVM print to this process's own output instead of a log file.
+    ``started``: a session already starting (:class:`~ferry.pipeline.early_session.SparkStart`, which
+    the caller closes); else one
+    is started here and stopped before this returns.
 
     ``fast_start``: the fast-start JVM flags for a Spark session ferry starts (C1-only JIT, serial
     GC). They halve the start-up on a busy machine, and at every size measured they also won or
@@ -75,8 +99,11 @@ def plan_clusters(
     from ferry.pipeline.session import plan_session, spark_session
 
     stages = Stages()
-    with spark_session(plan_session(master, debug=debug, fast_start=fast_start)) as spark:
-        plans = plan_jobs(spark, clusters, stages)
+    if started is not None:
+        plans = plan_jobs(started.session(), clusters, stages)
+    else:
+        with spark_session(plan_session(master, debug=debug, fast_start=fast_start)) as spark:
+            plans = plan_jobs(spark, clusters, stages)
     out = [Planned(c, plans[c.name], stages.clusters.get(c.name, 0.0)) for c in clusters]
     return out, stages.seconds
 

@@ -19,16 +19,17 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ferry.cli import render
 from ferry.cli.dir_plan import add_dir_options, check_dir_usage, plan_dirs, wants_dirs
 from ferry.cli.dir_plan import summary as dir_summary
 from ferry.cli.disk_report import on_disks
-from ferry.cli.engines import add_engine_options, plan_clusters
+from ferry.cli.engines import add_engine_options, plan_clusters, worth_starting_early
 from ferry.cli.html_report import html_page
 from ferry.cli.options import add_safety_options, open_admin, take_snapshot
 from ferry.cli.plan_args import (
@@ -55,6 +56,9 @@ from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, PlanJob, RackM
 from ferry.model.goal import DEFAULT_MAX_DISK_FRACTION
 from ferry.plan.gc_pause import paused
 from ferry.plan.prepare.validate_goal import validate_goal
+
+if TYPE_CHECKING:
+    from ferry.pipeline.early_session import SparkStart
 
 EXAMPLE_NAME = "six_brokers_add_two.json"
 SNAPSHOT_NAME = "snapshot.json"
@@ -126,15 +130,19 @@ def _run(args: argparse.Namespace) -> int:
         from ferry.cli.fleet import run_fleet
 
         return run_fleet(args, _build_goal)
-    loaded = _load(args)
-    snapshot, source = loaded.snapshot, loaded.source
-    if wants_dirs(args):
-        return _run_dirs(args, loaded)
-    goal = _build_goal(args, snapshot, source)
-    _check_targets_alive(snapshot, goal, source)
-    parquet = args.snapshot if args.snapshot is not None and is_parquet_snapshot(args.snapshot) else None
-    cluster = PlanJob(source, source, snapshot, goal, parquet)
-    [planned], _ = plan_clusters([cluster], engine=args.engine, master=args.spark_master, debug=args.debug)
+    early = _spark_while_loading(args)
+    with early if early is not None else nullcontext():
+        loaded = _load(args)
+        snapshot, source = loaded.snapshot, loaded.source
+        if wants_dirs(args):
+            return _run_dirs(args, loaded)
+        goal = _build_goal(args, snapshot, source)
+        _check_targets_alive(snapshot, goal, source)
+        parquet = args.snapshot if args.snapshot is not None and is_parquet_snapshot(args.snapshot) else None
+        cluster = PlanJob(source, source, snapshot, goal, parquet)
+        [planned], _ = plan_clusters(
+            [cluster], engine=args.engine, master=args.spark_master, debug=args.debug, started=early
+        )
     # Where the snapshot lists log dirs, each new replica goes into its broker's emptiest dir.
     result, on_disk = on_disks(planned.plan, snapshot)
     _check_cordons(snapshot, result, source)
@@ -150,6 +158,25 @@ def _run(args: argparse.Namespace) -> int:
     files = _write_outputs(args.output_dir, result, report, extra)
     print(render.plan_summary(report, snapshot=source, files=files))
     return 0
+
+
+def _spark_while_loading(args: argparse.Namespace) -> SparkStart | None:
+    """The Spark session, starting while a big snapshot file loads, where the options alone say the
+    plan runs on Spark."""
+    if args.engine != "spark" or wants_dirs(args) or one_pass(args):
+        return None
+    if not worth_starting_early(args.snapshot):
+        return None
+    from ferry.pipeline.early_session import SparkStart  # as plan_clusters: only the Spark engine's
+
+    return SparkStart(args.spark_master, debug=args.debug)
+
+
+def one_pass(args: argparse.Namespace) -> bool:
+    """Whether the goal is planned in one pass over the whole cluster, in this process on either
+    engine (:func:`ferry.plan.planner.per_topic_phases` says the same of the goal; a goal is only
+    built once the snapshot is read)."""
+    return bool(args.replace) or args.balance == BalanceMode.BYTES.value or args.drain_above is not None
 
 
 def _run_dirs(args: argparse.Namespace, loaded: _Loaded) -> int:

@@ -1,0 +1,77 @@
+"""A Spark session started in a thread of its own while the command reads its snapshot."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ferry.pipeline.session import plan_session, spark_session
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+@dataclass
+class SparkStart:
+    """The Spark session of one command, started in a thread of its own while this process reads
+    the snapshot: the JVM's start (seconds, more on a busy machine) and the snapshot's load (seconds
+    for a million partitions) overlap. Closed (the session stopped) when the block ends; a start
+    that failed raises its error where the session is asked for, so a bad snapshot still reports
+    the snapshot's error."""
+
+    master: str | None
+    debug: bool = False
+    fast_start: bool = True
+    _opened: AbstractContextManager[SparkSession] | None = None
+    _spark: SparkSession | None = None
+    _error: BaseException | None = None
+    _thread: threading.Thread = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._spark = running_session()
+        self._thread = threading.Thread(target=self._start, name="spark-start", daemon=True)
+        if self._spark is None:
+            self._thread.start()
+
+    def _start(self) -> None:
+        try:
+            opened = spark_session(plan_session(self.master, debug=self.debug, fast_start=self.fast_start))
+            self._spark = opened.__enter__()
+            self._opened = opened
+        except BaseException as exc:  # raised in the command's thread, by session()
+            self._error = exc
+
+    def session(self) -> SparkSession:
+        """The started session, once it is up; raises what stopped it from starting."""
+        if self._thread.is_alive():
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._spark is not None
+        return self._spark
+
+    def __enter__(self) -> SparkStart:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        # Waited for even when the command failed: the start points this process's output at the
+        # JVM's log for a moment (ferry.pipeline.session.jvm_output), and the error must not go there.
+        if self._thread.is_alive():
+            self._thread.join()
+        opened, self._opened = self._opened, None
+        if opened is not None:
+            opened.__exit__(None, None, None)
+
+
+def running_session() -> SparkSession | None:
+    """The session this thread already runs (a notebook's, a test suite's), used as it is and left
+    running, as :func:`ferry.pipeline.session.spark_session` does; the thread that starts one
+    would not see it (Spark's active session is per thread)."""
+    if "pyspark.sql" not in sys.modules:  # never imported: nothing runs
+        return None
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()
