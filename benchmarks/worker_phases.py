@@ -2,7 +2,7 @@
 
 The Spark engine's first stage runs :func:`ferry.pipeline.kernel.prepare_bucket` on each bucket of
 topics: the bucket's Arrow rows become ``PartitionState`` objects, the topics are prepared, and
-each topic's demand goes back to the driver pickled, where it is unpickled. Planning in process
+their demands go back to the driver pickled together, where they are unpickled. Planning in process
 prepares the same topics from the snapshot it loaded, without the other three. This times each
 part over every bucket of a generated shape of ``benchmarks/shapes.py``, in one process, with the
 garbage collector paused as the workers run it (CPU seconds, summed over the buckets); Spark's own
@@ -26,7 +26,7 @@ import shapes
 from ferry.model import PlanJob
 from ferry.pipeline.buckets import from_blob, partitions_table, split, to_blob
 from ferry.pipeline.driver import balance, context_of
-from ferry.pipeline.kernel import ClusterContext, load_demand, place_bucket, topics_of
+from ferry.pipeline.kernel import ClusterContext, load_demands, place_bucket, topics_of
 from ferry.plan.gc_pause import paused
 from ferry.plan.planner import TopicDemand, TopicQuota, prepare_topics
 
@@ -95,11 +95,11 @@ def _prepare(
             parts = [p for _, p in topics_of(bucket, contexts)]
         with _clock(spent, "prepare_topics (planning in process: this part only)"):
             prepared = prepare_topics(parts, context.goal, context.layout)
-        with _clock(spent, "pickle each demand"):
-            blobs = [pickle.dumps(d, protocol=pickle.HIGHEST_PROTOCOL) for _, d in prepared]
+        with _clock(spent, "pickle the bucket's demands together"):
+            blob = pickle.dumps([d for _, d in prepared], protocol=pickle.HIGHEST_PROTOCOL)
         with _clock(spent, "unpickle them (the driver)"):
-            for topic, blob in zip(parts, blobs, strict=True):
-                demands[topic[0].tp.topic] = load_demand(blob, shared)
+            topics = [topic[0].tp.topic for topic in parts]
+            demands.update(zip(topics, load_demands(blob, shared), strict=True))
     return demands
 
 

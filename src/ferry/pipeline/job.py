@@ -20,7 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from ferry.model import Plan, PlanJob
 from ferry.pipeline import driver, extract, transforms
-from ferry.pipeline.kernel import Balanced, ClusterContext, load_demand
+from ferry.pipeline.kernel import Balanced, ClusterContext, load_demands
 from ferry.pipeline.schemas import DEMANDS, PLACED
 from ferry.plan.planner import TopicDemand, TopicQuota
 
@@ -112,8 +112,8 @@ def _balance(
     rows = transforms.demands(frame, contexts).toArrow()
     demands: dict[str, dict[str, TopicDemand]] = {job.name: {} for job in jobs}
     shared: dict[TopicQuota, TopicQuota] = {}
-    for cluster, topic, blob, seconds in _rows(rows, DEMANDS.fieldNames()):
-        demands[cluster][topic] = load_demand(blob, shared)
+    for cluster, topics, blob, seconds in _rows(rows, DEMANDS.fieldNames()):
+        demands[cluster].update(zip(topics, load_demands(blob, shared), strict=True))
         stages.charge(cluster, seconds)
     del rows
     mark = stages.add("prepare", mark)

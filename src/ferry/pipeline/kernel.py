@@ -4,8 +4,8 @@ One call handles one bucket: a table of partition rows of many topics (of one or
 The functions are pure (Arrow in, Arrow out) and import no Spark, so they are tested directly; the
 Spark side (:mod:`ferry.pipeline.transforms`) only wraps them in ``applyInArrow``.
 
-Pass 1 (:func:`prepare_bucket`) runs ``prepare_topics`` over a bucket's topics and sends each
-topic's demand to the driver as pickled bytes; the driver solves the one global balance program. Pass 2
+Pass 1 (:func:`prepare_bucket`) runs ``prepare_topics`` over a bucket's topics and sends their
+demands to the driver as pickled bytes; the driver solves the one global balance program. Pass 2
 (:func:`place_bucket`) builds each topic's scratch state again (``start_topic``: deterministic, and
 cheaper than shipping it back and forth; the demand is not computed twice) and runs ``place_topic``
 with the driver's decision, returning planned replicas.
@@ -38,8 +38,8 @@ from ferry.plan.planner import (
 DEMAND_ARROW = pa.schema(
     [
         pa.field("cluster", pa.string(), nullable=False),
-        pa.field("topic", pa.string(), nullable=False),
-        pa.field("demand", pa.binary(), nullable=False),
+        pa.field("topics", pa.list_(pa.string()), nullable=False),
+        pa.field("demands", pa.binary(), nullable=False),
         pa.field("seconds", pa.float64(), nullable=False),
     ]
 )
@@ -113,32 +113,44 @@ def topics_of(
 
 @pausing
 def prepare_bucket(table: pa.Table, contexts: Mapping[str, ClusterContext]) -> pa.Table:
-    """Pass 1: every topic's demand on the global balance program, pickled."""
+    """Pass 1: the demands of a bucket's topics, one row per cluster: its topics, their demands
+    pickled together (:func:`load_demands`) and the seconds they took.
+
+    One pickle per row, not per topic: equal quotas are sent once (pickle keeps one copy of an object
+    met twice), and the driver, which unpickles every row alone while the workers wait, makes one
+    call per bucket instead of one per topic."""
     rows: dict[str, list[object]] = {name: [] for name in DEMAND_ARROW.names}
     # A bucket's topics come cluster by cluster: each cluster's are prepared together.
     for name, group in groupby(topics_of(table, contexts), key=lambda pair: pair[0].name):
         ctx, topics = contexts[name], [parts for _, parts in group]
         start = time.perf_counter()
         prepared = prepare_topics(topics, ctx.goal, ctx.layout)
-        seconds = (time.perf_counter() - start) / len(topics)  # the bucket's time, shared out
-        for parts, (_, demand) in zip(topics, prepared, strict=True):
-            rows["demand"].append(pickle.dumps(demand, protocol=pickle.HIGHEST_PROTOCOL))
-            rows["seconds"].append(seconds)
-            rows["cluster"].append(ctx.name)
-            rows["topic"].append(parts[0].tp.topic)
+        demands = [demand for _, demand in prepared]
+        rows["demands"].append(pickle.dumps(demands, protocol=pickle.HIGHEST_PROTOCOL))
+        rows["seconds"].append(time.perf_counter() - start)
+        rows["cluster"].append(ctx.name)
+        rows["topics"].append([parts[0].tp.topic for parts in topics])
     return pa.table(rows, schema=DEMAND_ARROW)
 
 
-def load_demand(blob: bytes, shared: dict[TopicQuota, TopicQuota] | None = None) -> TopicDemand:
-    """A topic's demand from its pickle; with ``shared``, equal quotas become one object (each topic
-    comes pickled alone: 100,000 topics would otherwise hold their own copies of a handful of
+def load_demands(blob: bytes, shared: dict[TopicQuota, TopicQuota] | None = None) -> list[TopicDemand]:
+    """The demands :func:`prepare_bucket` pickled together; with ``shared``, equal quotas of every
+    bucket become one object (100,000 topics would otherwise hold a copy per bucket of a handful of
     quotas, each a few KB at 200 brokers)."""
-    demand = pickle.loads(blob)
-    if not isinstance(demand, TopicDemand):
-        raise TypeError(f"expected a TopicDemand, got {type(demand).__name__}")
+    demands = pickle.loads(blob)
+    if not isinstance(demands, list) or not all(isinstance(d, TopicDemand) for d in demands):
+        raise TypeError(f"expected a list of TopicDemand, got {type(demands).__name__}")
     if shared is None:
-        return demand
-    return replace(demand, quota=shared.setdefault(demand.quota, demand.quota))
+        return demands
+    # Pickle kept one object per equal quota of the bucket: each is looked up once, not hashed per topic.
+    chosen: dict[int, TopicQuota] = {}
+    out = []
+    for demand in demands:
+        quota = chosen.get(id(demand.quota))
+        if quota is None:
+            quota = chosen[id(demand.quota)] = shared.setdefault(demand.quota, demand.quota)
+        out.append(demand if quota is demand.quota else replace(demand, quota=quota))
+    return out
 
 
 def solve(name: str, layout: RackLayout, topics: Sequence[str], demands: Sequence[TopicDemand]) -> Balanced:

@@ -32,12 +32,12 @@ BUCKETS = StructType(
 DEMANDS = StructType(
     [
         StructField("cluster", StringType(), nullable=False),
-        StructField("topic", StringType(), nullable=False),
-        StructField("demand", BinaryType(), nullable=False),
+        StructField("topics", ArrayType(StringType()), nullable=False),
+        StructField("demands", BinaryType(), nullable=False),
         StructField("seconds", DoubleType(), nullable=False),
     ]
 )
-"""Pass 1 output: one pickled TopicDemand per topic."""
+"""Pass 1 output: per bucket and cluster, its topics and their TopicDemands pickled together."""
 
 PLACED = StructType(
     [

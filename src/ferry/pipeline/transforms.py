@@ -43,7 +43,7 @@ def bucket_keys(spark: SparkSession, buckets: int) -> list[int]:
 
 
 def demands(frame: DataFrame, contexts: Mapping[str, ClusterContext]) -> DataFrame:
-    """Pass 1: one row per in-scope topic with its pickled demand (see :data:`DEMANDS`)."""
+    """Pass 1: per bucket and cluster, the demands of its in-scope topics (see :data:`DEMANDS`)."""
     ctx = dict(contexts)
 
     def run(table: pa.Table) -> pa.Table:

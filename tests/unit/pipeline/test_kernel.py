@@ -21,8 +21,8 @@ from ferry.formats import dump_reassignment, dumps_json
 from ferry.model import BalanceMode, Goal, Plan, PlanJob
 from ferry.pipeline import driver
 from ferry.pipeline.buckets import from_blobs, partitions_table, split, to_blob
-from ferry.pipeline.kernel import DEMAND_ARROW, PLACED_ARROW, load_demand, place_bucket, prepare_bucket
-from ferry.plan.planner import in_scope, plan
+from ferry.pipeline.kernel import DEMAND_ARROW, PLACED_ARROW, load_demands, place_bucket, prepare_bucket
+from ferry.plan.planner import TopicDemand, TopicQuota, in_scope, plan
 
 
 def buckets(job: PlanJob, count: int) -> list[pa.Table]:
@@ -35,6 +35,12 @@ def buckets(job: PlanJob, count: int) -> list[pa.Table]:
     return out
 
 
+def demands_by_topic(demands: pa.Table) -> dict[str, TopicDemand]:
+    """Pass 1's rows as the driver reads them: each row's topics with their demands."""
+    rows = zip(demands.column("topics").to_pylist(), demands.column("demands").to_pylist(), strict=True)
+    return {t: d for topics, blob in rows for t, d in zip(topics, load_demands(blob), strict=True)}
+
+
 def plan_in_buckets(job: PlanJob, count: int = 3) -> Plan:
     if not driver.is_distributed(job):
         return driver.plan_on_driver(job)
@@ -42,8 +48,7 @@ def plan_in_buckets(job: PlanJob, count: int = 3) -> Plan:
     parts = buckets(job, count)
     demands = pa.concat_tables([prepare_bucket(t, contexts) for t in parts])
     assert demands.schema == DEMAND_ARROW
-    topics, blobs = demands.column("topic").to_pylist(), demands.column("demand").to_pylist()
-    by_topic = {topic: load_demand(blob) for topic, blob in zip(topics, blobs, strict=True)}
+    by_topic = demands_by_topic(demands)
     balanced = driver.balance(job, contexts[job.name], by_topic)
     # The decisions travel to the workers pickled (a Spark broadcast): they must survive it.
     decisions = pickle.loads(pickle.dumps(balanced.decisions))
@@ -65,12 +70,23 @@ def test_buckets_plan_exactly_what_the_planner_plans(case: Case) -> None:
     assert_valid(snapshot, goal, got)
 
 
+def test_equal_quotas_of_every_bucket_load_as_one_object() -> None:
+    name, snapshot, goal = next(c for c in random_cases(12) if len(c[1].topics) >= 4)
+    job = PlanJob(name, name, snapshot, goal)
+    contexts = {name: driver.context_of(job)}
+    blobs = [prepare_bucket(t, contexts).column("demands")[0].as_py() for t in buckets(job, 2)]
+    shared: dict[TopicQuota, TopicQuota] = {}
+    loaded = [d for blob in blobs for d in load_demands(blob, shared)]
+    assert loaded == [d for blob in blobs for d in load_demands(blob)]
+    assert len({id(d.quota) for d in loaded}) == len({d.quota for d in loaded}) < len(loaded)
+
+
 def test_out_of_scope_topics_send_no_demand() -> None:
     name, snapshot, goal = next(c for c in named() if c[0] == "scoped")
     job = PlanJob(name, name, snapshot, goal)
     table = pa.concat_tables(buckets(job, 1))
     demands = prepare_bucket(table, {name: driver.context_of(job)})
-    assert demands.column("topic").to_pylist() == ["topic-001"]
+    assert demands.column("topics").to_pylist() == [["topic-001"]]
 
 
 def test_a_missing_demand_is_an_error_not_a_smaller_plan() -> None:
@@ -86,9 +102,7 @@ def test_pass_two_sends_back_changed_partitions_and_each_topics_first() -> None:
     contexts = {name: driver.context_of(job)}
     table = pa.concat_tables(buckets(job, 1))
     demands = prepare_bucket(table, contexts)
-    blobs = zip(demands.column("topic").to_pylist(), demands.column("demand").to_pylist(), strict=True)
-    demands = {topic: load_demand(blob) for topic, blob in blobs}
-    decisions = driver.balance(job, contexts[name], demands).decisions
+    decisions = driver.balance(job, contexts[name], demands_by_topic(demands)).decisions
     placed = place_bucket(table, contexts, decisions)
     names = ("topic", "partition", "replicas")
     sent = {(t, p): tuple(r) for t, p, r in zip(*(placed.column(n).to_pylist() for n in names), strict=True)}

@@ -75,6 +75,7 @@ def _arrow_of(spark_type: DataType) -> str:
         "binary": "binary",
         "double": "double",
         "array<int>": "list<item: int32>",
+        "array<string>": "list<item: string>",
     }[spark_type.simpleString()]
 
 
