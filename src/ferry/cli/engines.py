@@ -52,8 +52,8 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 EARLY_FROM_BYTES = 4 << 20
 """Snapshots from this size on are read while the JVM starts
-(:class:`~ferry.pipeline.early_session.SparkStart`): reading a
-smaller one takes a fraction of a second, and a bad one then fails before any JVM starts."""
+(:class:`~ferry.pipeline.early_session.SparkStart`): reading a smaller one takes a fraction of a
+second, and a bad one then fails before any JVM starts."""
 
 
 def worth_starting_early(path: Path | None) -> bool:
@@ -78,8 +78,7 @@ def plan_clusters(
 
     ``debug``: let the JVM print to this process's own output instead of a log file.
     ``started``: a session already starting (:class:`~ferry.pipeline.early_session.SparkStart`, which
-    the caller closes); else one
-    is started here and stopped before this returns.
+    the caller closes); else one is started here and stopped before this returns.
 
     ``fast_start``: the fast-start JVM flags for a Spark session ferry starts (C1-only JIT, serial
     GC). They halve the start-up on a busy machine, and at every size measured they also won or
