@@ -91,7 +91,9 @@ def topics_of(
     """The topics of a bucket, each with its partitions in partition order.
 
     A bucket holds in-scope topics only: the driver leaves the others out when it cuts the buckets
-    (:func:`ferry.pipeline.buckets.partitions_table`).
+    (:func:`ferry.pipeline.buckets.partitions_table`). Its rows come from partitions the driver
+    checked as it read the snapshot, so they are built without checking again
+    (:meth:`~ferry.model.PartitionState.checked`).
     """
     ordered = table.sort_by([("cluster", "ascending"), ("topic", "ascending"), ("partition", "ascending")])
     names = ("cluster", "topic", "partition", "replicas", "leader", "isr", "size_bytes")
@@ -99,7 +101,7 @@ def topics_of(
     for (cluster, topic), group in groupby(rows, key=lambda row: (row[0], row[1])):
         ctx = contexts[cluster]
         parts = [
-            PartitionState(
+            PartitionState.checked(
                 TopicPartition(topic, number),
                 tuple(replicas),
                 leader,
