@@ -22,7 +22,7 @@ from ferry.execute.executor import Executor
 from ferry.execute.journal import Journal
 from ferry.execute.options import ExecuteOptions
 from ferry.execute.states import RequestState, TaskState
-from ferry.kafka.client import KafkaPythonAdmin
+from ferry.kafka.client import KafkaPythonAdmin, control_log
 from ferry.kafka.freeze import FreezeState
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import Move, Plan, TopicPartition
@@ -229,16 +229,20 @@ def test_control_topic_is_made_on_first_write_compacted_single_partition(bootstr
         client.close()
 
 
-def test_a_stalled_consumer_is_replaced_and_the_flag_still_read(bootstrap: str) -> None:
-    # A kept consumer that stops fetching (here: its partition paused) must not fail the read.
-    topic = f"fz-stall-{uuid.uuid4().hex[:8]}"
-    state = FreezeState(True, "stall", "me@here", datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC))
-    with KafkaPythonAdmin(bootstrap, timeout_s=6, control_topic=topic) as admin:
-        admin.write_freeze(state)
-        assert admin.read_freeze() == state
-        stalled = admin._freeze._consumer
-        stalled.pause(*stalled.assignment())
-        started = time.monotonic()
-        assert admin.read_freeze() == state
-        assert time.monotonic() - started >= 3  # the first attempt waited out its half of the budget
-        assert admin._freeze._consumer is not stalled
+def test_the_flag_is_read_to_the_end_of_the_topic_over_several_fetches(
+    bootstrap: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fetch of at most one byte returns one batch (a broker always returns the first whole): each
+    # record written is then a fetch of its own, and the read must go on to the end offset.
+    monkeypatch.setattr(control_log, "FETCH_BYTES", 1)
+    topic = f"fz-fetches-{uuid.uuid4().hex[:8]}"
+    states = [
+        FreezeState(frozen, f"step {n}", "me@here", datetime(2025, 1, 2, 3, 4, n, tzinfo=UTC))
+        for n, frozen in enumerate((True, False, True, False, True))
+    ]
+    with KafkaPythonAdmin(bootstrap, timeout_s=10, control_topic=topic) as admin:
+        for state in states:
+            admin.write_freeze(state)
+        assert len(control_log.read(admin._client, topic, 10.0)) == len(states)
+        assert admin.read_freeze() == states[-1]
+        assert admin.read_freeze(within_s=5.0) == states[-1]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import socket
 import time
+import uuid
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -145,6 +147,31 @@ def test_a_stopped_leader_of_the_control_topic_holds_no_poll_read_of_the_freeze_
         took = time.monotonic() - started
     assert raised.value.transient and took < 2.0, took
     assert admin.read_freeze(within_s=10.0) == state  # back, from a new consumer
+
+
+def test_a_stopped_broker_that_does_not_hold_the_control_topic_holds_no_freeze_or_unfreeze(
+    kafka_sandbox: tuple[Sandbox, SandboxState], bootstrap: str
+) -> None:
+    """``ferry freeze`` on the bad day: a broker of the bootstrap list is stopped, and a new client
+    (a new ``ferry freeze`` process) writes the flag and reads it back. The flag's own producer and
+    consumer sent their metadata requests to any broker listed, and waited out kafka-python's 10 s
+    connection set-up for a stopped one; the flag now goes to the partition's leader alone."""
+    sandbox, _ = kafka_sandbox
+    topic = f"fz-stopped-{uuid.uuid4().hex[:8]}"
+    frozen = FreezeState(True, "broker down", "ops@test", datetime.now(UTC).replace(microsecond=0))
+    with KafkaPythonAdmin(bootstrap, timeout_s=10, control_topic=topic) as admin:
+        admin.write_freeze(replace(frozen, frozen=False))  # made: RF 3 on three of the four brokers
+        (control,) = admin.describe_partitions([topic])
+    (outside,) = {1, 2, 3, 4} - set(control.replicas)
+    took: list[float] = []
+    with stopped(sandbox, (outside,)):
+        for state in (frozen, replace(frozen, frozen=False, reason="back"), frozen):
+            with KafkaPythonAdmin(bootstrap, timeout_s=6, control_topic=topic) as fresh:
+                _, wrote = timed(lambda: fresh.write_freeze(state))  # noqa: B023
+                read, seconds = timed(lambda: fresh.read_freeze(within_s=3.0))
+            assert read == state
+            took += [wrote, seconds]
+    assert max(took) < 3.0, took
 
 
 def test_a_submission_and_a_topic_config_go_to_a_broker_that_answered_whichever_is_stopped(

@@ -104,13 +104,11 @@ class KafkaPythonAdmin:
         timeout_ms = int(timeout_s * 1000)
         options.setdefault("request_timeout_ms", timeout_ms)
         options.setdefault("client_id", "kafka-ferry")
-        # The freeze flag's consumer and producer connect as the admin client does.
-        self._options = {"bootstrap_servers": bootstrap.split(","), **options}
         self._client: Any = self._call(
             f"connecting to {bootstrap}",
             lambda: first_answering(bootstrap.split(","), timeout_ms, **options),
         )
-        self._freeze = FreezeStore(self._client, self._options, control_topic, timeout_s, self._call)
+        self._freeze = FreezeStore(self._client, control_topic, timeout_s, self._call)
 
     def __enter__(self) -> KafkaPythonAdmin:
         return self
@@ -121,7 +119,6 @@ class KafkaPythonAdmin:
     def close(self) -> None:
         """Close the client's connections and I/O thread; safe to call twice."""
         client, self._client = self._client, None
-        self._freeze.close()
         if client is not None:
             client.close()
 
