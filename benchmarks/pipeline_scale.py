@@ -5,7 +5,8 @@ start balanced and rack-clean on the 190 old brokers; the goal is the default re
 200. Cases: 100k and 1M partitions in topics of 100 partitions, 1M in topics of 1,000, 100k and 1M
 in topics of 10 (10,000 and 100,000 topics: many small topics), and a fleet of 20 x 50k (topics of
 100). The ``shape:`` cases are the 1M-partition shapes of `benchmarks/shapes.py` (grown clusters,
-skewed starts, removals, mixed topic sizes), e.g. ``--cases "shape:grown 180->200"``.
+skewed starts, removals, mixed topic sizes), e.g. ``--cases "shape:grown 180->200"``; a removal
+plans the removal of its brokers (``--remove-brokers``), the others the rebalance.
 
 Each run is a fresh child process (so start-up and peak memory are its own); the parent samples
 the RSS of the child's process tree (driver Python, the Spark JVM, Python workers) every 0.2 s.
@@ -106,9 +107,13 @@ def write_cluster(folder: Path, partitions: int, per_topic: int, seed: int) -> N
 def generate(case: str, root: Path) -> Path:
     target = root / case.replace(" ", "_").replace(">", "").replace(":", "-").replace(",", "")
     if case.startswith("shape:"):
+        shape = next(s for s in shapes.SHAPES if s.name == case.removeprefix("shape:"))
         if not target.exists():
-            shape = next(s for s in shapes.SHAPES if s.name == case.removeprefix("shape:"))
-            shapes.write_parquet(shapes.generate(shape), target / "cluster-00")
+            cols = shapes.generate(shape)
+            shapes.write_parquet(cols, target / "cluster-00")
+            _removed(target).write_text(json.dumps(list(cols.removed)))
+        if not _removed(target).exists():  # a folder an earlier version of this script wrote
+            _removed(target).write_text(json.dumps(list(shapes.generate(shape).removed)))
         return target
     clusters, partitions, per_topic = CASES[case]
     if not target.exists():
@@ -202,7 +207,7 @@ def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
     from ferry.formats import write_plan
     from ferry.formats.report_json import report_json
     from ferry.formats.sources import fleet_members, load_any
-    from ferry.model import Goal, PlanJob
+    from ferry.model import PlanJob
     from ferry.pipeline.early_session import SparkStart
 
     if len(fleet_members(folder)) > 1:
@@ -213,7 +218,10 @@ def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
     early = SparkStart(master, fast_start=fast_start) if engine == "spark" else None
     with early if early is not None else nullcontext():
         mark = time.perf_counter()
-        clusters = [PlanJob(n, str(p), load_any(p), Goal(), p) for n, p in fleet_members(folder)]
+        clusters = []
+        for name, path in fleet_members(folder):
+            snapshot = load_any(path)
+            clusters.append(PlanJob(name, str(path), snapshot, _goal(folder, snapshot), path))
         stages["load"] = time.perf_counter() - mark
         mark = time.perf_counter()
         planned, spark_stages = plan_clusters(
@@ -228,6 +236,21 @@ def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
         reports.append(report)
     stages["write"] = time.perf_counter() - mark
     return {"stages": stages, "spark": spark_stages, "quality": _quality(reports)}
+
+
+def _removed(folder: Path) -> Path:
+    """Beside a ``shape:`` case's folder (inside it, it would count as a fleet's member): the
+    brokers the shape removes (``--remove-brokers``), the goal's only input besides the snapshot."""
+    return folder.with_name(folder.name + ".removed.json")
+
+
+def _goal(folder: Path, snapshot: Any) -> Any:
+    """The case's goal: the removal of the brokers :func:`_removed` lists, else the rebalance."""
+    from ferry.model import Goal
+
+    listed = _removed(folder)
+    removed = set(json.loads(listed.read_text())) if listed.exists() else set()
+    return Goal(brokers=frozenset(snapshot.broker_ids) - removed) if removed else Goal()
 
 
 def fleet_child(folder: Path, run: str, out: Path) -> dict[str, Any]:

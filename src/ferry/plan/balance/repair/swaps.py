@@ -35,7 +35,7 @@ import numpy as np
 
 from ferry.plan.balance.repair.chunk_program import rejoin
 from ferry.plan.balance.repair.kept_flow import kept_per_topic
-from ferry.plan.prepare.demand import TopicDemand
+from ferry.plan.prepare.demand import TopicDemand, distinct_bases
 from ferry.plan.racks import RackLayout
 
 PASSES = 3
@@ -131,9 +131,11 @@ def _above_base(
 ) -> list[np.ndarray]:
     """Per topic and broker position whether ``counts`` (per topic) is above the topic's base, in
     parts of :data:`_ROWS` topics."""
+    # Topics of one shape share their base: its rows once each, not a row per topic.
+    distinct, row = distinct_bases(demands[t] for t in topics)
+    bases = distinct.astype(np.int32)
     return [
-        np.array([counts[t] for t in topics[i : i + _ROWS]], dtype=np.int32)
-        > np.array([demands[t].quota.base for t in topics[i : i + _ROWS]], dtype=np.int32)
+        np.array([counts[t] for t in topics[i : i + _ROWS]], dtype=np.int32) > bases[row[i : i + _ROWS]]
         for i in range(0, len(topics), _ROWS)
     ]
 
