@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -418,7 +419,8 @@ def main() -> None:
     print(HEADER, flush=True)
     timed: list[str] = []
     with tempfile.TemporaryDirectory() as scratch:
-        for case in args.cases.split(","):
+        # A comma and a space belong to a shape's name ("shape:skewed rebalance, 200 brokers").
+        for case in re.split(r",(?! )", args.cases):
             folder = generate(case, args.data)
             for run in args.runs.split(","):
                 result = measure(folder, run, Path(scratch), tasks=args.tasks)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from ferry_process import write_plan
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+from kafka.structs import TopicPartition as KafkaTopicPartition
 from kafka_helpers import create_topics, produce, wait_until
 
 from ferry.cli.main import main
@@ -245,4 +246,25 @@ def test_the_flag_is_read_to_the_end_of_the_topic_over_several_fetches(
             admin.write_freeze(state)
         assert len(control_log.read(admin._client, topic, 10.0)) == len(states)
         assert admin.read_freeze() == states[-1]
+        assert admin.read_freeze(within_s=5.0) == states[-1]
+
+
+def test_the_flag_is_read_from_the_log_start_when_records_before_it_were_deleted(bootstrap: str) -> None:
+    # A control topic an operator made with deletion as well as compaction can start past offset 0:
+    # the first fetch from 0 is out of range, and the read starts at the log start instead.
+    topic = f"fz-start-{uuid.uuid4().hex[:8]}"
+    create_topics(bootstrap, {topic: {"num_partitions": 1, "replication_factor": 2}})
+    states = [
+        FreezeState(frozen, f"step {n}", "me@here", datetime(2025, 1, 2, 3, 4, n, tzinfo=UTC))
+        for n, frozen in enumerate((True, False, True))
+    ]
+    with KafkaPythonAdmin(bootstrap, timeout_s=10, control_topic=topic) as admin:
+        for state in states:
+            admin.write_freeze(state)
+        client = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
+        try:
+            client.delete_records({KafkaTopicPartition(topic, 0): 2}, timeout_ms=15000)
+        finally:
+            client.close()
+        assert [r.offset for r in control_log.read(admin._client, topic, 10.0)] == [2]
         assert admin.read_freeze(within_s=5.0) == states[-1]
