@@ -6,7 +6,8 @@ brokers default to 1 MiB, which made every copied partition hundreds of segments
 flushed while the move ran):
 
 * ``moving``: PARTITIONS partitions, RF 2 on brokers 1 and 2, filled with MIB MiB each; the plan
-  moves every partition to brokers 3 and 4 (each receives all of them);
+  moves every partition to brokers 3 and 4 (each receives all of them); with ``--layout across``
+  partition p lies on brokers p, p+1 and goes to p+2, p+3 (mod 4): every broker sends and receives;
 * ``steady``: 4 partitions, RF 3 over all four brokers, min.insync.replicas 2, not moved: the
   partitions whose ISR a move must not shrink;
 * ``seq``: 4 small partitions on brokers 1 and 2, moved to 3 and 4 in the same plan.
@@ -50,6 +51,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -235,8 +237,27 @@ def _ferry(log: Path, *args: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
 
 
+LAYOUTS = ("pair", "across")
+"""Where ``moving`` lies and goes (``--layout``): ``pair``, every partition from brokers 1, 2 to 3, 4
+(two leaders feed two receiving brokers); ``across``, partition p from brokers p, p+1 to p+2, p+3
+(mod 4), so that every broker is a leader sending and a follower receiving at once."""
+
+
+def _moving(layout: str, p: int) -> tuple[list[int], list[int]]:
+    """Partition ``p`` of ``moving``: its replicas before and after the move."""
+    if layout == "pair":
+        return [1, 2], [3, 4]
+    return [(p + k) % 4 + 1 for k in (0, 1)], [(p + k) % 4 + 1 for k in (2, 3)]
+
+
 def _create(
-    lib: Path, bootstrap: str, topics: tuple[str, str, str], partitions: int, mib: int, segment_mib: int
+    lib: Path,
+    bootstrap: str,
+    topics: tuple[str, str, str],
+    partitions: int,
+    mib: int,
+    segment_mib: int,
+    layout: str,
 ) -> None:
     moving, seq, steady = topics
     segments = {"segment.bytes": str(segment_mib * MIB)}
@@ -245,7 +266,9 @@ def _create(
         admin.create_topics(
             [
                 NewTopic(
-                    moving, replica_assignments={p: [1, 2] for p in range(partitions)}, topic_configs=segments
+                    moving,
+                    replica_assignments={p: _moving(layout, p)[0] for p in range(partitions)},
+                    topic_configs=segments,
                 ),
                 NewTopic(seq, replica_assignments={p: [1, 2] for p in range(4)}, topic_configs=segments),
                 NewTopic(
@@ -307,6 +330,15 @@ def _fault(kind: str | None, sandbox: Sandbox, bulk: Bulk, at_s: float) -> Itera
             os.kill(pid, signal.SIGCONT)
 
 
+def _plan(path: Path, moving: str, seq: str, partitions: int, layout: str) -> Path:
+    """The plan file: every partition of ``moving`` to where the layout sends it, ``seq`` to 3, 4."""
+    targets = [_moving(layout, p)[1] for p in range(partitions)]
+    entries = [{"topic": moving, "partition": p, "replicas": to} for p, to in enumerate(targets)]
+    entries += [{"topic": seq, "partition": p, "replicas": [3, 4]} for p in range(4)]
+    path.write_text(json.dumps({"version": 1, "partitions": entries}))
+    return path
+
+
 def run_one(
     run: Run,
     position: int,
@@ -320,15 +352,13 @@ def run_one(
     produce: int,
     limit: float,
     segment_mib: int,
+    layout: str,
 ) -> Outcome:
     # The position keeps a run named twice (--only) off the topics of the first, still being deleted.
     tag = f"{position}-{run.name}"
     moving, seq, steady = f"moving-{tag}", f"seq-{tag}", f"steady-{tag}"
-    _create(lib, bootstrap, (moving, seq, steady), partitions, mib, segment_mib)
-    plan = work / f"{tag}.json"
-    moves = [(moving, p) for p in range(partitions)] + [(seq, p) for p in range(4)]
-    entries = [{"topic": t, "partition": p, "replicas": [3, 4]} for t, p in moves]
-    plan.write_text(json.dumps({"version": 1, "partitions": entries}))
+    _create(lib, bootstrap, (moving, seq, steady), partitions, mib, segment_mib, layout)
+    plan = _plan(work / f"{tag}.json", moving, seq, partitions, layout)
     journal = work / f"{tag}.sqlite"
     load = SequencedLoad(bootstrap, [seq, steady])
     load.start()
@@ -481,6 +511,13 @@ def main() -> int:
         "default to 1 MiB, which makes each copied partition hundreds of segments)",
     )
     parser.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        default="pair",
+        help="pair: the moving partitions go from brokers 1, 2 to 3, 4; across: partition p from "
+        "brokers p, p+1 to p+2, p+3 (mod 4), every broker sending and receiving",
+    )
+    parser.add_argument(
         "--static",
         default="",
         help="more static throttles, bytes/s, comma-separated, run after the others (also with --only); "
@@ -513,6 +550,7 @@ def main() -> int:
                     produce=args.produce,
                     limit=args.limit,
                     segment_mib=args.segment_mib,
+                    layout=args.layout,
                 )
                 outcomes.append(outcome)
                 print(f"# {run.name}: {outcome}", file=sys.stderr, flush=True)
@@ -523,7 +561,9 @@ def main() -> int:
 
 
 def _print(outcomes: Sequence[Outcome], args: argparse.Namespace) -> None:
-    per_broker = args.partitions * args.mib * MIB
+    received = Counter(b for p in range(args.partitions) for b in _moving(args.layout, p)[1])
+    per_broker = max(received.values(), default=0) * args.mib * MIB
+    print(f"layout: {args.layout}", end="; ")
     statics = [o.seconds for o in outcomes if o.run.name.startswith("static") and o.seconds and _harmless(o)]
     best = min(statics, default=None)
     print(f"bytes into each receiving broker: {per_broker / MB:.0f} MB", end="; ")
