@@ -92,8 +92,11 @@ class _Extras:
         self.topics = np.asarray(topics, dtype=np.int64)
         # Column-major: a search reads a broker's (or rack's) column of every topic, a swap writes a
         # topic's row of a few hundred brokers.
-        self.at = np.asfortranarray(np.concatenate(_above_base(demands, topics, quotas)))
-        self.over = np.asfortranarray(np.concatenate(_above_base(demands, topics, [d.held for d in demands])))
+        # Topics of one shape share their base: its rows once each, not a row per topic.
+        distinct, row = distinct_bases(demands[t] for t in topics)
+        bases = (distinct.astype(np.int32), row)
+        self.at = np.asfortranarray(np.concatenate(_above_base(topics, quotas, bases)))
+        self.over = np.asfortranarray(np.concatenate(_above_base(topics, [d.held for d in demands], bases)))
         """Per topic and broker position whether the topic holds more there than its base."""
         self.size = np.fromiter((len(demands[t].layouts) for t in topics), dtype=np.int64, count=len(topics))
         opened = [[hi > 0 for _, hi in demands[t].quota.rack_extras] for t in topics]
@@ -127,15 +130,14 @@ class _Extras:
 
 
 def _above_base(
-    demands: Sequence[TopicDemand], topics: Sequence[int], counts: Sequence[Sequence[int]]
+    topics: Sequence[int], counts: Sequence[Sequence[int]], bases: tuple[np.ndarray, np.ndarray]
 ) -> list[np.ndarray]:
     """Per topic and broker position whether ``counts`` (per topic) is above the topic's base, in
-    parts of :data:`_ROWS` topics."""
-    # Topics of one shape share their base: its rows once each, not a row per topic.
-    distinct, row = distinct_bases(demands[t] for t in topics)
-    bases = distinct.astype(np.int32)
+    parts of :data:`_ROWS` topics. ``bases``: the distinct bases and, per entry of ``topics``, its
+    row (:func:`~ferry.plan.prepare.demand.distinct_bases`)."""
+    distinct, row = bases
     return [
-        np.array([counts[t] for t in topics[i : i + _ROWS]], dtype=np.int32) > bases[row[i : i + _ROWS]]
+        np.array([counts[t] for t in topics[i : i + _ROWS]], dtype=np.int32) > distinct[row[i : i + _ROWS]]
         for i in range(0, len(topics), _ROWS)
     ]
 
