@@ -244,7 +244,7 @@ def test_the_flag_is_read_to_the_end_of_the_topic_over_several_fetches(
     with KafkaPythonAdmin(bootstrap, timeout_s=10, control_topic=topic) as admin:
         for state in states:
             admin.write_freeze(state)
-        assert len(control_log.read(admin._client, topic, 10.0)) == len(states)
+        assert len(control_log.read(admin._client, topic, 10.0) or ()) == len(states)
         assert admin.read_freeze() == states[-1]
         assert admin.read_freeze(within_s=5.0) == states[-1]
 
@@ -266,5 +266,5 @@ def test_the_flag_is_read_from_the_log_start_when_records_before_it_were_deleted
             client.delete_records({KafkaTopicPartition(topic, 0): 2}, timeout_ms=15000)
         finally:
             client.close()
-        assert [r.offset for r in control_log.read(admin._client, topic, 10.0)] == [2]
+        assert [r.offset for r in control_log.read(admin._client, topic, 10.0) or ()] == [2]
         assert admin.read_freeze(within_s=5.0) == states[-1]

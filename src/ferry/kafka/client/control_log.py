@@ -140,9 +140,10 @@ def append(client: Any, topic: str, key: bytes, value: bytes, within_s: float) -
     _at_leader(client, topic, within_s, send)
 
 
-def read(client: Any, topic: str, within_s: float) -> list[Record]:
+def read(client: Any, topic: str, within_s: float) -> list[Record] | None:
     """Every record of the partition from its log start to its high watermark at the first fetch,
-    read from its leader within ``within_s`` seconds (once, not sent again).
+    read from its leader within ``within_s`` seconds (once, not sent again); ``None`` when the
+    topic does not exist.
 
     Raises:
         kafka.errors.KafkaTimeoutError: the leader did not answer within ``within_s``.
@@ -151,7 +152,7 @@ def read(client: Any, topic: str, within_s: float) -> list[Record]:
     deadline = time.monotonic() + within_s
     node = leader(client, topic)
     if node is None:
-        raise kerrors.UnknownTopicOrPartitionError(topic)
+        return None
     found: list[Record] = []
     offset, end = 0, None
     while end is None or offset < end:

@@ -57,8 +57,6 @@ class FreezeStore:
         With ``within_s``, read once within that many seconds, without the retries; a leader that
         has not answered by then fails the read with a transient :class:`KafkaError`.
         """
-        if not self._control_topic_exists():
-            return None
         if within_s is not None:
             return self._freeze_call("reading the freeze flag", lambda: self._read_within(within_s))
         return self._freeze_call("reading the freeze flag", lambda: self._latest(self._timeout_s))
@@ -73,9 +71,11 @@ class FreezeStore:
             ) from exc
 
     def _latest(self, within_s: float) -> FreezeState | None:
-        """The control topic's last freeze record (None: never written, or cleared)."""
+        """The control topic's last freeze record (None: no control topic, never written, or
+        cleared). A missing topic is found by the read's own look-up of the leader: a poll asks one
+        metadata question, not two."""
         records = control_log.read(self._client, self._control_topic, within_s)
-        flags = [r for r in records if r.key == FREEZE_KEY]
+        flags = [r for r in records or () if r.key == FREEZE_KEY]
         if not flags:
             return None
         return decode_freeze(flags[-1].value, flags[-1].timestamp_ms)
