@@ -108,13 +108,8 @@ def write_cluster(folder: Path, partitions: int, per_topic: int, seed: int) -> N
 def generate(case: str, root: Path) -> Path:
     target = root / case.replace(" ", "_").replace(">", "").replace(":", "-").replace(",", "")
     if case.startswith("shape:"):
-        shape = next(s for s in shapes.SHAPES if s.name == case.removeprefix("shape:"))
         if not target.exists():
-            cols = shapes.generate(shape)
-            shapes.write_parquet(cols, target / "cluster-00")
-            _removed(target).write_text(json.dumps(list(cols.removed)))
-        if not _removed(target).exists():  # a folder an earlier version of this script wrote
-            _removed(target).write_text(json.dumps(list(shapes.generate(shape).removed)))
+            shapes.write_parquet(shapes.generate(_shape(case)), target / "cluster-00")
         return target
     clusters, partitions, per_topic = CASES[case]
     if not target.exists():
@@ -202,7 +197,7 @@ def _is_java(pid: int) -> bool:
         return False
 
 
-def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
+def child(folder: Path, run: str, out: Path, removed: tuple[int, ...]) -> dict[str, Any]:
     """One run inside the child process: load, plan, write; returns stage seconds and figures."""
     from ferry.cli.engines import plan_clusters
     from ferry.formats import write_plan
@@ -222,7 +217,7 @@ def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
         clusters = []
         for name, path in fleet_members(folder):
             snapshot = load_any(path)
-            clusters.append(PlanJob(name, str(path), snapshot, _goal(folder, snapshot), path))
+            clusters.append(PlanJob(name, str(path), snapshot, _goal(snapshot, removed), path))
         stages["load"] = time.perf_counter() - mark
         mark = time.perf_counter()
         planned, spark_stages = plan_clusters(
@@ -239,19 +234,20 @@ def child(folder: Path, run: str, out: Path) -> dict[str, Any]:
     return {"stages": stages, "spark": spark_stages, "quality": _quality(reports)}
 
 
-def _removed(folder: Path) -> Path:
-    """Beside a ``shape:`` case's folder (inside it, it would count as a fleet's member): the
-    brokers the shape removes (``--remove-brokers``), the goal's only input besides the snapshot."""
-    return folder.with_name(folder.name + ".removed.json")
+def _shape(case: str) -> shapes.Shape:
+    return next(s for s in shapes.SHAPES if s.name == case.removeprefix("shape:"))
 
 
-def _goal(folder: Path, snapshot: Any) -> Any:
-    """The case's goal: the removal of the brokers :func:`_removed` lists, else the rebalance."""
+def removed_of(case: str) -> tuple[int, ...]:
+    """The brokers a ``shape:`` case removes (``--remove-brokers``; none: the rebalance)."""
+    return shapes.removed_brokers(_shape(case)) if case.startswith("shape:") else ()
+
+
+def _goal(snapshot: Any, removed: tuple[int, ...]) -> Any:
+    """The removal of ``removed``, or the rebalance when there are none."""
     from ferry.model import Goal
 
-    listed = _removed(folder)
-    removed = set(json.loads(listed.read_text())) if listed.exists() else set()
-    return Goal(brokers=frozenset(snapshot.broker_ids) - removed) if removed else Goal()
+    return Goal(brokers=frozenset(snapshot.broker_ids) - set(removed)) if removed else Goal()
 
 
 def fleet_child(folder: Path, run: str, out: Path) -> dict[str, Any]:
@@ -294,9 +290,11 @@ def _quality(reports: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def measure(folder: Path, run: str, scratch: Path, *, tasks: bool = False) -> dict[str, Any]:
+def measure(
+    folder: Path, run: str, scratch: Path, *, tasks: bool = False, removed: tuple[int, ...] = ()
+) -> dict[str, Any]:
     result_file = scratch / f"{folder.name}-{run}.json"
-    command = [sys.executable, __file__, "--child", str(folder), run, str(result_file)]
+    command = [sys.executable, __file__, "--child", str(folder), run, str(result_file), json.dumps(removed)]
     env = dict(os.environ)
     if run in COLD:
         env[ENV_DIR] = str(scratch / f"cds-{folder.name}")
@@ -404,10 +402,10 @@ HEADER = (
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        folder, run, result_file = sys.argv[2:5]
+        folder, run, result_file, removed = sys.argv[2:6]
         # As `ferry plan` runs (ferry.plan.gc_pause).
         with tempfile.TemporaryDirectory() as out, paused():
-            result = child(Path(folder), run, Path(out))
+            result = child(Path(folder), run, Path(out), tuple(json.loads(removed)))
         Path(result_file).write_text(json.dumps(result))
         return
     parser = argparse.ArgumentParser()
@@ -423,7 +421,7 @@ def main() -> None:
         for case in re.split(r",(?! )", args.cases):
             folder = generate(case, args.data)
             for run in args.runs.split(","):
-                result = measure(folder, run, Path(scratch), tasks=args.tasks)
+                result = measure(folder, run, Path(scratch), tasks=args.tasks, removed=removed_of(case))
                 print(row(case, result), flush=True)
                 if "tasks" in result:
                     timed.append(task_row(case, result))

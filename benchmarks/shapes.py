@@ -111,7 +111,7 @@ def generate(shape: Shape, seed: int = 7) -> Columns:
         size = np.clip(drawn, 1e3, 5e12).astype(np.int64)
     else:
         size = rng.integers(10**6, 10**10, len(topic), dtype=np.int64)
-    removed = _removed(shape) if shape.start == "remove" else ()
+    removed = removed_brokers(shape)
     rack_of = _rack_order(shape) if shape.rack_sizes else ()
     return Columns(topic, partition, replicas, size, shape.brokers, shape.racks, removed, rack_of)
 
@@ -142,9 +142,10 @@ def _weighted(rng: np.random.Generator, rows: int, brokers: int) -> np.ndarray:
     return out
 
 
-def _removed(shape: Shape) -> tuple[int, ...]:
-    """The last ``new`` old brokers, which with ids interleaving racks is as many per rack."""
-    return tuple(range(shape.old - shape.new, shape.old))
+def removed_brokers(shape: Shape) -> tuple[int, ...]:
+    """The brokers a removal takes away (none for the other starts): the last ``new`` old brokers,
+    which with ids interleaving racks is as many per rack."""
+    return tuple(range(shape.old - shape.new, shape.old)) if shape.start == "remove" else ()
 
 
 def snapshot_and_goal(cols: Columns) -> tuple[object, object]:
