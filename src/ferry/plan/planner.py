@@ -61,6 +61,7 @@ from ferry.plan.balance.repair.whole_plan import LIMIT, solve_exactly
 from ferry.plan.budget.step import take_step
 from ferry.plan.disk.byte_balance import plan_disk
 from ferry.plan.disk.drain import plan_drain
+from ferry.plan.forked import forked_map
 from ferry.plan.gc_pause import pausing
 from ferry.plan.leaders.swaps import leaders_with_swaps
 from ferry.plan.measure.report import balance_after, build_report
@@ -95,11 +96,21 @@ def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
     prepared = prepare_topics(list(in_scope(snapshot, goal)), goal, layout)
     demands = [demand for _, demand in prepared]
     outcome = balance_topics(layout, demands)
-    fallbacks = 0
-    planned: list[Planned] = []
-    for (work, _), quota, keeps in zip(prepared, outcome.quotas, outcome.keeps, strict=True):
-        fallbacks += place_topic(work, layout, quota, keeps, goal.rack_mode)
-        planned.extend(planned_replicas(work))
+
+    def placed(t: int) -> tuple[int, list[tuple[int, ...]]]:
+        work = prepared[t][0]
+        fallbacks = place_topic(work, layout, outcome.quotas[t], outcome.keeps[t], goal.rack_mode)
+        return fallbacks, [tuple(slot.replicas) for slot in work.slots]
+
+    # Topics are placed apart from each other, in forked processes where there are cores for them
+    # (a child's placement stays in the child: the answers are read back, per partition in order).
+    answers = forked_map(placed, [len(work.slots) for work, _ in prepared])
+    planned: list[Planned] = [
+        (slot.state, replicas)
+        for (work, _), (_, placed_replicas) in zip(prepared, answers, strict=True)
+        for slot, replicas in zip(work.slots, placed_replicas, strict=True)
+    ]
+    fallbacks = sum(count for count, _ in answers)
     return assemble(snapshot, goal, targets, planned, lower_bound(demands, outcome), fallbacks)
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ferry.plan.consecutive import rank
+from ferry.plan.forked import forked_map
 from ferry.plan.prepare.demand import FreeLayouts, TopicDemand
 from ferry.plan.racks import RackLayout
 
@@ -128,12 +129,17 @@ def _kept_run(
     total = _rack_totals(left, layout)
     graph = _Graph.of(flat, ~settled, left, total, rack_at)
     # A topic with nothing left to place needs no flow: its racks must then expect nothing either.
-    idle = np.bincount(flat.topic[~settled], minlength=len(demands)) == 0
+    placing = np.bincount(flat.topic[~settled], minlength=len(demands))
     done = np.where(np.any(total != 0, axis=1), -1, fixed).tolist()
-    return [
-        done[t] if idle[t] else int(fixed[t]) + kept if (kept := graph.solve(t)) >= 0 else -1
-        for t in range(len(demands))
-    ]
+
+    def kept(t: int) -> int:
+        if not placing[t]:
+            return int(done[t])
+        found = graph.solve(t)
+        return int(fixed[t]) + found if found >= 0 else -1
+
+    # Each topic's flow is its own: in forked processes where there are cores for them.
+    return forked_map(kept, placing.tolist())
 
 
 def kept_replicas(

@@ -8,21 +8,15 @@ falls apart into parts) runs its own items one after the other: the cores are ta
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from ferry.plan.forked import cores
+
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-def cores() -> int:
-    """The cores this process may run on (all of the machine's where the platform cannot say)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 _WORKER = threading.local()

@@ -1,0 +1,129 @@
+"""Per-item work of the planner spread over forked copies of this process, one per core.
+
+Placing a topic (:mod:`ferry.plan.place.placement`) and the exact pass's small flows
+(:mod:`ferry.plan.balance.repair.kept_flow`) are the planner's own Python, and OR-Tools keeps the
+interpreter while it solves: threads take turns on one core. A forked child sees every object the
+parent built (copied only where it writes), works through its own share of the items and sends
+back only the answers, pickled; the parent works through the first share meanwhile. The answers
+are those of one process doing all the items in order: each item's work must read only what was
+there before the split and change nothing the parent reads afterwards (a child's changes stay in
+the child).
+
+A child that fails (killed, out of memory, an exception) costs time, never the answer: the parent
+does that share itself. Where fork is not how this platform starts processes, on one core, inside
+a child, or for work too small to pay for a fork, everything runs here, in order.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+from collections.abc import Callable, Sequence
+from itertools import accumulate
+from typing import TypeVar
+
+R = TypeVar("R")
+
+SPREAD_FROM = 20_000
+"""Least total weight (partitions) worth a fork: a fork and the pickled answers cost a few
+milliseconds per hundred thousand partitions, placing them about a second."""
+
+_CHILD = False
+"""Set in a forked child: its work is its own share, run in order (no fork of a fork)."""
+
+
+def cores() -> int:
+    """The cores this process may run on (all of the machine's where the platform cannot say)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def forked_map(work: Callable[[int], R], weights: Sequence[int]) -> list[R]:
+    """``[work(i) for i in range(len(weights))]``, the items cut into one run per core of about
+    equal ``weights`` (each item's expected cost), every run after the first in a forked child;
+    see the module docstring."""
+    runs = _runs(weights, cores())
+    if len(runs) < 2 or sum(weights) < SPREAD_FROM or _CHILD or not _can_fork():
+        return [work(i) for i in range(len(weights))]
+    children = [_start(work, run) for run in runs[1:]]
+    out = [work(i) for i in runs[0]]
+    for run, child in zip(runs[1:], children, strict=True):
+        answers: list[R] | None = _collect(child)
+        out += [work(i) for i in run] if answers is None else answers
+    return out
+
+
+def _runs(weights: Sequence[int], parts: int) -> list[range]:
+    """``range(len(weights))`` cut into at most ``parts`` consecutive, non-empty runs of about
+    equal weight."""
+    total = sum(weights)
+    if parts < 2 or len(weights) < 2 or total <= 0:
+        return [range(len(weights))]
+    ends = list(accumulate(weights))
+    cuts, start = [], 0
+    for k in range(1, parts):
+        # The first item whose running total reaches k parts of the whole ends the run.
+        stop = next((i + 1 for i in range(start, len(ends)) if ends[i] * parts >= total * k), len(ends))
+        if start < stop < len(weights):
+            cuts.append(range(start, stop))
+            start = stop
+    cuts.append(range(start, len(weights)))
+    return cuts
+
+
+def _can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+_Child = tuple[int, int]
+"""A child's process id and the read end of its pipe."""
+
+
+def _start(work: Callable[[int], R], run: range) -> _Child | None:
+    """Fork a child that does ``run`` and writes its answers, pickled, to a pipe; ``None`` where
+    the fork itself failed."""
+    read, write = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return None
+    if pid:
+        os.close(write)
+        return pid, read
+    # The child: never returns. os._exit skips the parent's exit handlers and buffers, inherited.
+    global _CHILD
+    _CHILD = True
+    code = 1
+    try:
+        os.close(read)
+        data = pickle.dumps([work(i) for i in run], protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write(data)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _collect(child: _Child | None) -> list[R] | None:
+    """The answers of ``child``, or ``None`` where it gave none (the parent then does its run)."""
+    if child is None:
+        return None
+    pid, read = child
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        # Reaped already (a process that ignores SIGCHLD): a whole pickle says it finished.
+        status = 0
+    if status != 0 or not data:
+        return None
+    try:
+        answers: list[R] = pickle.loads(data)
+    except (pickle.UnpicklingError, EOFError):
+        return None
+    return answers

@@ -1,0 +1,85 @@
+"""Work spread over forked processes: the answers of one process doing it all, in order."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from support.scenarios import named, random_cases
+
+from ferry.formats import dump_reassignment
+from ferry.plan import forked
+from ferry.plan.planner import plan
+
+pytestmark = pytest.mark.skipif(not forked._can_fork(), reason="forked_map runs in order where fork is not")
+
+
+@pytest.fixture
+def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spread everything over two processes, on any machine (a fork needs no second core)."""
+    monkeypatch.setattr(forked, "cores", lambda: 2)
+    monkeypatch.setattr(forked, "SPREAD_FROM", 0)
+
+
+@pytest.mark.usefixtures("two_cores")
+def test_the_answers_come_back_in_order_from_two_processes() -> None:
+    parent = os.getpid()
+    found = forked.forked_map(lambda i: (i * i, os.getpid()), [1] * 50)
+    assert [value for value, _ in found] == [i * i for i in range(50)]
+    pids = [pid for _, pid in found]
+    assert pids[:25] == [parent] * 25
+    assert len(set(pids[25:])) == 1 and pids[25] != parent
+
+
+@pytest.mark.usefixtures("two_cores")
+def test_a_child_that_dies_costs_time_not_the_answer() -> None:
+    def work(i: int) -> int:
+        if forked._CHILD and i == 40:
+            os._exit(3)  # as the out-of-memory killer would end it
+        return i + 1
+
+    assert forked.forked_map(work, [1] * 50) == list(range(1, 51))
+
+
+@pytest.mark.usefixtures("two_cores")
+def test_an_error_in_a_childs_share_is_raised_here() -> None:
+    def work(i: int) -> int:
+        if i == 45:
+            raise ValueError("item 45")
+        return i
+
+    with pytest.raises(ValueError, match="item 45"):
+        forked.forked_map(work, [1] * 50)
+
+
+def test_small_work_stays_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forked, "cores", lambda: 2)
+    parent = os.getpid()
+    assert {pid for pid in forked.forked_map(lambda _: os.getpid(), [1] * 50)} == {parent}
+
+
+@given(st.lists(st.integers(0, 1000), max_size=60), st.integers(1, 8))
+def test_runs_cover_the_items_in_order_with_about_equal_weight(weights: list[int], parts: int) -> None:
+    runs = forked._runs(weights, parts)
+    assert [i for run in runs for i in run] == list(range(len(weights)))
+    assert 1 <= len(runs) <= max(1, parts)
+    assert all(len(run) for run in runs) or not weights
+    # Every run but the last ends at the first item that reaches its share: no run but the last
+    # is heavier than a share plus its last item.
+    share = sum(weights) / parts
+    for run in runs[:-1]:
+        assert sum(weights[i] for i in run) <= share + weights[run[-1]] + 1e-9
+
+
+@pytest.mark.usefixtures("two_cores")
+def test_plans_placed_in_two_processes_are_the_plans_of_one() -> None:
+    cases = [*named(), *random_cases(12)]
+    spread = [plan(snapshot, goal) for _, snapshot, goal in cases]
+    forked.SPREAD_FROM = 1 << 62  # undone by the fixture's monkeypatch
+    alone = [plan(snapshot, goal) for _, snapshot, goal in cases]
+    assert [(dump_reassignment(p), p.report) for p in spread] == [
+        (dump_reassignment(p), p.report) for p in alone
+    ]
+    assert any(p.moves for p in spread)
