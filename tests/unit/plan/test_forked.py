@@ -7,9 +7,11 @@ import os
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.clusters import generated, with_new_brokers
 from support.scenarios import named, random_cases
 
 from ferry.formats import dump_reassignment
+from ferry.model import Goal
 from ferry.plan import forked
 from ferry.plan.planner import plan
 
@@ -75,7 +77,12 @@ def test_runs_cover_the_items_in_order_with_about_equal_weight(weights: list[int
 
 @pytest.mark.usefixtures("two_cores")
 def test_plans_placed_in_two_processes_are_the_plans_of_one() -> None:
-    cases = [*named(), *random_cases(12)]
+    # 1,000 topics over 120 brokers: a program large enough to pool idle brokers, and so to split
+    # its pools rack by rack.
+    pooled = with_new_brokers(
+        generated(brokers=110, racks=5, topics=1000, partitions=4, rf=3, seed=3), 10, racks=5
+    )
+    cases = [*named(), *random_cases(12), ("pooled", pooled, Goal())]
     spread = [plan(snapshot, goal) for _, snapshot, goal in cases]
     forked.SPREAD_FROM = 1 << 62  # undone by the fixture's monkeypatch
     alone = [plan(snapshot, goal) for _, snapshot, goal in cases]

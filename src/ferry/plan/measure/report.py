@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 
 from ferry.model.cluster import ClusterSnapshot, PartitionState, TopicPartition
 from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move
 from ferry.model.report import PlanReport
 from ferry.plan.balance.least_spread import forced_spread
+from ferry.plan.forked import forked_map
 from ferry.plan.measure.stats import balance
 from ferry.plan.racks import RackLayout
 
@@ -28,6 +30,9 @@ def build_report(
     before = [(s.tp, s.replicas) for s, _ in planned]
     after = [(s.tp, changed.get(s.tp, s.replicas)) for s, _ in planned]
     everyone = RackLayout.of(snapshot.racks, {*snapshot.broker_ids, *targets})
+    # The two counts are apart from each other: in forked processes where there are cores for them.
+    counts = (partial(balance, before, targets, everyone), partial(balance_after, snapshot, targets, after))
+    balance_before, after_figures = forked_map(lambda i: counts[i](), [len(planned)] * 2)
     added = [len(m.adding) for m in moves]
     replica_moves = sum(added)
     return PlanReport(
@@ -41,10 +46,7 @@ def build_report(
         rack_mode=goal.rack_mode.value,
         balance_by=goal.balance.value,
         forced_replica_spread=least_spread(snapshot, goal, targets, planned),
-        balance={
-            "before": balance(before, targets, everyone),
-            "after": balance_after(snapshot, targets, after),
-        },
+        balance={"before": balance_before, "after": after_figures},
     )
 
 

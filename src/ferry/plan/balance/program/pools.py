@@ -42,6 +42,7 @@ from ferry.plan.balance.program.columns import Columns, TopicColumns, extend_fro
 from ferry.plan.balance.program.loaded import loaded_idle
 from ferry.plan.balance.solvers.transport import POOL, RACK
 from ferry.plan.consecutive import spans, starts
+from ferry.plan.forked import forked_map
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
 
@@ -304,11 +305,20 @@ def split(
     out: list[list[int]] = [[] for _ in pools.split]
     taken = pools.taken(solution)
     holding = holders_of(extras, len(layout.brokers))
-    failed = [
-        k
-        for k, into in pools.into.items()
-        if not _split_rack(layout, k, holding, taken[k], into, solution, out)
-    ]
+    racks = list(pools.into.items())
+
+    def rack(j: int) -> list[tuple[int, int]] | None:
+        k, into = racks[j]
+        return _split_rack(layout, holding, taken[k], into, solution)
+
+    # Each rack's pools split on their own: in forked processes where there are cores for them.
+    failed = []
+    found = forked_map(rack, [len(taken[k]) * len(into) for k, into in racks])
+    for (k, _), pairs in zip(racks, found, strict=True):
+        if pairs is None:
+            failed.append(k)
+        for t, b in pairs or ():
+            out[t].append(b)
     return out, failed, taken
 
 
@@ -350,19 +360,18 @@ def tight(
 
 def _split_rack(
     layout: RackLayout,
-    k: int,
     holding: np.ndarray,
     taken: list[tuple[int, int]],
     into: dict[int, int],
     solution: np.ndarray,
-    out: list[list[int]],
-) -> bool:
-    """Split rack ``k``'s pools that ``taken`` extras (topic, extras): topics to their idle brokers
-    of the rack by a flow; into ``out``. ``holding``: :func:`holders_of` the program's extras."""
+) -> list[tuple[int, int]] | None:
+    """Split one rack's pools that ``taken`` extras (topic, extras): topics to their idle brokers
+    of the rack (``into``: per broker position, its pool column) by a flow, as (topic, broker)
+    pairs; ``None`` where no split exists. ``holding``: :func:`holders_of` the program's extras."""
     from ortools.graph.python import min_cost_flow
 
     if not taken:
-        return True
+        return []
     members = np.array(sorted(into), dtype=np.int64)
     wants = np.rint(solution[[into[i] for i in members.tolist()]]).astype(np.int64)
     topics, extras = np.array(taken, dtype=np.int64).reshape(-1, 2).T
@@ -378,8 +387,6 @@ def _split_rack(
     supply = np.concatenate([extras, -wants])
     flow.set_nodes_supplies(np.arange(n + m), supply)
     if supply.sum() != 0 or flow.solve() != flow.OPTIMAL:
-        return False
+        return None
     used = flow.flows(arcs) > 0
-    for t, b in zip(topics[tails[used]].tolist(), members[heads[used]].tolist(), strict=True):
-        out[t].append(b)
-    return True
+    return list(zip(topics[tails[used]].tolist(), members[heads[used]].tolist(), strict=True))
