@@ -10,8 +10,8 @@ there before the split and change nothing the parent reads afterwards (a child's
 the child).
 
 A child that fails (killed, out of memory, an exception) costs time, never the answer: the parent
-does that share itself. Where fork is not how this platform starts processes, on one core, inside
-a child, or for work too small to pay for a fork, everything runs here, in order.
+does that share itself. Where this platform cannot fork safely, on one core, inside a child, or
+for work too small to pay for a fork, everything runs here, in order.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import sys
 from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import TypeVar
@@ -74,7 +75,9 @@ def _runs(weights: Sequence[int], parts: int) -> list[range]:
 
 
 def _can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
+    # Not on macOS: its system libraries are not safe in a forked child (CPython starts processes
+    # there by spawning, for that reason).
+    return sys.platform != "darwin" and "fork" in multiprocessing.get_all_start_methods()
 
 
 _Child = tuple[int, int]
