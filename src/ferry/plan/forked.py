@@ -16,6 +16,7 @@ for work too small to pay for a fork, everything runs here, in order.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
@@ -100,6 +101,9 @@ def _start(work: Callable[[int], R], run: range) -> _Child | None:
     # The child: never returns. os._exit skips the parent's exit handlers and buffers, inherited.
     global _CHILD
     _CHILD = True
+    # A collection walks every object alive and so writes to every page the child shares with its
+    # parent (the reference counts), copying them all: a child lives for its share alone.
+    gc.disable()
     code = 1
     try:
         os.close(read)
