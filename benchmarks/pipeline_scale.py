@@ -25,7 +25,9 @@ two of them shared the machine. The CPU seconds of the process tree are split in
 (this child process), the JVM and the Python workers it forks.
 
 Spark runs start the driver JVM from the class-data archive an earlier Spark run on this machine
-left (ferry's default); ``spark-2-cold`` starts without one and writes it, as a first run does.
+left (ferry's default); a session started and stopped before the timed runs makes sure there is
+one, also on a machine's first run; ``spark-2-cold`` starts without one and writes it, as a first
+run does.
 """
 
 from __future__ import annotations
@@ -400,7 +402,26 @@ HEADER = (
 )
 
 
+def warm_up(runs: list[str]) -> None:
+    """Start and stop ferry's Spark session once per master and JIT setting of ``runs`` (in a
+    process of its own each), so that the timed runs map the class-data archive as every run after
+    a machine's first does: on a fresh machine the first timed Spark run would otherwise write it
+    as it exits, about 10 s more (ferry.pipeline.archive)."""
+    for setting in {RUNS[run][1:] for run in runs if RUNS[run][0] == "spark" and run not in COLD}:
+        subprocess.run([sys.executable, __file__, "--warm-up", json.dumps(setting)], check=True)
+
+
+def _start_and_stop(master: str, fast_start: bool) -> None:
+    from ferry.pipeline.early_session import SparkStart
+
+    with SparkStart(master, fast_start=fast_start) as started:
+        started.session()
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--warm-up":
+        _start_and_stop(*json.loads(sys.argv[2]))
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         folder, run, result_file, removed = sys.argv[2:6]
         # As `ferry plan` runs (ferry.plan.gc_pause).
@@ -414,6 +435,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "ferry-pipeline-scale")
     parser.add_argument("--tasks", action="store_true", help="also report Spark's task times (event log)")
     args = parser.parse_args()
+    warm_up(args.runs.split(","))
     print(HEADER, flush=True)
     timed: list[str] = []
     with tempfile.TemporaryDirectory() as scratch:
