@@ -34,8 +34,8 @@ def test_one_job_plans_every_case_exactly_like_the_kernel(spark: SparkSession, t
             write_any(snapshot, parquet)
         jobs.append(PlanJob(name, name, snapshot, goal, parquet))
     stages = Stages()
-    # Every cluster's topics share the two passes; replace goals are planned on the driver.
-    plans = plan_jobs(spark, jobs, stages)
+    # Every cluster's topics share the placing pass; replace goals are planned on the driver.
+    plans = plan_jobs(lambda: spark, jobs, stages)
     assert set(stages.seconds) == {"extract", "prepare", "balance", "place", "assemble"}
     for name, snapshot, goal in cases:
         expected = plan(snapshot, goal)
@@ -47,6 +47,23 @@ def test_one_job_plans_every_case_exactly_like_the_kernel(spark: SparkSession, t
         assert got.figures.replica_moves >= got.figures.lower_bound or goal.replace, name
         assert (got.figures.placement_fallbacks or 0) == 0, name
     assert all(stages.clusters[job.name] > 0 for job in jobs)
+
+
+def test_the_session_is_asked_for_once_every_balance_program_is_solved(spark: SparkSession) -> None:
+    # Until then the driver needs no Spark: the session's start runs beside its work.
+    cases = named()[:2]
+    jobs = [PlanJob(name, name, snapshot, goal) for name, snapshot, goal in cases]
+    stages, asked = Stages(), []
+
+    def session() -> SparkSession:
+        asked.append((set(stages.seconds), {c for c, s in stages.clusters.items() if s > 0}))
+        return spark
+
+    plans = plan_jobs(session, jobs, stages)
+    assert asked == [({"prepare", "balance"}, {job.name for job in jobs})]
+    for name, snapshot, goal in cases:
+        expected = plan(snapshot, goal)
+        assert dumps_json(dump_reassignment(plans[name])) == dumps_json(dump_reassignment(expected))
 
 
 @pytest.mark.usefixtures("spark")

@@ -99,10 +99,10 @@ def plan_clusters(
 
     stages = Stages()
     if started is not None:
-        plans = plan_jobs(started.session(), clusters, stages)
+        plans = plan_jobs(started.session, clusters, stages)
     else:
         with spark_session(plan_session(master, debug=debug, fast_start=fast_start)) as spark:
-            plans = plan_jobs(spark, clusters, stages)
+            plans = plan_jobs(lambda: spark, clusters, stages)
     out = [Planned(c, plans[c.name], stages.clusters.get(c.name, 0.0)) for c in clusters]
     return out, stages.seconds
 

@@ -134,7 +134,7 @@ def _on_workers(args: argparse.Namespace, build_goal: GoalBuilder) -> tuple[list
         for name in sorted(set(sizes) - whole, key=lambda n: (-sizes[n], n)):
             # Read here, one at a time: the driver's memory holds one big cluster, never the fleet.
             job = _job(args, build_goal, by_name[name])
-            plans = plan_jobs(spark, [job], stages)
+            plans = plan_jobs(lambda: spark, [job], stages)
             seconds = stages.clusters.get(name, 0.0)
             done[name] = _write(rendered_plan(args.output_dir, job, plans[name], seconds))
     return [done[m.name] for m in members], stages.seconds

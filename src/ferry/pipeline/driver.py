@@ -9,8 +9,16 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 
 from ferry.model import Plan, PlanJob, TopicPartition
-from ferry.pipeline.kernel import Balanced, ClusterContext, solve
-from ferry.plan.planner import TopicDemand, assemble, in_scope, per_topic_phases, plan, target_brokers
+from ferry.pipeline.kernel import ClusterContext
+from ferry.plan.planner import (
+    TopicDemand,
+    assemble,
+    in_scope,
+    per_topic_phases,
+    plan,
+    prepare_topics,
+    target_brokers,
+)
 
 
 def context_of(job: PlanJob) -> ClusterContext:
@@ -26,20 +34,15 @@ def is_distributed(job: PlanJob) -> bool:
     return per_topic_phases(job.goal)
 
 
-def topics_of(job: PlanJob) -> list[str]:
-    """In-scope topics in the order the planner handles them."""
-    return [parts[0].tp.topic for parts in in_scope(job.snapshot, job.goal)]
-
-
 def whole_by_size(sizes: Mapping[str, int], always: Collection[str], slots: int) -> list[str]:
     """The clusters of a fleet (``sizes``: their partition counts) to plan whole, one task each,
     biggest first.
 
     A cluster at most ``1 / (2 * slots)`` of the fleet's partitions is one task among enough others
-    to keep every slot busy, and a task that plans it whole skips the shuffles of both passes, the
-    driver's balance program and its finish. A bigger one would keep its slot busy after the others
-    finished: its topics go through the two passes, spread over the slots. A single cluster always
-    does, unless it is one of ``always``: those without per-topic passes
+    to keep every slot busy, and a task that plans it whole skips the placing pass's shuffle and
+    the driver's demands, balance program and finish. A bigger one would keep its slot busy after
+    the others finished: the driver prepares and balances it, and its topics are placed spread over
+    the slots. A single cluster always is, unless it is one of ``always``: those without per-topic passes
     (:func:`~ferry.plan.planner.per_topic_phases`), which are planned whole.
     """
     cap = sum(sizes.values()) / (2 * max(slots, 1)) if len(sizes) > 1 else -1
@@ -47,13 +50,18 @@ def whole_by_size(sizes: Mapping[str, int], always: Collection[str], slots: int)
     return sorted(chosen, key=lambda name: (-sizes[name], name))
 
 
-def balance(job: PlanJob, context: ClusterContext, demands: Mapping[str, TopicDemand]) -> Balanced:
-    """Solve the cluster's one integer program over all its topics' demands, in topic order."""
-    topics = topics_of(job)
-    missing = [t for t in topics if t not in demands]
-    if missing:
-        raise RuntimeError(f"{job.name}: no demand came back for topic {missing[0]}")
-    return solve(job.name, context.layout, topics, [demands[t] for t in topics])
+def demands(job: PlanJob, context: ClusterContext) -> tuple[list[str], list[TopicDemand]]:
+    """The cluster's in-scope topics in the planner's order, and what each asks of the balance
+    program, worked out here, in bulk, as ``--engine local`` does.
+
+    Not on the workers: the driver holds the cluster (it read and checked it) and solves the program
+    over every topic's demand, so shipping the partitions out and a million demands back, pickled,
+    cost more than it spread over two cores (docs/benchmarks.md, "Demands on the driver"), and here
+    it runs while the Spark session starts. The topics' scratch state is let go: the workers build
+    their own to place them."""
+    topics = list(in_scope(job.snapshot, job.goal))
+    prepared = prepare_topics(topics, job.goal, context.layout)
+    return [parts[0].tp.topic for parts in topics], [demand for _, demand in prepared]
 
 
 def finish(
@@ -82,7 +90,7 @@ def plan_on_driver(job: PlanJob) -> Plan:
 def placed_rows(
     rows: Iterable[tuple[str, str, int, list[int], int, float]],
 ) -> tuple[dict[str, dict[TopicPartition, tuple[int, ...]]], dict[str, int], dict[str, float]]:
-    """Pass 2 rows -> per cluster: planned replicas by partition, fallbacks, worker seconds."""
+    """The placing pass's rows -> per cluster: planned replicas by partition, fallbacks, worker seconds."""
     placed: dict[str, dict[TopicPartition, tuple[int, ...]]] = {}
     fallbacks: dict[str, int] = {}
     seconds: dict[str, float] = {}

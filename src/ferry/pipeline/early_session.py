@@ -1,14 +1,15 @@
-"""A Spark session started in a thread of its own while the command reads its snapshot."""
+"""A Spark session started in a thread of its own while the command reads its snapshot and balances it."""
 
 from __future__ import annotations
 
 import sys
 import threading
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ferry.pipeline.session import plan_session, spark_session
+from ferry.pipeline.transforms import warm_workers
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -17,10 +18,11 @@ if TYPE_CHECKING:
 @dataclass
 class SparkStart:
     """The Spark session of one command, started in a thread of its own while this process reads
-    the snapshot: the JVM's start (seconds, more on a busy machine) and the snapshot's load (seconds
-    for a million partitions) overlap. Closed (the session stopped) when the block ends; a start
-    that failed raises its error where the session is asked for, so a bad snapshot still reports
-    the snapshot's error."""
+    the snapshot and works out the balance (:mod:`ferry.pipeline.job` asks for the session only
+    for the placing pass): the JVM's start and its Python workers' (seconds, more on a busy
+    machine) overlap the load and the driver's own work (seconds each for a million partitions).
+    Closed (the session stopped) when the block ends; a start that failed raises its error where
+    the session is asked for, so a bad snapshot still reports the snapshot's error."""
 
     master: str | None
     debug: bool = False
@@ -43,6 +45,11 @@ class SparkStart:
             self._opened = opened
         except BaseException as exc:  # raised in the command's thread, by session()
             self._error = exc
+            return
+        # A head start, nothing more: the placing pass starts the workers it needs itself and
+        # reports, in ferry's words, what fails there.
+        with suppress(Exception):
+            warm_workers(self._spark)
 
     def session(self) -> SparkSession:
         """The started session, once it is up; raises what stopped it from starting."""

@@ -1,10 +1,15 @@
-"""The planning job: extract -> pass 1 (workers) -> balance (driver) -> pass 2 (workers) -> finish (driver).
+"""The planning job: demands and balance (driver) -> extract -> place (workers) -> finish (driver).
 
 ``ferry plan`` runs one cluster through it (and a fleet its clusters too big for one task, one
-after the other: :mod:`ferry.cli.fleet`). Given several, their topics share the two Spark passes
-and the driver solves each cluster's balance program in turn. A job without per-topic passes (a
-replace, the byte balance, a drain: :func:`ferry.pipeline.driver.is_distributed`) is planned on the
-driver. Stage times are recorded for the benchmark and the fleet summary.
+after the other: :mod:`ferry.cli.fleet`). Given several, the driver works out each cluster's
+demands and solves its balance program in turn, and their topics share the Spark pass that places
+them. A job without per-topic passes (a replace, the byte balance, a drain:
+:func:`ferry.pipeline.driver.is_distributed`) is planned on the driver. Stage times are recorded
+for the benchmark and the fleet summary.
+
+The session is asked for only once the balance programs are solved: the driver needs no Spark
+before the placing pass, so the session's start (seconds: a JVM, its Python workers) runs beside
+the driver's own work (:mod:`ferry.pipeline.early_session`).
 """
 
 from __future__ import annotations
@@ -16,13 +21,12 @@ from functools import partial
 from typing import Any, TypeVar
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from ferry.model import Plan, PlanJob
 from ferry.pipeline import driver, extract, transforms
-from ferry.pipeline.kernel import Balanced, ClusterContext, load_demands
-from ferry.pipeline.schemas import DEMANDS, PLACED
-from ferry.plan.planner import TopicDemand, TopicQuota
+from ferry.pipeline.kernel import Balanced, ClusterContext, solve
+from ferry.pipeline.schemas import PLACED
 
 T = TypeVar("T")
 
@@ -57,8 +61,11 @@ def buckets_for(spark: SparkSession) -> int:
     return max(16, 4 * spark.sparkContext.defaultParallelism)
 
 
-def plan_jobs(spark: SparkSession, jobs: Sequence[PlanJob], stages: Stages | None = None) -> dict[str, Plan]:
-    """Plan every cluster of ``jobs``; returns the plans by cluster name."""
+def plan_jobs(
+    session: Callable[[], SparkSession], jobs: Sequence[PlanJob], stages: Stages | None = None
+) -> dict[str, Plan]:
+    """Plan every cluster of ``jobs``; returns the plans by cluster name. ``session``: the Spark
+    session, asked for once the driver needs it (module docstring)."""
     stages = stages if stages is not None else Stages()
     plans = {
         job.name: stages.timed(job.name, partial(driver.plan_on_driver, job))
@@ -68,14 +75,14 @@ def plan_jobs(spark: SparkSession, jobs: Sequence[PlanJob], stages: Stages | Non
     spread = [job for job in jobs if driver.is_distributed(job)]
     if not spread:
         return plans
+    contexts = {job.name: driver.context_of(job) for job in spread}
+    balanced = _balance(spread, contexts, stages)
+    spark = session()
     mark = time.perf_counter()
     buckets = buckets_for(spark)
     spark.conf.set("spark.sql.shuffle.partitions", str(buckets))
     frame = extract.bucket_frame(spark, spread, transforms.bucket_keys(spark, buckets))
-    contexts = {job.name: driver.context_of(job) for job in spread}
-    stages.add("extract", mark)
-    balanced = _balance(frame, spread, contexts, stages)
-    mark = time.perf_counter()
+    mark = stages.add("extract", mark)
     decisions = {key: d for b in balanced.values() for key, d in b.decisions.items()}
     shared = spark.sparkContext.broadcast(decisions)
     try:
@@ -105,22 +112,17 @@ def _rows(table: pa.Table, names: Sequence[str]) -> zip[tuple[Any, ...]]:
 
 
 def _balance(
-    frame: DataFrame, jobs: Sequence[PlanJob], contexts: Mapping[str, ClusterContext], stages: Stages
+    jobs: Sequence[PlanJob], contexts: Mapping[str, ClusterContext], stages: Stages
 ) -> dict[str, Balanced]:
-    """Pass 1 on the workers, then each cluster's balance program on the driver."""
-    mark = time.perf_counter()
-    rows = transforms.demands(frame, contexts).toArrow()
-    demands: dict[str, dict[str, TopicDemand]] = {job.name: {} for job in jobs}
-    shared: dict[TopicQuota, TopicQuota] = {}
-    for cluster, topics, blob, seconds in _rows(rows, DEMANDS.fieldNames()):
-        demands[cluster].update(zip(topics, load_demands(blob, shared), strict=True))
-        stages.charge(cluster, seconds)
-    del rows
-    mark = stages.add("prepare", mark)
+    """Each cluster's demands, then its balance program, on the driver, one cluster after the other
+    (a cluster's demands are let go once its program is solved)."""
     out = {}
     for job in jobs:
-        # Each cluster's demands are let go once its program is solved.
-        solve = partial(driver.balance, job, contexts[job.name], demands.pop(job.name))
-        out[job.name] = stages.timed(job.name, solve)
-    stages.add("balance", mark)
+        context = contexts[job.name]
+        mark = time.perf_counter()
+        topics, demands = stages.timed(job.name, partial(driver.demands, job, context))
+        mark = stages.add("prepare", mark)
+        out[job.name] = stages.timed(job.name, partial(solve, job.name, context.layout, topics, demands))
+        del demands
+        stages.add("balance", mark)
     return out

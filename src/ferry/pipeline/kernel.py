@@ -4,19 +4,17 @@ One call handles one bucket: a table of partition rows of many topics (of one or
 The functions are pure (Arrow in, Arrow out) and import no Spark, so they are tested directly; the
 Spark side (:mod:`ferry.pipeline.transforms`) only wraps them in ``applyInArrow``.
 
-Pass 1 (:func:`prepare_bucket`) runs ``prepare_topics`` over a bucket's topics and sends their
-demands to the driver as pickled bytes; the driver solves the one global balance program. Pass 2
-(:func:`place_bucket`) builds each topic's scratch state again (``start_topic``: deterministic, and
-cheaper than shipping it back and forth; the demand is not computed twice) and runs ``place_topic``
-with the driver's decision, returning planned replicas.
+The driver works out the topics' demands and solves the one global balance program
+(:mod:`ferry.pipeline.driver`); the placing pass (:func:`place_bucket`) builds each topic's scratch
+state (``start_topic``: deterministic, and cheaper than shipping it from the driver) and runs
+``place_topic`` with the driver's decision, returning planned replicas.
 """
 
 from __future__ import annotations
 
-import pickle
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import groupby
 
 import pyarrow as pa
@@ -25,24 +23,14 @@ from ferry.model import Goal, PartitionState, TopicPartition
 from ferry.plan.planner import (
     RackLayout,
     TopicDemand,
-    TopicQuota,
     balance_topics,
     lower_bound,
     pausing,
     place_topic,
     planned_replicas,
-    prepare_topics,
     start_topic,
 )
 
-DEMAND_ARROW = pa.schema(
-    [
-        pa.field("cluster", pa.string(), nullable=False),
-        pa.field("topics", pa.list_(pa.string()), nullable=False),
-        pa.field("demands", pa.binary(), nullable=False),
-        pa.field("seconds", pa.float64(), nullable=False),
-    ]
-)
 PLACED_ARROW = pa.schema(
     [
         pa.field("cluster", pa.string(), nullable=False),
@@ -113,48 +101,6 @@ def topics_of(
         yield ctx, parts
 
 
-@pausing
-def prepare_bucket(table: pa.Table, contexts: Mapping[str, ClusterContext]) -> pa.Table:
-    """Pass 1: the demands of a bucket's topics, one row per cluster: its topics, their demands
-    pickled together (:func:`load_demands`) and the seconds they took.
-
-    One pickle per row, not per topic: equal quotas are sent once (pickle keeps one copy of an object
-    met twice), and the driver, which unpickles every row alone while the workers wait, makes one
-    call per bucket instead of one per topic."""
-    rows: dict[str, list[object]] = {name: [] for name in DEMAND_ARROW.names}
-    # A bucket's topics come cluster by cluster: each cluster's are prepared together.
-    for name, group in groupby(topics_of(table, contexts), key=lambda pair: pair[0].name):
-        ctx, topics = contexts[name], [parts for _, parts in group]
-        start = time.perf_counter()
-        prepared = prepare_topics(topics, ctx.goal, ctx.layout)
-        demands = [demand for _, demand in prepared]
-        rows["demands"].append(pickle.dumps(demands, protocol=pickle.HIGHEST_PROTOCOL))
-        rows["seconds"].append(time.perf_counter() - start)
-        rows["cluster"].append(ctx.name)
-        rows["topics"].append([parts[0].tp.topic for parts in topics])
-    return pa.table(rows, schema=DEMAND_ARROW)
-
-
-def load_demands(blob: bytes, shared: dict[TopicQuota, TopicQuota] | None = None) -> list[TopicDemand]:
-    """The demands :func:`prepare_bucket` pickled together; with ``shared``, equal quotas of every
-    bucket become one object (100,000 topics would otherwise hold a copy per bucket of a handful of
-    quotas, each a few KB at 200 brokers)."""
-    demands = pickle.loads(blob)
-    if not isinstance(demands, list) or not all(isinstance(d, TopicDemand) for d in demands):
-        raise TypeError(f"expected a list of TopicDemand, got {type(demands).__name__}")
-    if shared is None:
-        return demands
-    # Pickle kept one object per equal quota of the bucket: each is looked up once, not hashed per topic.
-    chosen: dict[int, TopicQuota] = {}
-    out = []
-    for demand in demands:
-        quota = chosen.get(id(demand.quota))
-        if quota is None:
-            quota = chosen[id(demand.quota)] = shared.setdefault(demand.quota, demand.quota)
-        out.append(demand if quota is demand.quota else replace(demand, quota=quota))
-    return out
-
-
 def solve(name: str, layout: RackLayout, topics: Sequence[str], demands: Sequence[TopicDemand]) -> Balanced:
     """One cluster's integer program over all its topics' demands, given in the planner's topic order."""
     outcome = balance_topics(layout, demands)
@@ -171,7 +117,7 @@ def place_bucket(
     contexts: Mapping[str, ClusterContext],
     decisions: Mapping[tuple[str, str], Decision],
 ) -> pa.Table:
-    """Pass 2: every topic placed as the balance program decided.
+    """The placing pass: every topic placed as the balance program decided.
 
     One row per partition whose replicas change, and the first partition of every topic (it carries
     the topic's fallbacks and seconds, and tells the driver the topic came back): the driver knows

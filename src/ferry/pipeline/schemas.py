@@ -29,16 +29,6 @@ BUCKETS = StructType(
 )
 """A bucket of topics: its key and its partitions (the snapshot columns plus ``cluster``) as Arrow IPC."""
 
-DEMANDS = StructType(
-    [
-        StructField("cluster", StringType(), nullable=False),
-        StructField("topics", ArrayType(StringType()), nullable=False),
-        StructField("demands", BinaryType(), nullable=False),
-        StructField("seconds", DoubleType(), nullable=False),
-    ]
-)
-"""Pass 1 output: per bucket and cluster, its topics and their TopicDemands pickled together."""
-
 PLACED = StructType(
     [
         StructField("cluster", StringType(), nullable=False),
@@ -49,4 +39,5 @@ PLACED = StructType(
         StructField("seconds", DoubleType(), nullable=False),
     ]
 )
-"""Pass 2 output: planned replicas of the partitions that change, and of every topic's first partition."""
+"""The placing pass's output: planned replicas of the partitions that change, and of every topic's
+first partition."""

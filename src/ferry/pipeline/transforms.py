@@ -12,15 +12,15 @@ chosen so that the shuffle sends it to a partition of its own (:func:`bucket_key
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
 from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 
 from ferry.pipeline.buckets import BUCKET, unpack
-from ferry.pipeline.kernel import ClusterContext, Decision, place_bucket, prepare_bucket
-from ferry.pipeline.schemas import DEMANDS, PLACED
+from ferry.pipeline.kernel import ClusterContext, Decision, place_bucket
+from ferry.pipeline.schemas import PLACED
 
 
 def bucket_keys(spark: SparkSession, buckets: int) -> list[int]:
@@ -42,22 +42,12 @@ def bucket_keys(spark: SparkSession, buckets: int) -> list[int]:
     raise RuntimeError(f"no key reaches shuffle partition {min(set(range(buckets)) - set(keys))}")
 
 
-def demands(frame: DataFrame, contexts: Mapping[str, ClusterContext]) -> DataFrame:
-    """Pass 1: per bucket and cluster, the demands of its in-scope topics (see :data:`DEMANDS`)."""
-    ctx = dict(contexts)
-
-    def run(table: pa.Table) -> pa.Table:
-        return prepare_bucket(unpack(table), ctx)
-
-    return frame.groupBy(BUCKET).applyInArrow(run, DEMANDS)
-
-
 def placements(
     frame: DataFrame,
     contexts: Mapping[str, ClusterContext],
     decisions: Broadcast[dict[tuple[str, str], Decision]],
 ) -> DataFrame:
-    """Pass 2: one row per in-scope partition with its planned replicas (see :data:`PLACED`)."""
+    """The placing pass: one row per in-scope partition with its planned replicas (see :data:`PLACED`)."""
     ctx = dict(contexts)
 
     def run(table: pa.Table) -> pa.Table:
@@ -65,3 +55,19 @@ def placements(
         return place_bucket(unpack(table), ctx, decisions.value)
 
     return frame.groupBy(BUCKET).applyInArrow(run, PLACED)
+
+
+def warm_workers(spark: SparkSession) -> None:
+    """A Python worker on every task slot, each with the kernel imported: a job of one task per
+    slot that does nothing else. Spark keeps its workers for the next job (they are reused), so
+    run as the session starts, it moves their start (a fork, then pyarrow's, numpy's and the
+    planner's imports: seconds on a busy machine) from the placing pass to the time the driver
+    spends on the demands and the balance program."""
+    slots = spark.sparkContext.defaultParallelism
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import ferry.pipeline.kernel  # noqa: F401  (the import is the work)
+
+        yield from batches
+
+    spark.range(slots, numPartitions=slots).mapInArrow(run, "id long").collect()

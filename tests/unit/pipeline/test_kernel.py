@@ -1,8 +1,8 @@
-"""The pipeline's decomposition of the planner, run in-process: buckets -> driver -> buckets.
+"""The pipeline's decomposition of the planner, run in-process: driver -> buckets -> driver.
 
-No Spark here: the per-bucket functions the workers run are called directly on Arrow tables, with
-topics spread over several buckets the way the Spark job spreads them, and the result must be
-exactly ``plan()``'s, byte for byte in the reassignment JSON.
+No Spark here: the driver's demands and balance program, then the per-bucket function the workers
+run, called directly on Arrow tables, with topics spread over several buckets the way the Spark job
+spreads them; the result must be exactly ``plan()``'s, byte for byte in the reassignment JSON.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from ferry.formats import dump_reassignment, dumps_json
 from ferry.model import BalanceMode, Goal, Plan, PlanJob
 from ferry.pipeline import driver
 from ferry.pipeline.buckets import from_blobs, partitions_table, split, to_blob
-from ferry.pipeline.kernel import DEMAND_ARROW, PLACED_ARROW, load_demands, place_bucket, prepare_bucket
-from ferry.plan.planner import TopicDemand, TopicQuota, in_scope, plan
+from ferry.pipeline.kernel import PLACED_ARROW, place_bucket, solve
+from ferry.plan.planner import in_scope, plan
 
 
 def buckets(job: PlanJob, count: int) -> list[pa.Table]:
@@ -35,21 +35,12 @@ def buckets(job: PlanJob, count: int) -> list[pa.Table]:
     return out
 
 
-def demands_by_topic(demands: pa.Table) -> dict[str, TopicDemand]:
-    """Pass 1's rows as the driver reads them: each row's topics with their demands."""
-    rows = zip(demands.column("topics").to_pylist(), demands.column("demands").to_pylist(), strict=True)
-    return {t: d for topics, blob in rows for t, d in zip(topics, load_demands(blob), strict=True)}
-
-
 def plan_in_buckets(job: PlanJob, count: int = 3) -> Plan:
     if not driver.is_distributed(job):
         return driver.plan_on_driver(job)
     contexts = {job.name: driver.context_of(job)}
+    balanced = solve(job.name, contexts[job.name].layout, *driver.demands(job, contexts[job.name]))
     parts = buckets(job, count)
-    demands = pa.concat_tables([prepare_bucket(t, contexts) for t in parts])
-    assert demands.schema == DEMAND_ARROW
-    by_topic = demands_by_topic(demands)
-    balanced = driver.balance(job, contexts[job.name], by_topic)
     # The decisions travel to the workers pickled (a Spark broadcast): they must survive it.
     decisions = pickle.loads(pickle.dumps(balanced.decisions))
     placed = pa.concat_tables([place_bucket(t, contexts, decisions) for t in parts])
@@ -70,39 +61,19 @@ def test_buckets_plan_exactly_what_the_planner_plans(case: Case) -> None:
     assert_valid(snapshot, goal, got)
 
 
-def test_equal_quotas_of_every_bucket_load_as_one_object() -> None:
-    name, snapshot, goal = next(c for c in random_cases(12) if len(c[1].topics) >= 4)
-    job = PlanJob(name, name, snapshot, goal)
-    contexts = {name: driver.context_of(job)}
-    blobs = [prepare_bucket(t, contexts).column("demands")[0].as_py() for t in buckets(job, 2)]
-    shared: dict[TopicQuota, TopicQuota] = {}
-    loaded = [d for blob in blobs for d in load_demands(blob, shared)]
-    assert loaded == [d for blob in blobs for d in load_demands(blob)]
-    assert len({id(d.quota) for d in loaded}) == len({d.quota for d in loaded}) < len(loaded)
-
-
-def test_out_of_scope_topics_send_no_demand() -> None:
+def test_out_of_scope_topics_have_no_demand() -> None:
     name, snapshot, goal = next(c for c in named() if c[0] == "scoped")
     job = PlanJob(name, name, snapshot, goal)
-    table = pa.concat_tables(buckets(job, 1))
-    demands = prepare_bucket(table, {name: driver.context_of(job)})
-    assert demands.column("topics").to_pylist() == [["topic-001"]]
+    topics, demands = driver.demands(job, driver.context_of(job))
+    assert topics == ["topic-001"] and len(demands) == 1
 
 
-def test_a_missing_demand_is_an_error_not_a_smaller_plan() -> None:
-    name, snapshot, goal = named()[0]
-    job = PlanJob(name, name, snapshot, goal)
-    with pytest.raises(RuntimeError, match="no demand came back for topic topic-000"):
-        driver.balance(job, driver.context_of(job), {})
-
-
-def test_pass_two_sends_back_changed_partitions_and_each_topics_first() -> None:
+def test_the_placing_pass_sends_back_changed_partitions_and_each_topics_first() -> None:
     name, snapshot, goal = named()[0]
     job = PlanJob(name, name, snapshot, goal)
     contexts = {name: driver.context_of(job)}
     table = pa.concat_tables(buckets(job, 1))
-    demands = prepare_bucket(table, contexts)
-    decisions = driver.balance(job, contexts[name], demands_by_topic(demands)).decisions
+    decisions = solve(name, contexts[name].layout, *driver.demands(job, contexts[name])).decisions
     placed = place_bucket(table, contexts, decisions)
     names = ("topic", "partition", "replicas")
     sent = {(t, p): tuple(r) for t, p, r in zip(*(placed.column(n).to_pylist() for n in names), strict=True)}

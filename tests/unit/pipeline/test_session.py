@@ -10,8 +10,8 @@ import pytest
 from pyspark.sql.types import DataType, StructType
 
 from ferry.errors import SparkError, UsageError
-from ferry.pipeline.kernel import DEMAND_ARROW, PLACED_ARROW
-from ferry.pipeline.schemas import DEMANDS, PLACED
+from ferry.pipeline.kernel import PLACED_ARROW
+from ferry.pipeline.schemas import PLACED
 from ferry.pipeline.session import (
     DEFAULT_DRIVER_MEMORY,
     DEFAULT_MASTER,
@@ -86,7 +86,6 @@ def _same(spark: StructType, arrow: pa.Schema) -> None:
 
 
 def test_spark_schemas_match_the_arrow_schemas_they_exchange() -> None:
-    _same(DEMANDS, DEMAND_ARROW)
     _same(PLACED, PLACED_ARROW)
 
 
