@@ -56,7 +56,7 @@ def demands(job: PlanJob, context: ClusterContext) -> tuple[list[str], list[Topi
 
     Not on the workers: the driver holds the cluster (it read and checked it) and solves the program
     over every topic's demand, so shipping the partitions out and a million demands back, pickled,
-    cost more than it spread over two cores (docs/benchmarks.md, "Demands on the driver"), and here
+    cost more than it spread over two cores (docs/benchmarks.md, "Shapes at scale"), and here
     it runs while the Spark session starts. The topics' scratch state is let go: the workers build
     their own to place them."""
     topics = list(in_scope(job.snapshot, job.goal))
