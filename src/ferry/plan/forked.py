@@ -21,6 +21,7 @@ import multiprocessing
 import os
 import pickle
 import sys
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import TypeVar
@@ -63,11 +64,12 @@ def _runs(weights: Sequence[int], parts: int) -> list[range]:
     total = sum(weights)
     if parts < 2 or len(weights) < 2 or total <= 0:
         return [range(len(weights))]
-    ends = list(accumulate(weights))
+    # Running totals, scaled by ``parts`` so that the k-th cut compares whole numbers.
+    ends = [end * parts for end in accumulate(weights)]
     cuts, start = [], 0
     for k in range(1, parts):
         # The first item whose running total reaches k parts of the whole ends the run.
-        stop = next((i + 1 for i in range(start, len(ends)) if ends[i] * parts >= total * k), len(ends))
+        stop = bisect_left(ends, total * k, lo=start) + 1
         if start < stop < len(weights):
             cuts.append(range(start, stop))
             start = stop

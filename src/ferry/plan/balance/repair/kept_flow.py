@@ -130,11 +130,11 @@ def _kept_run(
     graph = _Graph.of(flat, ~settled, left, total, rack_at)
     # A topic with nothing left to place needs no flow: its racks must then expect nothing either.
     placing = np.bincount(flat.topic[~settled], minlength=len(demands))
-    done = np.where(np.any(total != 0, axis=1), -1, fixed).tolist()
+    done: list[int] = np.where(np.any(total != 0, axis=1), -1, fixed).tolist()
 
     def kept(t: int) -> int:
         if not placing[t]:
-            return int(done[t])
+            return done[t]
         found = graph.solve(t)
         return int(fixed[t]) + found if found >= 0 else -1
 
