@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ferry.pipeline.session import plan_session, spark_session
-from ferry.pipeline.transforms import warm_workers
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -46,6 +45,10 @@ class SparkStart:
         except BaseException as exc:  # raised in the command's thread, by session()
             self._error = exc
             return
+        # Imported in this thread: the module brings pyspark.sql and the planner (about 0.3 s),
+        # which the command's own thread would otherwise import before its load begins.
+        from ferry.pipeline.transforms import warm_workers
+
         # A head start, nothing more: the placing pass starts the workers it needs itself and
         # reports, in ferry's words, what fails there.
         with suppress(Exception):
