@@ -16,6 +16,7 @@ Prints one Markdown row per run. Usage:
     .venv/bin/python benchmarks/pipeline_scale.py --cases 100k        # one case
     .venv/bin/python benchmarks/pipeline_scale.py --runs spark-2      # one engine/master
     .venv/bin/python benchmarks/pipeline_scale.py --tasks             # + Spark's task times
+    .venv/bin/python benchmarks/pipeline_scale.py --cases "shape:remove 20 of 200" --seed 11   # another draw
 
 ``--tasks`` turns on Spark's event log for the Spark runs and adds a second table: per run, the
 wall time of its Spark stages (union of their intervals) and the run time of their tasks summed,
@@ -107,11 +108,15 @@ def write_cluster(folder: Path, partitions: int, per_topic: int, seed: int) -> N
     shapes.write_parquet(cols, folder)
 
 
-def generate(case: str, root: Path) -> Path:
+def generate(case: str, root: Path, seed: int = 7) -> Path:
+    """The snapshot folder of ``case``, written on first use; ``seed``: the draw of a ``shape:``
+    case (the other cases have fixed draws)."""
     target = root / case.replace(" ", "_").replace(">", "").replace(":", "-").replace(",", "")
     if case.startswith("shape:"):
+        # Seed 7 keeps its folder's old name, so snapshots written before stay in use.
+        target = target if seed == 7 else target.with_name(f"{target.name}-seed{seed}")
         if not target.exists():
-            shapes.write_parquet(shapes.generate(_shape(case)), target / "cluster-00")
+            shapes.write_parquet(shapes.generate(_shape(case), seed), target / "cluster-00")
         return target
     clusters, partitions, per_topic = CASES[case]
     if not target.exists():
@@ -434,6 +439,7 @@ def main() -> None:
     parser.add_argument("--runs", default="spark-2,spark-1,local")
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "ferry-pipeline-scale")
     parser.add_argument("--tasks", action="store_true", help="also report Spark's task times (event log)")
+    parser.add_argument("--seed", type=int, default=7, help="the draw of the shape: cases (default 7)")
     args = parser.parse_args()
     warm_up(args.runs.split(","))
     print(HEADER, flush=True)
@@ -441,7 +447,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         # A comma and a space belong to a shape's name ("shape:skewed rebalance, 200 brokers").
         for case in re.split(r",(?! )", args.cases):
-            folder = generate(case, args.data)
+            folder = generate(case, args.data, args.seed)
             for run in args.runs.split(","):
                 result = measure(folder, run, Path(scratch), tasks=args.tasks, removed=removed_of(case))
                 print(row(case, result), flush=True)
