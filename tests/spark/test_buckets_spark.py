@@ -1,35 +1,40 @@
-"""Bucket keys on real Spark: every bucket of topics gets a shuffle partition, and so a task, of its own."""
+"""The bucket frame on real Spark: every bucket of topics is a partition, and so a task, of its own."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from support.clusters import generated
 
-from ferry.pipeline.transforms import bucket_keys
+from ferry.model import Goal, PlanJob
+from ferry.pipeline.buckets import from_blobs
+from ferry.pipeline.extract import bucket_frame
 
 
 @pytest.mark.parametrize("buckets", [2, 16, 37])
-def test_each_bucket_is_the_only_one_in_its_shuffle_partition(spark: SparkSession, buckets: int) -> None:
-    spark.conf.set("spark.sql.shuffle.partitions", str(buckets))
-    keys = bucket_keys(spark, buckets)
-    frame = spark.createDataFrame(
-        pa.table({"bucket": pa.array([k for k in keys for _ in range(3)], pa.int32())})
-    )
-
-    def count(table: pa.Table) -> pa.Table:
-        # Defined here, so that it travels to the workers by value (they cannot import tests).
-        (bucket,) = set(table.column("bucket").to_pylist())
-        return pa.table({"bucket": pa.array([bucket], pa.int32()), "rows": [table.num_rows]})
-
-    rows = (
-        frame.groupBy("bucket")
-        .applyInArrow(count, "bucket int, rows long")
-        # No shuffle after the grouped call: this is the partition, i.e. the task, that ran it.
-        .withColumn("task", F.spark_partition_id())
-        .collect()
-    )
-    assert sorted(r["bucket"] for r in rows) == sorted(keys)
+def test_each_bucket_is_the_only_one_in_its_partition(spark: SparkSession, buckets: int) -> None:
+    snapshot = generated(brokers=6, racks=3, topics=60, partitions=3, rf=2, seed=2)
+    frame = bucket_frame(spark, [PlanJob("c", "c", snapshot, Goal())], buckets)
+    assert frame.rdd.getNumPartitions() == buckets
+    rows = frame.withColumn("task", F.spark_partition_id()).collect()
     assert sorted(r["task"] for r in rows) == list(range(buckets)), "two buckets share a partition"
-    assert all(r["rows"] == 3 for r in rows)
+    assert sorted(r["bucket"] for r in rows) == list(range(buckets))
+    shipped = from_blobs([r["partitions"] for r in rows])
+    assert shipped.num_rows == len(snapshot.partitions)
+
+
+def test_a_mapped_call_sees_one_bucket_per_task(spark: SparkSession) -> None:
+    snapshot = generated(brokers=6, racks=3, topics=40, partitions=2, rf=2, seed=3)
+    frame = bucket_frame(spark, [PlanJob("c", "c", snapshot, Goal())], 8)
+
+    def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # Defined here, so that it travels to the workers by value (they cannot import tests).
+        rows = sum(batch.num_rows for batch in batches)
+        yield pa.RecordBatch.from_pydict({"rows": [rows]})
+
+    counts = [r["rows"] for r in frame.mapInArrow(count, "rows long").collect()]
+    assert counts == [1] * 8

@@ -19,6 +19,7 @@ from ferry.formats import dump_reassignment, dumps_json
 from ferry.formats.sources import write_any
 from ferry.model import ClusterSnapshot, PlanJob
 from ferry.pipeline.job import Stages, plan_jobs
+from ferry.pipeline.transforms import warm_workers
 from ferry.plan.planner import plan
 
 FILES = ("reassignment.json", "rollback.json", "report.json")
@@ -64,6 +65,14 @@ def test_the_session_is_asked_for_once_every_balance_program_is_solved(spark: Sp
     for name, snapshot, goal in cases:
         expected = plan(snapshot, goal)
         assert dumps_json(dump_reassignment(plans[name])) == dumps_json(dump_reassignment(expected))
+
+
+def test_the_workers_warm_up_runs_and_the_next_plan_is_the_planners(spark: SparkSession) -> None:
+    # The start runs it with its errors suppressed (a head start only): here they would surface.
+    warm_workers(spark)
+    name, snapshot, goal = named()[0]
+    plans = plan_jobs(lambda: spark, [PlanJob(name, name, snapshot, goal)])
+    assert dumps_json(dump_reassignment(plans[name])) == dumps_json(dump_reassignment(plan(snapshot, goal)))
 
 
 @pytest.mark.usefixtures("spark")

@@ -19,12 +19,12 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ferry.formats.parquet import read_partitions_table, snapshot_tables
+from ferry.formats.parquet import PARTITIONS_SCHEMA, read_partitions_table, snapshot_tables
 from ferry.model import PlanJob
 
 CLUSTER = "cluster"
 BUCKET = "bucket"
-"""The column of the bucket rows that holds their keys (:data:`ferry.pipeline.schemas.BUCKETS`)."""
+"""The column of the bucket rows that holds their numbers (:data:`ferry.pipeline.schemas.BUCKETS`)."""
 BLOBS = "partitions"
 """The column of the bucket rows that holds their blobs (:data:`ferry.pipeline.schemas.BUCKETS`)."""
 
@@ -45,7 +45,16 @@ def partitions_table(job: PlanJob) -> pa.Table:
     wanted = [t for t in topics if job.goal.in_scope(t)]
     if len(wanted) < len(topics):
         table = table.filter(pc.is_in(table.column("topic"), pa.array(wanted, pa.string())))
-    return table.add_column(0, CLUSTER, pa.array([job.name] * table.num_rows, pa.string()))
+    return _of_cluster(table, job.name)
+
+
+def empty_bucket() -> pa.Table:
+    """A bucket without partitions, in the columns :func:`partitions_table` gives."""
+    return _of_cluster(PARTITIONS_SCHEMA.empty_table().drop_columns(["replica_sizes"]), "")
+
+
+def _of_cluster(table: pa.Table, name: str) -> pa.Table:
+    return table.add_column(0, CLUSTER, pa.array([name] * table.num_rows, pa.string()))
 
 
 def assign(sizes: Sequence[int], buckets: int) -> list[int]:

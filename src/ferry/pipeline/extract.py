@@ -15,19 +15,18 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from ferry.model import PlanJob
-from ferry.pipeline.buckets import BLOBS, BUCKET, partitions_table, split, to_blob
+from ferry.pipeline.buckets import partitions_table, split, to_blob
 from ferry.pipeline.schemas import BUCKETS
 
 
-def bucket_frame(spark: SparkSession, jobs: Sequence[PlanJob], keys: Sequence[int]) -> DataFrame:
-    """Every in-scope partition of ``jobs``, one row per bucket (:data:`BUCKETS`), bucket b named
-    ``keys[b]``."""
-    parts = split(pa.concat_tables([partitions_table(job) for job in jobs]), len(keys))
-    rows = pa.table(
-        {
-            BUCKET: pa.chunked_array([pa.array([k], pa.int32()) for k in keys]),
-            # A chunk per bucket: one Arrow binary array holds at most 2 GiB, a whole fleet may not.
-            BLOBS: pa.chunked_array([pa.array([to_blob(t)], pa.binary()) for t in parts]),
-        }
-    )
-    return spark.createDataFrame(rows, schema=BUCKETS)
+def bucket_frame(spark: SparkSession, jobs: Sequence[PlanJob], buckets: int) -> DataFrame:
+    """Every in-scope partition of ``jobs`` in ``buckets`` buckets, as :func:`frame_of` gives them."""
+    return frame_of(spark, split(pa.concat_tables([partitions_table(job) for job in jobs]), buckets))
+
+
+def frame_of(spark: SparkSession, parts: Sequence[pa.Table]) -> DataFrame:
+    """One row per table of ``parts`` (a bucket's partitions, :data:`BUCKETS`), each in a partition
+    of its own: the rows are sliced into as many partitions as there are rows (a frame made from an
+    Arrow table would be cut into as many as the session has slots, small ones at least)."""
+    rows = [(b, to_blob(t)) for b, t in enumerate(parts)]
+    return spark.createDataFrame(spark.sparkContext.parallelize(rows, max(len(rows), 1)), schema=BUCKETS)

@@ -79,9 +79,7 @@ def plan_jobs(
     balanced = _balance(spread, contexts, stages)
     spark = session()
     mark = time.perf_counter()
-    buckets = buckets_for(spark)
-    spark.conf.set("spark.sql.shuffle.partitions", str(buckets))
-    frame = extract.bucket_frame(spark, spread, transforms.bucket_keys(spark, buckets))
+    frame = extract.bucket_frame(spark, spread, buckets_for(spark))
     mark = stages.add("extract", mark)
     decisions = {key: d for b in balanced.values() for key, d in b.decisions.items()}
     shared = spark.sparkContext.broadcast(decisions)

@@ -2,7 +2,7 @@
 
 One call handles one bucket: a table of partition rows of many topics (of one or several clusters).
 The functions are pure (Arrow in, Arrow out) and import no Spark, so they are tested directly; the
-Spark side (:mod:`ferry.pipeline.transforms`) only wraps them in ``applyInArrow``.
+Spark side (:mod:`ferry.pipeline.transforms`) only wraps them in ``mapInArrow``.
 
 The driver works out the topics' demands and solves the one global balance program
 (:mod:`ferry.pipeline.driver`); the placing pass (:func:`place_bucket`) builds each topic's scratch

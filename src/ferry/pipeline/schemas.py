@@ -27,7 +27,7 @@ BUCKETS = StructType(
         StructField(BLOBS, BinaryType(), nullable=False),
     ]
 )
-"""A bucket of topics: its key and its partitions (the snapshot columns plus ``cluster``) as Arrow IPC."""
+"""A bucket of topics: its number and its partitions (the snapshot columns plus ``cluster``) as Arrow IPC."""
 
 PLACED = StructType(
     [

@@ -175,10 +175,6 @@ def resolve(settings: SessionSettings, env: Mapping[str, str], defaults: Mapping
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
-        # Each bucket of topics must stay its own task, or local[2] loses its second core when
-        # adaptive execution merges the (small) shuffle partitions.
-        "spark.sql.adaptive.coalescePartitions.enabled": "false",
-        "spark.sql.shuffle.partitions": "16",
     }
     conf.update(settings.extra)
     return conf

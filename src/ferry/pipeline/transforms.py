@@ -1,13 +1,12 @@
 """Transform: DataFrame -> DataFrame steps around the kernel's per-topic passes.
 
-The driver cuts topics into buckets (:mod:`ferry.pipeline.buckets`) and each bucket is one
-``applyInArrow`` call that walks all its topics: one Arrow conversion per bucket, not per topic
-(one group per topic measured 25x slower on this kind of machine; see shared/notes/spark.md).
-
-The shuffle behind ``groupBy`` hashes the bucket value into its N partitions, and bucket numbers
-0..N-1 collide there: some partitions stayed empty and others got two buckets, so some tasks did
-twice the work of others while the slots idled. Each bucket is therefore named by a key
-chosen so that the shuffle sends it to a partition of its own (:func:`bucket_keys`).
+The driver cuts topics into buckets (:mod:`ferry.pipeline.buckets`) and each bucket is one call
+that walks all its topics: one Arrow conversion per bucket, not per topic (one group per topic
+measured 25x slower on this kind of machine; see shared/notes/spark.md). The bucket frame holds
+one bucket per partition (:func:`ferry.pipeline.extract.frame_of`), so the pass maps over its
+partitions (``mapInArrow``), a task per bucket, with no shuffle before it: a ``groupBy`` on the
+bucket cost a stage of its own and a shuffle of every blob, and its hash partitioning had to be
+steered for no two buckets to share a task.
 """
 
 from __future__ import annotations
@@ -18,28 +17,10 @@ import pyarrow as pa
 from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 
-from ferry.pipeline.buckets import BUCKET, unpack
+from ferry.pipeline.buckets import empty_bucket, unpack
+from ferry.pipeline.extract import frame_of
 from ferry.pipeline.kernel import ClusterContext, Decision, place_bucket
 from ferry.pipeline.schemas import PLACED
-
-
-def bucket_keys(spark: SparkSession, buckets: int) -> list[int]:
-    """Per bucket b, an int the shuffle into ``buckets`` partitions sends to partition b.
-
-    Hash partitioning puts an int key k in partition ``pmod(Murmur3(k, seed 42), n)``. The driver
-    JVM's own Murmur3 answers (a call each, no query, no job: a query here cost seconds of warm-up
-    on a cold JVM); the search ends after about n ln n keys.
-    """
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    # An instance with the seed: py4j did not always find the static hashInt(int, int).
-    murmur3 = jvm.org.apache.spark.unsafe.hash.Murmur3_x86_32(42)
-    keys: dict[int, int] = {}
-    for key in range(64 * buckets):
-        keys.setdefault(int(murmur3.hashInt(key)) % buckets, key)
-        if len(keys) == buckets:
-            return [keys[b] for b in range(buckets)]
-    raise RuntimeError(f"no key reaches shuffle partition {min(set(range(buckets)) - set(keys))}")
 
 
 def placements(
@@ -50,24 +31,27 @@ def placements(
     """The placing pass: one row per in-scope partition with its planned replicas (see :data:`PLACED`)."""
     ctx = dict(contexts)
 
-    def run(table: pa.Table) -> pa.Table:
-        # The decisions of every topic travel once per executor as a broadcast, not with each task.
-        return place_bucket(unpack(table), ctx, decisions.value)
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            # The decisions of every topic travel once per executor as a broadcast, not with each task.
+            placed = place_bucket(unpack(pa.Table.from_batches([batch])), ctx, decisions.value)
+            yield from placed.to_batches()
 
-    return frame.groupBy(BUCKET).applyInArrow(run, PLACED)
+    return frame.mapInArrow(run, PLACED)
 
 
 def warm_workers(spark: SparkSession) -> None:
-    """A Python worker on every task slot, each with the kernel imported: a job of one task per
-    slot that does nothing else. Spark keeps its workers for the next job (they are reused), so
-    run as the session starts, it moves their start (a fork, then pyarrow's, numpy's and the
-    planner's imports: seconds on a busy machine) from the placing pass to the time the driver
-    spends on the demands and the balance program."""
+    """The placing pass once over empty buckets, one per task slot, run as the session starts.
+
+    Spark keeps its Python workers for the next job, so this moves their start (a fork, then
+    pyarrow's, numpy's, pandas' and the planner's imports: seconds on a busy machine) from the
+    placing pass to the time the driver spends on the demands and the balance program; and it runs
+    the pass's own path once, in the workers and in the JVM (the Arrow transfers each way), whose
+    first run made each slot's first placing task the slowest of its stage."""
     slots = spark.sparkContext.defaultParallelism
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import ferry.pipeline.kernel  # noqa: F401  (the import is the work)
-
-        yield from batches
-
-    spark.range(slots, numPartitions=slots).mapInArrow(run, "id long").collect()
+    frame = frame_of(spark, [empty_bucket()] * slots)
+    nothing: Broadcast[dict[tuple[str, str], Decision]] = spark.sparkContext.broadcast({})
+    try:
+        placements(frame, {}, nothing).toArrow()
+    finally:
+        nothing.unpersist()

@@ -12,7 +12,7 @@ from support.clusters import generated
 
 from ferry.formats.sources import write_any
 from ferry.model import Goal, PlanJob
-from ferry.pipeline.buckets import assign, from_blobs, partitions_table, split, to_blob
+from ferry.pipeline.buckets import assign, empty_bucket, from_blobs, partitions_table, split, to_blob
 
 
 @given(st.lists(st.integers(min_value=1, max_value=1000), max_size=200), st.integers(1, 20))
@@ -59,3 +59,11 @@ def test_topics_out_of_scope_are_not_shipped() -> None:
     table = partitions_table(PlanJob("c", "c", snapshot, goal))
     assert sorted(set(table.column("topic").to_pylist())) == names[2:]
     assert set(table.column("cluster").to_pylist()) == {"c"}
+
+
+def test_an_empty_bucket_has_the_columns_of_a_jobs_buckets(tmp_path: Path) -> None:
+    snapshot = generated(brokers=6, racks=2, topics=3, partitions=4, rf=2, seed=1)
+    write_any(snapshot, tmp_path / "snap")
+    for job in (PlanJob("c", "c", snapshot, Goal()), PlanJob("c", "c", snapshot, Goal(), tmp_path / "snap")):
+        assert empty_bucket().schema == partitions_table(job).schema
+    assert empty_bucket().num_rows == 0

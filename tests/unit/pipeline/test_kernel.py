@@ -20,7 +20,7 @@ from support.scenarios import Case, named, random_cases
 from ferry.formats import dump_reassignment, dumps_json
 from ferry.model import BalanceMode, Goal, Plan, PlanJob
 from ferry.pipeline import driver
-from ferry.pipeline.buckets import from_blobs, partitions_table, split, to_blob
+from ferry.pipeline.buckets import empty_bucket, from_blobs, partitions_table, split, to_blob
 from ferry.pipeline.kernel import PLACED_ARROW, place_bucket, solve
 from ferry.plan.planner import in_scope, plan
 
@@ -85,6 +85,12 @@ def test_the_placing_pass_sends_back_changed_partitions_and_each_topics_first() 
     assert moved and moved <= set(sent) and firsts <= set(sent)
     assert all(sent[key] != current[key] for key in set(sent) - firsts)
     assert len(sent) < len(snapshot.partitions)
+
+
+def test_an_empty_bucket_places_nothing() -> None:
+    # What the session's start runs in every worker to warm it (ferry.pipeline.transforms.warm_workers).
+    placed = place_bucket(empty_bucket(), {}, {})
+    assert placed.num_rows == 0 and placed.schema == PLACED_ARROW
 
 
 def test_a_topic_missing_from_pass_two_is_an_error_not_an_unchanged_topic() -> None:

@@ -36,7 +36,6 @@ def test_defaults_are_quiet_local_mode() -> None:
     assert "-Dlog4j2.configurationFile=file:" in conf["spark.driver.extraJavaOptions"]
     log_config = conf["spark.driver.extraJavaOptions"].split("file:")[1].split()[0]
     assert "rootLogger.level = warn" in Path(log_config).read_text()
-    assert conf["spark.sql.adaptive.coalescePartitions.enabled"] == "false"
 
 
 def test_the_option_beats_the_environment_which_beats_spark_defaults() -> None:
