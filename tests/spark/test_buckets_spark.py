@@ -12,13 +12,15 @@ from support.clusters import generated
 
 from ferry.model import Goal, PlanJob
 from ferry.pipeline.buckets import from_blobs
-from ferry.pipeline.extract import bucket_frame
+from ferry.pipeline.extract import LOCAL_RELATION, bucket_frame
 
 
 @pytest.mark.parametrize("buckets", [2, 16, 37])
 def test_each_bucket_is_the_only_one_in_its_partition(spark: SparkSession, buckets: int) -> None:
     snapshot = generated(brokers=6, racks=3, topics=60, partitions=3, rf=2, seed=2)
+    threshold = spark.conf.get(LOCAL_RELATION)
     frame = bucket_frame(spark, [PlanJob("c", "c", snapshot, Goal())], buckets)
+    assert spark.conf.get(LOCAL_RELATION) == threshold, "the session's setting was not given back"
     assert frame.rdd.getNumPartitions() == buckets
     rows = frame.withColumn("task", F.spark_partition_id()).collect()
     assert sorted(r["task"] for r in rows) == list(range(buckets)), "two buckets share a partition"

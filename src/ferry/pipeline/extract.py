@@ -15,8 +15,11 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from ferry.model import PlanJob
-from ferry.pipeline.buckets import partitions_table, split, to_blob
+from ferry.pipeline.buckets import BLOBS, BUCKET, partitions_table, split, to_blob
 from ferry.pipeline.schemas import BUCKETS
+
+LOCAL_RELATION = "spark.sql.execution.arrow.localRelationThreshold"
+"""Spark's setting: Arrow batches smaller than this (bytes) stay in the driver's plan (:func:`frame_of`)."""
 
 
 def bucket_frame(spark: SparkSession, jobs: Sequence[PlanJob], buckets: int) -> DataFrame:
@@ -26,7 +29,26 @@ def bucket_frame(spark: SparkSession, jobs: Sequence[PlanJob], buckets: int) -> 
 
 def frame_of(spark: SparkSession, parts: Sequence[pa.Table]) -> DataFrame:
     """One row per table of ``parts`` (a bucket's partitions, :data:`BUCKETS`), each in a partition
-    of its own: the rows are sliced into as many partitions as there are rows (a frame made from an
-    Arrow table would be cut into as many as the session has slots, small ones at least)."""
-    rows = [(b, to_blob(t)) for b, t in enumerate(parts)]
-    return spark.createDataFrame(spark.sparkContext.parallelize(rows, max(len(rows), 1)), schema=BUCKETS)
+    of its own.
+
+    Spark makes a partition of each Arrow record batch it is given, and each row here is one (a
+    chunk of each column), except where the batches are smaller than its local relation threshold:
+    then it keeps them in the driver's plan and cuts them into as many partitions as the session
+    has slots. The threshold is set to 0 while the frame is made. (Rows given as Python objects
+    instead would each pass through a Python worker once more, for Spark to check them.)"""
+    rows = pa.table(
+        {
+            BUCKET: pa.chunked_array([pa.array([b], pa.int32()) for b in range(len(parts))]),
+            # A chunk per bucket: one Arrow binary array holds at most 2 GiB, a whole fleet may not.
+            BLOBS: pa.chunked_array([pa.array([to_blob(t)], pa.binary()) for t in parts]),
+        }
+    )
+    before = spark.conf.get(LOCAL_RELATION)
+    spark.conf.set(LOCAL_RELATION, "0")
+    try:
+        return spark.createDataFrame(rows, schema=BUCKETS)
+    finally:
+        if before is None:
+            spark.conf.unset(LOCAL_RELATION)
+        else:
+            spark.conf.set(LOCAL_RELATION, before)
