@@ -15,7 +15,7 @@ from support.invariants import rack_caps
 
 from ferry.model import PartitionState, RackMode
 from ferry.plan.place.drops import over_quota_drops
-from ferry.plan.place.placement import place
+from ferry.plan.place.placement import Room, place
 from ferry.plan.racks import RackLayout
 from ferry.plan.topic_work import TopicWork
 
@@ -152,6 +152,30 @@ def test_greedy_step_prefers_the_rack_the_partition_still_needs_over_room() -> N
     work = _work([partition("t", 0, [0, OFF])], range(4))
     assert place(work, layout, {0: 1, 1: 5, 2: 1, 3: 1}, RackMode.EVEN) == 0
     assert work.slots[0].replicas == [0, 2]
+
+
+def test_greedy_step_takes_a_fuller_rack_when_the_emptier_one_has_no_room() -> None:
+    layout = RackLayout.of({0: "a", 1: "a", 3: "a", 2: "b"}, range(4))
+    work = _work([partition("t", 0, [0, OFF, OFF + 1])], range(4))
+    assert place(work, layout, {0: 1, 1: 1, 2: 0, 3: 1}, RackMode.EVEN) == 0
+    assert work.slots[0].replicas == [0, 1, 3]
+
+
+@SETTINGS
+@given(st.dictionaries(st.integers(0, 40), st.integers(1, 6), max_size=25), st.data())
+def test_the_room_index_ranks_by_most_room_then_id_as_brokers_take_replicas(
+    rooms: dict[int, int], data: st.DataObject
+) -> None:
+    index, left = Room(dict(rooms)), dict(rooms)
+    while True:
+        assert list(index.ranked()) == sorted(left, key=lambda b: (-left[b], b))
+        if not left:
+            return
+        broker = data.draw(st.sampled_from(sorted(left)))
+        index.take(broker)
+        left[broker] -= 1
+        if left[broker] == 0:
+            del left[broker]
 
 
 def test_strict_goes_over_quota_where_even_shares_a_rack() -> None:
