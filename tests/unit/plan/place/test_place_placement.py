@@ -15,9 +15,9 @@ from support.invariants import rack_caps
 
 from ferry.model import PartitionState, RackMode
 from ferry.plan.place.drops import over_quota_drops
-from ferry.plan.place.placement import Room, place
-from ferry.plan.racks import RackLayout
-from ferry.plan.topic_work import TopicWork
+from ferry.plan.place.placement import Room, _best, place
+from ferry.plan.racks import RackLayout, racks_open
+from ferry.plan.topic_work import Slot, TopicWork
 
 SETTINGS = settings(
     max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
@@ -176,6 +176,36 @@ def test_the_room_index_ranks_by_most_room_then_id_as_brokers_take_replicas(
         left[broker] -= 1
         if left[broker] == 0:
             del left[broker]
+
+
+@SETTINGS
+@given(
+    st.integers(2, 12),
+    st.integers(1, 4),
+    st.sampled_from(list(RackMode)),
+    st.integers(1, 3),
+    st.data(),
+)
+def test_the_greedy_step_chooses_the_lowest_score_of_every_broker_with_room(
+    brokers: int, rack_count: int, mode: RackMode, rf: int, data: st.DataObject
+) -> None:
+    """The walk in rank order stops early; the choice is that of scoring every broker with room by
+    (replicas of the partition in its rack, least room, id) among racks that may take one."""
+    racks = {b: f"r{data.draw(st.integers(0, rack_count - 1))}" for b in range(brokers)}
+    layout = RackLayout.of(racks, range(brokers))
+    rf = min(rf, brokers)
+    held = data.draw(st.lists(st.sampled_from(range(brokers)), max_size=rf - 1, unique=True))
+    rooms = data.draw(st.dictionaries(st.sampled_from(range(brokers)), st.integers(1, 5)))
+    slot = Slot(partition("t", 0, [*held, *range(OFF, OFF + rf - len(held))]), rf, list(held))
+    counts = layout.counts(slot.replicas)
+    rack_ok = racks_open(layout, mode, rf, counts)
+    scored = [
+        (counts[layout.rack_of[b]], -room, b)
+        for b, room in rooms.items()
+        if rack_ok[layout.rack_of[b]] and b not in slot.replicas
+    ]
+    expected = min(scored)[2] if scored else None
+    assert _best(slot, layout, Room(dict(rooms)), mode) == expected
 
 
 def test_strict_goes_over_quota_where_even_shares_a_rack() -> None:
