@@ -17,6 +17,13 @@ pool (:mod:`ferry.plan.balance.solvers.transport`).
 Posing rows cannot raise the optimum, so the whole program keeps at most what ``solution`` keeps.
 Where the held program keeps as many, its solution is an optimum of the whole program with the
 new rows; otherwise :func:`held_optimum` answers ``None`` and the whole program is solved again.
+
+A topic that broke its row of most extras in a rack must give extras there up to another rack;
+every broker's band holds, so other topics must take as many into that rack. With every other
+topic held there is nobody to: on unequal racks, where the broken topics all crowd the same
+racks, the held program had no solution and the whole one was solved again (a second flow as
+large as the first). So :func:`partners` frees some topics with room under their own row in those
+racks beside them.
 """
 
 from __future__ import annotations
@@ -25,8 +32,12 @@ from collections.abc import Collection
 
 import numpy as np
 
+from ferry.plan.balance.program.pools import LooseRows
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.solvers.parts import optimum
+
+PARTNERS = 5
+"""Topics freed per broken one (:func:`partners`)."""
 
 
 def held_optimum(
@@ -86,3 +97,20 @@ def _owners(state: ProgramState, columns: int) -> np.ndarray:
     cols, _ = pools.columns()
     owner[cols] = np.repeat(np.frombuffer(pools.topic, dtype=np.int64), count)
     return owner
+
+
+def partners(loose: LooseRows, solution: np.ndarray, broken: Collection[tuple[int, int]]) -> set[int]:
+    """Up to :data:`PARTNERS` topics per topic of the ``broken`` (topic, rack) rows, none of them,
+    each with room for an extra more under its own row of most extras in one of those racks (as
+    ``solution`` has it, among the rows still left out: ``loose``); spread evenly over all such
+    topics in topic order, so that no run of similar topics (created at the same time, of the same
+    shape) makes up the whole."""
+    topic, rack, spare = loose.spare(solution)
+    crowded = np.unique(np.fromiter((k for _, k in broken), dtype=np.int64))
+    breaking = np.unique(np.fromiter((t for t, _ in broken), dtype=np.int64))
+    able = np.unique(topic[np.isin(rack, crowded) & (spare > 0.5) & ~np.isin(topic, breaking)])
+    count = min(len(able), PARTNERS * len(breaking))
+    if count == 0:
+        return set()
+    picked = able[np.unique(np.rint(np.linspace(0, len(able) - 1, count)).astype(np.int64))]
+    return set(picked.tolist())

@@ -51,7 +51,7 @@ from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.program.broker_rows import band_rows, base_load, leader_rows
 from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.full_pools import oversaturated, saturation_rows
-from ferry.plan.balance.program.held import held_optimum
+from ferry.plan.balance.program.held import held_optimum, partners
 from ferry.plan.balance.program.loaded import loaded_brokers
 from ferry.plan.balance.program.pinned_run import runs_pinned
 from ferry.plan.balance.program.plain_topics import PLAIN_CHUNK, add_plain, is_plain
@@ -139,10 +139,12 @@ def _posed_again(
     six times as slow as the first (the rows' nodes, tens of thousands at 100k partitions) for a
     handful to a few hundred broken topics.
 
-    The broken topics are solved again first with every other topic held as ``solution`` has it
-    (:mod:`ferry.plan.balance.program.held`), a program of their columns alone; only where that keeps
-    fewer replicas is the whole program solved again."""
+    The broken topics are solved again first, with partners that can take their extras
+    (:func:`~ferry.plan.balance.program.held.partners`) and every other topic held as ``solution``
+    has it (:mod:`ferry.plan.balance.program.held`), a program of their columns alone; only where
+    that keeps fewer replicas is the whole program solved again."""
     fined = state.penalty
+    freed = set() if every else {t for t, _ in broken} | partners(state.loose, solution, broken)
     state.loose.pose(state, None if every else {t for t, _ in broken})
     if not every:
         free = np.ones(len(state.upper), dtype=bool)
@@ -151,7 +153,7 @@ def _posed_again(
         extend_from(state.penalty, np.flatnonzero(free & (solution < 0.5)))
     try:
         if not every:
-            found = held_optimum(state, solution, {t for t, _ in broken}, relax_first=_relax_first(state))
+            found = held_optimum(state, solution, freed, relax_first=_relax_first(state))
             if found is not None:
                 return found
         return _optimum(state)

@@ -237,14 +237,22 @@ class LooseRows:
 
     def broken(self, solution: np.ndarray) -> set[tuple[int, int]]:
         """The (topic, rack) rows that ``solution`` breaks."""
-        if not self.topic:
-            return set()
+        topic, rack, spare = self.spare(solution)
+        over = np.flatnonzero(spare < -0.5)
+        return {(int(topic[r]), int(rack[r])) for r in over.tolist()}
+
+    def spare(self, solution: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per row: its topic, its rack, and how many extras under its most ``solution`` gives
+        (negative where it breaks the row)."""
+        topic, rack = np.frombuffer(self.topic, dtype=np.int64), np.frombuffer(self.rack, dtype=np.int64)
+        if not len(topic):
+            return topic, rack, np.zeros(0)
         cols = np.frombuffer(self.cols, dtype=np.int64)
         sums = np.bincount(
-            np.frombuffer(self.owner, dtype=np.int64), weights=solution[cols], minlength=len(self.topic)
+            np.frombuffer(self.owner, dtype=np.int64), weights=solution[cols], minlength=len(topic)
         )
-        over = np.flatnonzero(sums > np.frombuffer(self.most, dtype=np.int64) + 0.5)
-        return {(self.topic[r], self.rack[r]) for r in over.tolist()}
+        spare: np.ndarray = np.frombuffer(self.most, dtype=np.int64) - sums
+        return topic, rack, spare
 
 
 def holders(
