@@ -144,8 +144,9 @@ def _posed_again(
     has it (:mod:`ferry.plan.balance.program.held`), a program of their columns alone; only where
     that keeps fewer replicas is the whole program solved again."""
     fined = state.penalty
-    freed = set() if every else {t for t, _ in broken} | partners(state.loose, solution, broken)
-    state.loose.pose(state, None if every else {t for t, _ in broken})
+    topics = {t for t, _ in broken}
+    freed = set() if every else topics | partners(state.loose, solution, broken)
+    state.loose.pose(state, None if every else topics)
     if not every:
         free = np.ones(len(state.upper), dtype=bool)
         free[np.frombuffer(fined, dtype=np.int64)] = False  # a column fined already: two fines at most
