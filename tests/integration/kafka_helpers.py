@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
-from kafka.admin import KafkaAdminClient
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kafka.errors import NodeNotReadyError, UnknownBrokerIdError
 from kafka.producer import KafkaProducer
 
@@ -146,3 +146,25 @@ def timed(read: Callable[[], T]) -> tuple[T, float]:
     started = time.monotonic()
     value = read()
     return value, time.monotonic() - started
+
+
+def topic_config_per_broker(bootstrap: str, topic: str, key: str) -> dict[int, str | None]:
+    """The value of a topic's config ``key`` as each broker describes it from its own copy of the
+    cluster's metadata (None where unset): which broker lags when a read-back disagrees."""
+    client = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+    try:
+        manager = client._manager
+        request = client._describe_configs_request([ConfigResource(ConfigResourceType.TOPIC, topic, [key])])
+
+        async def ask(node: int) -> object:
+            return await manager.send(request, node_id=node)
+
+        seen: dict[int, str | None] = {}
+        for broker in sorted(b.node_id for b in manager.cluster.brokers()):
+            described = client._describe_configs_process_responses([manager.run(ask, broker)], "all")
+            entry = described.get("topic", {}).get(topic, {}).get(key) or {}
+            own = entry.get("config_source") == "DYNAMIC_TOPIC_CONFIG"
+            seen[broker] = entry.get("value") if own else None
+        return seen
+    finally:
+        client.close()

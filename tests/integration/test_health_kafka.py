@@ -10,7 +10,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
-from kafka_helpers import create_topics, stopped, timed
+from kafka_helpers import create_topics, stopped, timed, topic_config_per_broker
 
 from ferry.errors import KafkaError
 from ferry.kafka.client import KafkaPythonAdmin, health
@@ -194,9 +194,11 @@ def test_a_submission_and_a_topic_config_go_to_a_broker_that_answered_whichever_
             value = f"0:{broker}"
             _, took[("config", broker)] = timed(lambda: admin.alter_configs({listed: value}))  # noqa: B023
         assert answers == {tp: None}
-        deadline = time.monotonic() + 10  # each broker's copy of the configs catches up
+        deadline = time.monotonic() + 20  # each broker's copy of the configs catches up
         while admin.describe_throttle_configs([listed]) != {listed: value} and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert admin.describe_throttle_configs([listed]) == {listed: value}
+        assert admin.describe_throttle_configs([listed]) == {listed: value}, topic_config_per_broker(
+            bootstrap, "submit-stopped", listed.key
+        )
     admin.alter_configs({listed: None})
     assert max(took.values()) < 1.5, took
