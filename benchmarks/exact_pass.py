@@ -1,15 +1,17 @@
 """The balance pass's exact step (``ferry.plan.balance.repair.per_partition``) on one generated plan_quality
-case.
+case, or one shape of `benchmarks/shapes.py` at a scale.
 
 Solves the balance program once without the exact step, then reports: how many topics the program's
 rack-room rows let short (their quotas keep fewer replicas than the program counted, by the exact
-per-topic flow), the replicas they keep against the program's count, and for each chunk size the
-CPU seconds of the exact step and the replicas every posed topic keeps afterwards. With
+per-topic flow), the replicas they keep against the program's count, and for each chunk size a line
+per round of the exact step (the short topics it solved again, the replicas they gained, its wall
+seconds), the step's CPU seconds and the replicas every posed topic keeps afterwards. With
 ``--profile`` it also profiles a whole ``plan()`` and prints the cumulative CPU seconds of its
 phases. Usage:
 
     .venv/bin/python benchmarks/exact_pass.py --case "2,000 topics" --chunks 10,20,50
     .venv/bin/python benchmarks/exact_pass.py --case "huge" --topics 20000 --chunks 20 --profile
+    .venv/bin/python benchmarks/exact_pass.py --shape "racks of 30" --scale 1 --chunks 10,20
 """
 
 from __future__ import annotations
@@ -19,11 +21,15 @@ import cProfile
 import pstats
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import shapes
+from ferry.model import ClusterSnapshot, Goal
 from ferry.plan import planner
 from ferry.plan.balance import assign_extras as balance
 from ferry.plan.balance.outcome import Balance
@@ -32,7 +38,7 @@ from ferry.plan.balance.repair import per_partition as realise
 from ferry.plan.balance.repair.kept_flow import kept_per_topic
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
-from plan_quality import HUGE, LARGE, SMALL, UNEQUAL, Case, generate
+from plan_quality import HUGE, LARGE, SMALL, UNEQUAL, generate
 
 PHASES = (
     "assign_extras",
@@ -47,11 +53,41 @@ PHASES = (
 )
 
 
-def _case(name: str, topics: int | None) -> Case:
+Generated = tuple[str, ClusterSnapshot, Goal]
+"""A case's name, its cluster and its goal."""
+
+
+def _case(name: str, topics: int | None) -> Generated:
     found = [c for c in SMALL + UNEQUAL + LARGE + HUGE if name in c.name]
     if not found:
         raise SystemExit(f"no plan_quality case named like {name!r}")
-    return replace(found[0], topics=topics) if topics else found[0]
+    case = replace(found[0], topics=topics) if topics else found[0]
+    return (case.name, *generate(case))
+
+
+def _shape(name: str, scale: float, seed: int) -> Generated:
+    found = [s for s in shapes.SHAPES if name in s.name]
+    if not found:
+        raise SystemExit(f"no benchmarks/shapes.py shape named like {name!r}")
+    shape = found[0].scaled(scale, f"seed {seed}:")
+    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(shape, seed))
+    return shape.name, cast(ClusterSnapshot, snapshot), cast(Goal, goal)
+
+
+def _traced(solve_round: Callable[..., bool]) -> Callable[..., bool]:
+    """``solve_round`` (:func:`realise._round`), printing a line per round."""
+
+    def traced(*args: Any) -> bool:
+        short, exact = args[2], args[6]
+        before, start = sum(exact.values()), time.perf_counter()
+        gained = solve_round(*args)
+        print(
+            f"  round: {len(short)} short topics, {sum(exact.values()) - before} replicas gained, "
+            f"{time.perf_counter() - start:.2f} s"
+        )
+        return gained
+
+    return traced
 
 
 def _kept(
@@ -61,8 +97,8 @@ def _kept(
     return sum(kept_per_topic(layout, chosen, [quotas[t] for t in topics], fix_settled=False))
 
 
-def probe(case: Case, chunks: list[int]) -> None:
-    snapshot, goal = generate(case)
+def probe(case: Generated, chunks: list[int]) -> None:
+    name, snapshot, goal = case
     layout = RackLayout.of(snapshot.racks, planner.target_brokers(snapshot, goal))
     demands = [planner.prepare_topic(parts, goal, layout)[1] for parts in planner.in_scope(snapshot, goal)]
     run = balance.realise
@@ -77,25 +113,37 @@ def probe(case: Case, chunks: list[int]) -> None:
         layout, [posed_demands[t] for t in posed], [solved.quotas[t] for t in posed], fix_settled=False
     )
     short = [t for t, k in zip(posed, exact, strict=True) if k < solved.kept[t]]
-    print(f"{case.name}: {len(posed)} topics posed exactly, {len(short)} short")
+    print(f"{name}: {len(posed)} topics posed exactly, {len(short)} short")
     print(
         f"short topics: program counts {sum(solved.kept[t] for t in short)} kept replicas, "
         f"their quotas keep {_kept(layout, posed_demands, solved.quotas, short)}"
     )
-    for chunk in chunks:
-        realise.CHUNK = chunk
-        start = time.process_time()
-        after = realise.realise(layout, posed_demands, solved)
-        seconds = time.process_time() - start
-        kept = _kept(layout, posed_demands, list(after.quotas), posed)
-        print(
-            f"chunk {chunk}: {seconds:.2f} CPU s, posed topics keep {kept} "
-            f"(program {sum(solved.kept[t] for t in posed)})"
-        )
+    solve_round = realise._round
+    realise._round = _traced(solve_round)
+    try:
+        for chunk in chunks:
+            _chunked(layout, posed_demands, solved, posed, chunk)
+    finally:
+        realise._round = solve_round
 
 
-def profile(case: Case) -> None:
-    snapshot, goal = generate(case)
+def _chunked(
+    layout: RackLayout, posed_demands: list[TopicDemand], solved: Balance, posed: list[int], chunk: int
+) -> None:
+    realise.CHUNK = chunk
+    print(f"chunk {chunk}:")
+    start = time.process_time()
+    after = realise.realise(layout, posed_demands, solved)
+    seconds = time.process_time() - start
+    kept = _kept(layout, posed_demands, list(after.quotas), posed)
+    print(
+        f"  in all {seconds:.2f} CPU s, posed topics keep {kept} "
+        f"(program {sum(solved.kept[t] for t in posed)})"
+    )
+
+
+def profile(case: Generated) -> None:
+    _, snapshot, goal = case
     profiler = cProfile.Profile()
     start = time.process_time()
     profiler.enable()
@@ -115,12 +163,16 @@ def profile(case: Case) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--case", required=True, help="part of a plan_quality case's name")
-    parser.add_argument("--topics", type=int, help="that case with this many topics instead")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--case", help="part of a plan_quality case's name")
+    which.add_argument("--shape", help="part of a benchmarks/shapes.py shape's name")
+    parser.add_argument("--topics", type=int, help="with --case: that case with this many topics instead")
+    parser.add_argument("--scale", type=float, default=0.1, help="with --shape: times its topics")
+    parser.add_argument("--seed", type=int, default=7, help="with --shape: the generator's seed")
     parser.add_argument("--chunks", default="20", help="chunk sizes to try, comma-separated")
     parser.add_argument("--profile", action="store_true", help="also profile a whole plan()")
     args = parser.parse_args()
-    case = _case(args.case, args.topics)
+    case = _case(args.case, args.topics) if args.case else _shape(args.shape, args.scale, args.seed)
     probe(case, [int(c) for c in args.chunks.split(",")])
     if args.profile:
         profile(case)
