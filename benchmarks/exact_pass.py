@@ -5,9 +5,10 @@ Solves the balance program once without the exact step, then reports: how many t
 rack-room rows let short (their quotas keep fewer replicas than the program counted, by the exact
 per-topic flow), the replicas they keep against the program's count, and for each chunk size a line
 per round of the exact step (the short topics it solved again, the replicas they gained, its wall
-seconds), the step's CPU seconds and the replicas every posed topic keeps afterwards. With
-``--profile`` it also profiles a whole ``plan()`` and prints the cumulative CPU seconds of its
-phases. Usage:
+seconds), the step's CPU seconds and the replicas every posed topic keeps afterwards. Before the
+rounds it times the step's first part three times: every posed topic's flow (a lower bound, then
+the exact flow where that falls short of the program's count). With ``--profile`` it also
+profiles a whole ``plan()`` and prints the cumulative CPU seconds of its phases. Usage:
 
     .venv/bin/python benchmarks/exact_pass.py --case "2,000 topics" --chunks 10,20,50
     .venv/bin/python benchmarks/exact_pass.py --case "huge" --topics 20000 --chunks 20 --profile
@@ -114,6 +115,12 @@ def probe(case: Generated, chunks: list[int]) -> None:
     )
     short = [t for t, k in zip(posed, exact, strict=True) if k < solved.kept[t]]
     print(f"{name}: {len(posed)} topics posed exactly, {len(short)} short")
+    walls = []
+    for _ in range(3):
+        start = time.perf_counter()
+        realise._kept(layout, posed_demands, solved, posed)
+        walls.append(f"{time.perf_counter() - start:.2f}")
+    print(f"exact flows (a lower bound, then exact where it falls short), wall s: {' / '.join(walls)}")
     print(
         f"short topics: program counts {sum(solved.kept[t] for t in short)} kept replicas, "
         f"their quotas keep {_kept(layout, posed_demands, solved.quotas, short)}"

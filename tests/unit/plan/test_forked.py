@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -13,7 +14,11 @@ from support.scenarios import named, random_cases
 from ferry.formats import dump_reassignment
 from ferry.model import Goal
 from ferry.plan import forked
-from ferry.plan.planner import plan
+from ferry.plan.balance.assign_extras import assign_extras
+from ferry.plan.balance.rack_totals import retarget
+from ferry.plan.balance.repair import kept_flow
+from ferry.plan.planner import in_scope, plan, prepare_topic, target_brokers
+from ferry.plan.racks import RackLayout
 
 pytestmark = pytest.mark.skipif(not forked._can_fork(), reason="forked_map runs in order where fork is not")
 
@@ -90,3 +95,29 @@ def test_plans_placed_in_two_processes_are_the_plans_of_one() -> None:
         (dump_reassignment(p), p.report) for p in alone
     ]
     assert any(p.moves for p in spread)
+
+
+@pytest.mark.usefixtures("two_cores")
+@pytest.mark.parametrize("fix_settled", [True, False])
+def test_the_exact_flows_in_runs_over_two_processes_keep_what_one_process_keeps(fix_settled: bool) -> None:
+    start = generated(brokers=20, racks=4, topics=40, partitions=6, rf=3, seed=5)
+    snapshot = with_new_brokers(start, 4, racks=4)
+    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, Goal()))
+    demands = retarget(layout, [prepare_topic(p, Goal(), layout)[1] for p in in_scope(snapshot, Goal())])
+    quotas = assign_extras(layout, demands).quotas
+    solve_run = kept_flow._kept_run
+    here: list[int] = []
+
+    def counted(*args: Any) -> list[int]:
+        here.append(len(args[1]))  # a child's appends stay in the child
+        return solve_run(*args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kept_flow, "_kept_run", counted)
+        spread = kept_flow.kept_per_topic(layout, demands, quotas, fix_settled=fix_settled)
+    forked.SPREAD_FROM = 1 << 62  # undone by the fixture's monkeypatch
+    alone = kept_flow.kept_per_topic(layout, demands, quotas, fix_settled=fix_settled)
+    assert spread == alone
+    assert len(alone) == len(demands) and all(k >= 0 for k in alone)
+    # Several runs, and this process solved only its share of the topics: the child the rest.
+    assert len(here) >= 2 and 0 < sum(here) < len(demands)
