@@ -104,10 +104,10 @@ def kept_per_topic(
             fraction of the time.
     """
     sizes = [len(d.layouts) for d in demands]
-    cores = forked.cores()
-    spread = cores > 1 and sum(sizes) >= forked.SPREAD_FROM
+    total, cores = sum(sizes), forked.cores()
+    spread = cores > 1 and total >= forked.SPREAD_FROM
     if spread:
-        run = min(run, max(1, -(-sum(sizes) // (RUNS_PER_CORE * cores))))
+        run = min(run, max(1, -(-total // (RUNS_PER_CORE * cores))))
     bounds = _cut(sizes, run)
 
     def solved(i: int) -> list[int]:
