@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.builders import broker, partition, snapshot
 
 from ferry.errors import InputError
@@ -17,6 +19,8 @@ from ferry.formats import (
     load_reassignment,
     parse_reassignment,
 )
+from ferry.formats.atomic import dumps_rows
+from ferry.formats.reassignment_json import reassignment_text, rollback_text
 from ferry.model import Move, Plan, TopicPartition
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -160,3 +164,34 @@ def test_every_problem_is_reported_with_its_path() -> None:
         "plan.json: partitions[2].log_dirs: 0 log dirs for 1 replicas (give one per replica)",
     )
     assert str(info.value) == f"{info.value.problems[0]} (and 3 more)"
+
+
+_moves = st.lists(
+    st.builds(
+        lambda topic, partition, original, target, dirs: Move(
+            tp(topic, partition),
+            original=tuple(original),
+            target=tuple(target),
+            log_dirs=None
+            if dirs is None
+            else tuple(dirs[: len(target)] + ["any"] * (len(target) - len(dirs))),
+        ),
+        st.text(min_size=1, max_size=8),
+        st.integers(0, 10**6),
+        st.lists(st.integers(-1, 10**9), max_size=4),
+        st.lists(st.integers(0, 10**9), min_size=1, max_size=4, unique=True),
+        st.none() | st.lists(st.text(max_size=6), max_size=4),
+    ),
+    max_size=12,
+    unique_by=lambda m: m.tp,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_moves)
+def test_plan_files_write_what_the_json_encoder_writes_byte_for_byte(moves: list[Move]) -> None:
+    # Topics with quotes, backslashes, control characters and non-ASCII, log dirs of any text.
+    plan = Plan.of(moves)
+    assert reassignment_text(plan) == dumps_rows(dump_reassignment(plan))
+    assert rollback_text(plan) == dumps_rows(dump_rollback(plan))
+    assert json.loads(reassignment_text(plan)) == dump_reassignment(plan)
