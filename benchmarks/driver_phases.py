@@ -6,7 +6,10 @@ in one process on either. This times those phases on a generated Parquet snapsho
 without Spark, each ``--rounds`` times:
 
 - balance: the global program (``assign_extras``) split into building the rows (per topic, per
-  broker), the min-cost flow solve (OR-Tools), the rack-room check and the rest;
+  broker), the min-cost flow solve (OR-Tools), HiGHS (wherever it solves, the exact pass's chunks
+  on two threads included, so its column can exceed the wall time), the pools' split, the program
+  solved again with every topic but the broken ones held, the rack-room check, the exact pass
+  (``realise``) and the rest;
 - finish: preferred leaders (``leaders_with_swaps``), the moves, the report and, inside it, the two
   balance counts (before and after).
 
@@ -15,6 +18,7 @@ cost inflated the many-call parts several times over). Usage:
 
     .venv/bin/python benchmarks/driver_phases.py                      # the 1M case, 2 rounds
     .venv/bin/python benchmarks/driver_phases.py --case 100k --rounds 3
+    .venv/bin/python benchmarks/driver_phases.py --case shape-skewed_rebalance_200_brokers --rounds 1
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ from ferry.model import Goal
 from ferry.plan import planner
 from ferry.plan.balance import assign_extras as balance
 from ferry.plan.balance.program import integer_program as program
-from ferry.plan.balance.program import topic_rows
 from ferry.plan.balance.solvers import parts as solve
 from ferry.plan.balance.solvers import transport as flow
 from ferry.plan.gc_pause import paused
@@ -39,13 +42,14 @@ from ferry.plan.measure import report
 from ferry.plan.racks import RackLayout
 
 PARTS: list[tuple[Any, str, str]] = [
-    (topic_rows, "add_topic", "build: topics"),
+    (program, "add_topic", "build: topics"),
     (program, "add_plain", "build: plain topics"),
     (program, "band_rows", "build: brokers"),
     (flow.Transport, "of", "network"),
     (flow.Transport, "solve", "flow solve"),
     (solve, "_in_parts", "HiGHS"),
     (program, "split", "pool split"),
+    (program, "held_optimum", "held program"),
     (program, "_read", "read"),
     (balance, "room_violations", "rack-room check"),
     (balance, "realise", "realise"),
@@ -109,15 +113,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--case", default="1M", help="a case folder of pipeline_scale.py (default 1M)")
+    parser.add_argument(
+        "--case",
+        default="1M",
+        help="a case folder of pipeline_scale.py (default 1M; a shape's is shape-<its name>, e.g. "
+        "shape-skewed_rebalance_200_brokers for --cases 'shape:skewed rebalance, 200 brokers')",
+    )
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "ferry-pipeline-scale")
     args = parser.parse_args()
     folder = args.data / args.case / "cluster-00"
     if not folder.is_dir():
-        parser.error(
-            f"{folder}: no such snapshot; run benchmarks/pipeline_scale.py --cases {args.case} first"
-        )
+        parser.error(f"{folder}: no such snapshot; run benchmarks/pipeline_scale.py with that case first")
     run(folder, args.rounds)
 
 
