@@ -126,9 +126,9 @@ def rollback_text(plan: Plan) -> str:
 
 def _rows(plan: Plan, *, rollback: bool) -> str:
     """One line per move, formatted here rather than by the JSON encoder from a dict per move: a
-    plan of a million partitions built a million dicts and encoded each in about 3 s per file.
-    The same text: integers print as :mod:`json` prints them, and strings go through it (a topic
-    once per run of its partitions, the moves being sorted)."""
+    1M removal's files took 2.0 s to write so, 0.7 s now (docs/benchmarks.md, "The plan's files
+    written line by line"). The same text: integers print as :mod:`json` prints them, and strings
+    go through it (a topic once per run of its partitions, the moves being sorted)."""
     if not plan.moves:
         return dumps_rows(dump_rollback(plan) if rollback else dump_reassignment(plan))
     lines: list[str] = []
