@@ -28,13 +28,26 @@ def dumps_rows(doc: Mapping[str, Any]) -> str:
     """JSON text of an object of lists with one list item per line: diff- and grep-friendly, and
     written by the C encoder (``indent`` makes :mod:`json` fall back to Python: seconds for a plan
     of a million partitions)."""
+    return join_rows(
+        {
+            key: [json.dumps(item, ensure_ascii=False) for item in value]
+            if isinstance(value, list)
+            else json.dumps(value, ensure_ascii=False)
+            for key, value in doc.items()
+        }
+    )
+
+
+def join_rows(fields: Mapping[str, str | list[str]]) -> str:
+    """:func:`dumps_rows`'s text from its fields already encoded: a value's JSON text, or a list
+    of its items' JSON texts (one per line)."""
     lines = []
-    for key, value in doc.items():
+    for key, value in fields.items():
         if isinstance(value, list) and value:
-            items = ",\n".join(f"  {json.dumps(item, ensure_ascii=False)}" for item in value)
+            items = ",\n".join(f"  {item}" for item in value)
             lines.append(f" {json.dumps(key)}: [\n{items}\n ]")
         else:
-            lines.append(f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
+            lines.append(f" {json.dumps(key)}: {'[]' if isinstance(value, list) else value}")
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 

@@ -29,7 +29,7 @@ from ferry.formats._problems import (
     parse_partition_list,
     read_root,
 )
-from ferry.formats.atomic import dumps_json, dumps_rows, write_files_atomic
+from ferry.formats.atomic import dumps_json, join_rows, write_files_atomic
 from ferry.formats.json_text import read_bytes
 from ferry.model import ClusterSnapshot, Move, Plan, TopicPartition
 from ferry.model.plan import named_dirs
@@ -129,8 +129,6 @@ def _rows(plan: Plan, *, rollback: bool) -> str:
     1M removal's files took 2.0 s to write so, 0.7 s now (docs/benchmarks.md, "The plan's files
     written line by line"). The same text: integers print as :mod:`json` prints them, and strings
     go through it (a topic once per run of its partitions, the moves being sorted)."""
-    if not plan.moves:
-        return dumps_rows(dump_rollback(plan) if rollback else dump_reassignment(plan))
     lines: list[str] = []
     topic, quoted = None, ""
     for move in plan.moves:
@@ -138,11 +136,11 @@ def _rows(plan: Plan, *, rollback: bool) -> str:
             topic = move.tp.topic
             quoted = json.dumps(topic, ensure_ascii=False)
         replicas = ", ".join(map(str, move.original if rollback else move.target))
-        line = f'  {{"topic": {quoted}, "partition": {move.tp.partition}, "replicas": [{replicas}]'
+        line = f'{{"topic": {quoted}, "partition": {move.tp.partition}, "replicas": [{replicas}]'
         if move.log_dirs is not None and not rollback:
             line += f', "log_dirs": {json.dumps(list(move.log_dirs), ensure_ascii=False)}'
         lines.append(line + "}")
-    return '{\n "version": 1,\n "partitions": [\n' + ",\n".join(lines) + "\n ]\n}\n"
+    return join_rows({"version": "1", "partitions": lines})
 
 
 def write_plan(
