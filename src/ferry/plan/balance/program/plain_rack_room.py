@@ -70,9 +70,10 @@ def _base_by_rack(program: ProgramState, run: PlainRun) -> np.ndarray:
     """Per topic of the run and rack, its base quotas summed (from the distinct bases)."""
     layout = program.layout
     distinct, rows = distinct_bases(program.demands[t] for t in run.topics.tolist())
-    onehot = np.zeros((len(layout.brokers), len(layout.members)))
-    onehot[np.arange(len(layout.brokers)), layout.rack_at] = 1.0
-    by_rack: np.ndarray = (distinct @ onehot)[rows]
+    # In integers, as the bases are: not through BLAS (ferry.plan.balance.solvers.parts says why not).
+    onehot = np.zeros((len(layout.brokers), len(layout.members)), dtype=np.int64)
+    onehot[np.arange(len(layout.brokers)), layout.rack_at] = 1
+    by_rack: np.ndarray = (distinct @ onehot)[rows].astype(np.float64)
     return by_rack
 
 

@@ -190,7 +190,8 @@ def _topic_rows(
         (np.full(topics * brokers, -np.inf), base.reshape(-1).astype(np.float64)),
         holds,
     )
-    rack_base = base @ np.eye(racks)[rack_at]
+    # In integers: a product of floats would go through BLAS (ferry.plan.balance.solvers.parts says why not).
+    rack_base = base @ np.eye(racks, dtype=np.int64)[rack_at]
     keys = np.concatenate(
         [
             flat.topic[cols.u_part] * racks + cols.u_rack,

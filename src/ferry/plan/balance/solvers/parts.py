@@ -160,7 +160,10 @@ class _Costs:
         kept replica, so with the size terms (below half of one) they only break ties, and a part
         of the program solved alone does not depend on the others' fines."""
         fines = self.fines[cols]
-        out: np.ndarray = self.plain[cols] + fines * (0.25 / (float(fines @ upper) + 1.0))
+        # Summed, not ``fines @ upper``: numpy hands a product of float arrays to OpenBLAS, whose
+        # threads then spin for a while on every core, and on the exact pass's chunks (one such
+        # product each, solved two at a time) that took the core of the chunk solved beside it.
+        out: np.ndarray = self.plain[cols] + fines * (0.25 / (float((fines * upper).sum()) + 1.0))
         return out
 
 
