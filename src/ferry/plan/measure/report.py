@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from functools import partial
 
 from ferry.model.cluster import ClusterSnapshot, PartitionState, TopicPartition
 from ferry.model.goal import Goal, RackMode
 from ferry.model.plan import Move
 from ferry.model.report import PlanReport
 from ferry.plan.balance.least_spread import forced_spread
-from ferry.plan.forked import forked_map
 from ferry.plan.measure.stats import balance
 from ferry.plan.racks import RackLayout
 
@@ -30,9 +28,12 @@ def build_report(
     before = [(s.tp, s.replicas) for s, _ in planned]
     after = [(s.tp, changed.get(s.tp, s.replicas)) for s, _ in planned]
     everyone = RackLayout.of(snapshot.racks, {*snapshot.broker_ids, *targets})
-    # The two counts are apart from each other: in forked processes where there are cores for them.
-    counts = (partial(balance, before, targets, everyone), partial(balance_after, snapshot, targets, after))
-    balance_before, after_figures = forked_map(lambda i: counts[i](), [len(planned)] * 2)
+    # One after the other, in this process. They were counted side by side, one in a forked child,
+    # but the parent's count then reads every partition's objects the child shares, and writing
+    # their reference counts copied each page touched: on a million partitions that cost the
+    # parent more than the child saved, most of all on Spark's driver (docs/benchmarks.md).
+    balance_before = balance(before, targets, everyone)
+    after_figures = balance_after(snapshot, targets, after)
     added = [len(m.adding) for m in moves]
     replica_moves = sum(added)
     return PlanReport(
