@@ -28,10 +28,10 @@ def build_report(
     before = [(s.tp, s.replicas) for s, _ in planned]
     after = [(s.tp, changed.get(s.tp, s.replicas)) for s, _ in planned]
     everyone = RackLayout.of(snapshot.racks, {*snapshot.broker_ids, *targets})
-    # One after the other, in this process. They were counted side by side, one in a forked child,
-    # but the parent's count then reads every partition's objects the child shares, and writing
-    # their reference counts copied each page touched: on a million partitions that cost the
-    # parent more than the child saved, most of all on Spark's driver (docs/benchmarks.md).
+    # One after the other, in this process: with one count in a forked child, the parent's count
+    # reads every partition's objects the child shares, and writing their reference counts copies
+    # each page touched; on a million partitions that costs the parent more than the child saves,
+    # most of all on Spark's driver (docs/benchmarks.md).
     balance_before = balance(before, targets, everyone)
     after_figures = balance_after(snapshot, targets, after)
     added = [len(m.adding) for m in moves]
