@@ -40,8 +40,13 @@ NETWORK = (TOPIC, RACK, BROKER, POOL, KEPT, PAIR)
 
 QUANTA = 1 << 20
 """Size resolution of the tie-break: steps per biggest replica."""
-_COST_LIMIT = 1 << 62
-"""The solver scales costs by the node count in 64 bits; stay inside."""
+_COST_LIMIT = 1 << 58
+"""What the largest cost times the node count stays under. The solver scales costs by the node
+count in 64 bits, and then its node potentials fall from zero by multiples of the largest scaled
+cost, which must stay inside them too: a 1M-partition skewed start's flow, its largest cost times
+its nodes just under 2^62, was refused (after the max-flow check that comes first, over a second
+each time) and solved at a sixteenth of that. The headroom costs only size resolution (the byte
+tie-break's steps per biggest replica), never a kept replica."""
 
 
 class Unsolved:
