@@ -5,7 +5,8 @@ Pure (pyarrow, no Spark), so it is tested without a session. The driver holds ev
 one Arrow IPC blob: the JVM then moves a few binary values instead of converting every partition row
 (with its replica lists) to Spark rows and back to Arrow, which cost it as much CPU as the planning
 kernel on the 1M case (``benchmarks/pipeline_scale.py --tasks``: JVM against workers CPU s), and it
-did that on the same two cores. It also means executors never need to see the snapshot files.
+did that on the same two cores. It also means executors never need to see the snapshot files. The
+placed partitions come back the same way, a blob per bucket (:func:`as_blob_row`).
 
 Topics go to buckets whole, biggest first onto the lightest bucket (LPT), so buckets carry nearly
 equal numbers of partitions and no task idles a slot while another finishes a double share.
@@ -86,6 +87,15 @@ def to_blob(table: pa.Table) -> bytes:
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return bytes(sink.getvalue().to_pybytes())
+
+
+BLOB_ROWS = pa.schema([pa.field(BLOBS, pa.binary(), nullable=False)])
+"""Rows of blobs alone: what the placing pass returns, a table of planned partitions per bucket."""
+
+
+def as_blob_row(table: pa.Table) -> pa.RecordBatch:
+    """``table`` as one row of :data:`BLOB_ROWS`."""
+    return pa.record_batch([pa.array([to_blob(table)], pa.binary())], schema=BLOB_ROWS)
 
 
 def from_blob(blob: bytes) -> pa.Table:

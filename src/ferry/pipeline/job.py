@@ -25,8 +25,8 @@ from pyspark.sql import SparkSession
 
 from ferry.model import Plan, PlanJob
 from ferry.pipeline import driver, extract, transforms
-from ferry.pipeline.kernel import Balanced, ClusterContext, solve
-from ferry.pipeline.schemas import PLACED
+from ferry.pipeline.buckets import unpack
+from ferry.pipeline.kernel import PLACED_ARROW, Balanced, ClusterContext, solve
 
 T = TypeVar("T")
 
@@ -84,11 +84,11 @@ def plan_jobs(
     decisions = {key: d for b in balanced.values() for key, d in b.decisions.items()}
     shared = spark.sparkContext.broadcast(decisions)
     try:
-        rows = transforms.placements(frame, contexts, shared).toArrow()
+        rows = unpack(transforms.placements(frame, contexts, shared).toArrow())
     finally:
         shared.unpersist()
     mark = stages.add("place", mark)
-    placed, fallbacks, seconds = driver.placed_rows(_rows(rows, PLACED.fieldNames()))
+    placed, fallbacks, seconds = driver.placed_rows(_rows(rows, PLACED_ARROW.names))
     for job in spread:
         stages.charge(job.name, seconds.get(job.name, 0.0))
         finish = partial(

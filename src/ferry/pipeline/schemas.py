@@ -1,25 +1,20 @@
 """A StructType for every DataFrame that crosses a function boundary of the pipeline.
 
-They mirror the Arrow schemas of :mod:`ferry.pipeline.kernel` (what the workers return); a unit
-test keeps each pair in step.
+Rows cross between the JVM and Python as Arrow IPC blobs (:mod:`ferry.pipeline.buckets` says
+why), so each schema is a bucket number or a blob: what a blob holds is an Arrow schema
+(:data:`ferry.pipeline.kernel.PLACED_ARROW`, the snapshot's partition columns).
 """
 
 from __future__ import annotations
 
 from pyspark.sql.types import (
-    ArrayType,
     BinaryType,
-    DoubleType,
     IntegerType,
-    StringType,
     StructField,
     StructType,
 )
 
 from ferry.pipeline.buckets import BLOBS, BUCKET
-
-# Arrow lists (pyarrow) declare nullable elements.
-_BROKER_IDS = ArrayType(IntegerType(), containsNull=True)
 
 BUCKETS = StructType(
     [
@@ -29,15 +24,7 @@ BUCKETS = StructType(
 )
 """A bucket of topics: its number and its partitions (the snapshot columns plus ``cluster``) as Arrow IPC."""
 
-PLACED = StructType(
-    [
-        StructField("cluster", StringType(), nullable=False),
-        StructField("topic", StringType(), nullable=False),
-        StructField("partition", IntegerType(), nullable=False),
-        StructField("replicas", _BROKER_IDS, nullable=False),
-        StructField("fallbacks", IntegerType(), nullable=False),
-        StructField("seconds", DoubleType(), nullable=False),
-    ]
-)
-"""The placing pass's output: planned replicas of the partitions that change, and of every topic's
-first partition."""
+PLACED = StructType([StructField(BLOBS, BinaryType(), nullable=False)])
+"""The placing pass's output: one row per bucket, its planned partitions
+(:data:`ferry.pipeline.kernel.PLACED_ARROW`) as Arrow IPC, as the buckets come in (the JVM then
+moves one binary value per bucket back, not a row per partition with its replica list)."""

@@ -17,7 +17,7 @@ import pyarrow as pa
 from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 
-from ferry.pipeline.buckets import empty_bucket, unpack
+from ferry.pipeline.buckets import as_blob_row, empty_bucket, unpack
 from ferry.pipeline.extract import frame_of
 from ferry.pipeline.kernel import ClusterContext, Decision, place_bucket
 from ferry.pipeline.schemas import PLACED
@@ -28,14 +28,14 @@ def placements(
     contexts: Mapping[str, ClusterContext],
     decisions: Broadcast[dict[tuple[str, str], Decision]],
 ) -> DataFrame:
-    """The placing pass: one row per in-scope partition with its planned replicas (see :data:`PLACED`)."""
+    """The placing pass: a row per bucket, its planned partitions in a blob (see :data:`PLACED`)."""
     ctx = dict(contexts)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             # The decisions of every topic travel once per executor as a broadcast, not with each task.
             placed = place_bucket(unpack(pa.Table.from_batches([batch])), ctx, decisions.value)
-            yield from placed.to_batches()
+            yield as_blob_row(placed)
 
     return frame.mapInArrow(run, PLACED)
 

@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql.types import DataType, StructType
 
 from ferry.errors import SparkError, UsageError
-from ferry.pipeline.kernel import PLACED_ARROW
+from ferry.pipeline.buckets import BLOB_ROWS
 from ferry.pipeline.schemas import PLACED
 from ferry.pipeline.session import (
     DEFAULT_DRIVER_MEMORY,
@@ -85,7 +85,7 @@ def _same(spark: StructType, arrow: pa.Schema) -> None:
 
 
 def test_spark_schemas_match_the_arrow_schemas_they_exchange() -> None:
-    _same(PLACED, PLACED_ARROW)
+    _same(PLACED, BLOB_ROWS)
 
 
 @pytest.mark.parametrize(
