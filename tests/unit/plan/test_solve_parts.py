@@ -65,6 +65,25 @@ def test_parts_keep_the_optimum_of_the_whole(spec: list[Block]) -> None:
         assert b[alone] == 3  # in no row: the bound that pays
 
 
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(blocks)
+def test_a_cutoff_ends_a_program_short_of_the_count_and_leaves_one_that_keeps_it(spec: list[Block]) -> None:
+    program, _ = _program(spec, implied=False)
+    gains = np.frombuffer(program.gain, dtype=np.int64)
+    best = _solve(program, parts=False)
+    if best is None:
+        return
+    kept = round(float(gains @ best))
+
+    def with_cutoff(need: int) -> np.ndarray | None:
+        again, _ = _program(spec, implied=False)
+        return again.optimum(0.0, relax_first=False, cutoff=0.5 - need)
+
+    reached = with_cutoff(kept)
+    assert reached is not None and float(gains @ reached) == kept
+    assert with_cutoff(kept + 1) is None
+
+
 def test_a_row_without_terms_that_asks_for_something_has_no_solution() -> None:
     program = Columns()
     program.ones([program.column(1, 1)], -np.inf, 1)

@@ -248,11 +248,13 @@ def _resolve(
 ) -> Balance | None:
     """``solved`` with ``topics`` solved again under all their rows, every other topic held as
     ``outside`` says; ``None`` if they keep fewer replicas than in ``solved``."""
+    need = sum(solved.kept[t] for t in topics)
     sub = ProgramState(
         layout, [demands[t] for t in topics], voluntary=setting.voluntary, outside=outside, scale=scale
     )
+    sub.need = need  # keeping fewer, the answer is None whatever it is: the solver may stop early
     part = solve(sub, setting)
-    if part is None or sum(part.kept) < sum(solved.kept[t] for t in topics):
+    if part is None or sum(part.kept) < need:
         return None
     quotas, kept, keeps = list(solved.quotas), list(solved.kept), list(solved.keeps)
     for j, t in enumerate(topics):

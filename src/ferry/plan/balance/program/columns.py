@@ -185,7 +185,13 @@ class Columns:
         self.vals.extend([-1.0] * len(minus))
 
     def optimum(
-        self, scale: float, *, relax_first: bool, keep: bool = False, presolve: bool = True
+        self,
+        scale: float,
+        *,
+        relax_first: bool,
+        keep: bool = False,
+        presolve: bool = True,
+        cutoff: float | None = None,
     ) -> np.ndarray | None:
         """An optimal solution (:func:`ferry.plan.balance.solvers.parts.optimum`), ``None`` when there is
         none.
@@ -194,7 +200,7 @@ class Columns:
         matrix would otherwise both be held while the solver runs. With ``keep`` the matrix stays
         (:attr:`posed`), and the next call adds only the rows posed since, and solves from where this
         one ended (:attr:`starts`); else it is let go. ``presolve``:
-        :attr:`ferry.plan.balance.solvers.parts.Approach.presolve`."""
+        :attr:`ferry.plan.balance.solvers.parts.Approach.presolve`; ``cutoff``: see there."""
         matrix = self.posed_matrix()
         starts = self.starts
         if keep and starts is None:
@@ -215,6 +221,7 @@ class Columns:
             implied=self.implied,
             starts=starts,
             groups=(np.array(self.grouped[0], dtype=np.int64), np.array(self.grouped[1], dtype=np.int64)),
+            cutoff=cutoff,
         )
 
     def posed_matrix(self) -> Any:

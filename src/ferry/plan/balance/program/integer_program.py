@@ -81,7 +81,21 @@ def solve(state: ProgramState, setting: Setting) -> Balance | None:
 
 
 def _optimum(state: ProgramState) -> np.ndarray | None:
-    return state.optimum(state.scale, relax_first=_relax_first(state), keep=bool(state.pools.into))
+    return state.optimum(
+        state.scale, relax_first=_relax_first(state), keep=bool(state.pools.into), cutoff=cutoff(state)
+    )
+
+
+def cutoff(state: ProgramState) -> float | None:
+    """The objective that separates solutions keeping :attr:`ProgramState.need` replicas (under it)
+    from those keeping fewer (at or over it); ``None`` without a need.
+
+    The objective is minus the columns' gains (the kept replicas beyond the topics' constants), less
+    the size terms (under half a kept replica in all), plus the fines (under a quarter:
+    :func:`ferry.plan.balance.solvers.parts.optimum`)."""
+    if state.need is None:
+        return None
+    return 0.5 - (state.need - sum(state.constant))
 
 
 def _relax_first(state: ProgramState) -> bool:

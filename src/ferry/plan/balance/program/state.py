@@ -45,6 +45,10 @@ class PlainRun:
 class ProgramState(Columns):
     """The program's columns and rows, and per topic the columns that count what it keeps."""
 
+    need: int | None = None
+    """Replicas a solution must keep to be of use (``None``: any optimum is): the solver may give
+    up once it knows none keeps that many (:func:`~ferry.plan.balance.program.integer_program.cutoff`)."""
+
     def __init__(
         self,
         layout: RackLayout,

@@ -9,7 +9,7 @@ import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,11 @@ class Approach:
     took 12.56 s against 7.88 s: docs/benchmarks.md); on the exact pass's chunks, built without a
     row that restates a bound (:mod:`ferry.plan.balance.repair.chunk_program`), it costs more than
     it takes out."""
+    cutoff: float | None = None
+    """An objective no wanted solution reaches (``None``: any optimum is wanted). HiGHS then prunes
+    every branch whose bound is not under it and ends without a solution where that is all of them:
+    a caller that needs a count of kept replicas learns at the root of the search that it cannot
+    have it. It bounds the whole objective, so a program solved in parts goes without it."""
 
 
 def sparse_rows(
@@ -82,8 +87,10 @@ def optimum(
     implied: Sequence[int] = (),
     starts: Starts | None = None,
     groups: tuple[np.ndarray, np.ndarray] | None = None,
+    cutoff: float | None = None,
 ) -> np.ndarray | None:
-    """An optimal integer solution, or ``None`` when there is none.
+    """An optimal integer solution, or ``None`` when there is none (or none under ``cutoff``:
+    :attr:`Approach.cutoff`).
 
     The program is given as its rows (``matrix``, sparse: :func:`sparse_rows`; each row's ``lows``
     and ``highs`` and :mod:`ferry.plan.balance.solvers.transport` kind), its columns' ``upper`` bounds, and
@@ -121,7 +128,7 @@ def optimum(
         kept = np.ones(len(lows), dtype=bool)
         kept[np.asarray(implied, dtype=np.int64)] = False
         matrix, low_array, high_array = matrix[kept], low_array[kept], high_array[kept]
-    approach = Approach(relax_first, presolve)
+    approach = Approach(relax_first, presolve, cutoff)
     return _in_parts(matrix, low_array, high_array, uppers, costs, approach=approach, starts=starts)
 
 
@@ -218,7 +225,8 @@ def _in_parts(
         sub = matrix[mine][:, cols]
         part = (sub, lows[mine], highs[mine], upper[cols], costs.objective(upper[cols], cols))
         parts.append(((cols, mine), part))
-    for ((cols, _), _), found in zip(parts, _solve_parts(parts, approach, starts), strict=True):
+    each = replace(approach, cutoff=None)  # a part's objective is not the whole one
+    for ((cols, _), _), found in zip(parts, _solve_parts(parts, each, starts), strict=True):
         if found is None:
             return None
         solution[cols] = found
@@ -365,5 +373,6 @@ def _highs(
             rounded: np.ndarray = np.rint(relaxed.x)
             if np.abs(relaxed.x - rounded).max(initial=0.0) < _INTEGRAL:
                 return rounded, relaxed.basis
-    result = solver.solve(problem, integral=True)
+    bounded = None if approach.cutoff is None else {"objective_bound": approach.cutoff}
+    result = solver.solve(problem, integral=True, options=bounded)
     return (None if result.x is None else np.rint(result.x)), None
