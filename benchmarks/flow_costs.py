@@ -43,7 +43,7 @@ from ferry.model import ClusterSnapshot, Goal
 from ferry.plan import planner
 from ferry.plan.balance import assign_extras as balance
 from ferry.plan.balance.solvers import transport
-from ferry.plan.balance.solvers.transport import QUANTA, Transport
+from ferry.plan.balance.solvers.transport import Transport, size_steps
 from ferry.plan.gc_pause import paused
 from ferry.plan.racks import RackLayout
 
@@ -90,7 +90,7 @@ def variants(found: Largest) -> dict[str, np.ndarray]:
     size = np.asarray(found["size"], dtype=np.float64)
     fines = np.zeros(network.columns, dtype=np.int64) if found["fines"] is None else found["fines"]
     carried = np.maximum(network.column_cap, 0)
-    quanta = np.rint(size / (size.max(initial=0) or 1.0) * QUANTA).astype(np.int64)
+    quanta = size_steps(size)
     bytes_worth = int((carried * quanta).sum()) + 1
     fines_worth = int((carried * fines).sum()) + 1
     return {

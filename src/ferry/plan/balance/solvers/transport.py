@@ -372,7 +372,6 @@ def _costs(
     replica. The quantum is :data:`QUANTA` steps per biggest replica, fewer where the solver's
     64 bits need it, by ``limit`` (sizes then tie more often; the count of kept replicas never
     changes)."""
-    biggest = int(size.max(initial=0)) or 1
     top = int(gain.max(initial=0))
     quantum = QUANTA
     while quantum > 1 and top * quantum * (crossed + 1) * (nodes + 1) >= limit:
@@ -380,6 +379,14 @@ def _costs(
     worth = quantum * (crossed + 1)
     if top * worth * (nodes + 1) >= limit:
         return None
-    quanta = np.rint(size / biggest * quantum).astype(np.int64)
+    quanta = size_steps(size, quantum)
     costs: np.ndarray = -(gain * worth + quanta) + fines * (quantum // 2)
     return costs
+
+
+def size_steps(size: np.ndarray, quantum: int = QUANTA) -> np.ndarray:
+    """Each column's bytes in steps of the biggest replica's ``1 / quantum``: the size term of the
+    tie-break (:func:`_costs`)."""
+    biggest = int(size.max(initial=0)) or 1
+    steps: np.ndarray = np.rint(size / biggest * quantum).astype(np.int64)
+    return steps
