@@ -8,10 +8,14 @@ without Spark, each ``--rounds`` times:
 - balance: the global program (``assign_extras``) split into building the rows (per topic, per
   broker), the min-cost flow solve (OR-Tools), HiGHS (wherever it solves, the exact pass's chunks
   on two threads included, so its column can exceed the wall time), the pools' split, the program
-  solved again with every topic but the broken ones held, the rack-room check, the exact pass
-  (``realise``) and the rest;
+  solved again with every topic but the broken ones held, the rack-room check, the repair of the
+  topics whose rack-room rows the relaxation broke (``_repair``: re-solved alone, then together), the
+  exact pass (``realise``) and the rest;
 - finish: preferred leaders (``leaders_with_swaps``), the moves, the report and, inside it, the two
   balance counts (before and after).
+
+``--shape`` draws a shape of ``benchmarks/shapes.py`` in memory instead (``--scale 0.1``: its 100k
+draw), with the shape's goal (a removal's brokers).
 
 Parts are timed by wrapping the functions (a clock read per call, no profiler: cProfile's per-call
 cost inflated the many-call parts several times over). Usage:
@@ -19,19 +23,21 @@ cost inflated the many-call parts several times over). Usage:
     .venv/bin/python benchmarks/driver_phases.py                      # the 1M case, 2 rounds
     .venv/bin/python benchmarks/driver_phases.py --case 100k --rounds 3
     .venv/bin/python benchmarks/driver_phases.py --case shape-skewed_rebalance_200_brokers --rounds 1
+    .venv/bin/python benchmarks/driver_phases.py --shape "racks of 30" --scale 0.1 --rounds 3
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ferry.formats.parquet import load_parquet_snapshot
-from ferry.model import Goal
+from ferry.model import ClusterSnapshot, Goal
 from ferry.plan import planner
 from ferry.plan.balance import assign_extras as balance
 from ferry.plan.balance.program import integer_program as program
@@ -40,6 +46,10 @@ from ferry.plan.balance.solvers import transport as flow
 from ferry.plan.gc_pause import paused
 from ferry.plan.measure import report
 from ferry.plan.racks import RackLayout
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import shapes
 
 PARTS: list[tuple[Any, str, str]] = [
     (program, "add_topic", "build: topics"),
@@ -52,6 +62,7 @@ PARTS: list[tuple[Any, str, str]] = [
     (program, "held_optimum", "held program"),
     (program, "_read", "read"),
     (balance, "room_violations", "rack-room check"),
+    (balance, "_repair", "repair"),
     (balance, "realise", "realise"),
     (balance, "broker_band", "broker band"),
     (planner, "leaders_with_swaps", "leaders"),
@@ -79,9 +90,7 @@ def _timed(function: Callable[..., Any], label: str, spent: dict[str, float]) ->
     return wrapper
 
 
-def run(folder: Path, rounds: int) -> None:
-    snapshot = load_parquet_snapshot(folder)
-    goal = Goal()
+def run(snapshot: ClusterSnapshot, goal: Goal, rounds: int) -> None:
     targets = planner.target_brokers(snapshot, goal)
     layout = RackLayout.of(snapshot.racks, targets)
     spent: dict[str, float] = {}
@@ -119,13 +128,26 @@ def main() -> None:
         help="a case folder of pipeline_scale.py (default 1M; a shape's is shape-<its name>, e.g. "
         "shape-skewed_rebalance_200_brokers for --cases 'shape:skewed rebalance, 200 brokers')",
     )
+    parser.add_argument(
+        "--shape", help="draw this shape of benchmarks/shapes.py (a part of its name) instead of --case"
+    )
+    parser.add_argument("--scale", type=float, default=0.1, help="with --shape: its scale (0.1: 100k)")
+    parser.add_argument("--seed", type=int, default=7, help="with --shape: the draw (default 7)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "ferry-pipeline-scale")
     args = parser.parse_args()
+    if args.shape:
+        shape = next((s for s in shapes.SHAPES if args.shape in s.name), None)
+        if shape is None:
+            parser.error(f"--shape {args.shape!r}: no shape of benchmarks/shapes.py has that in its name")
+        drawn, wanted = shapes.snapshot_and_goal(shapes.generate(shape.scaled(args.scale, ""), args.seed))
+        print(f"{shape.name}, scale {args.scale}, seed {args.seed}: ", end="")
+        run(cast(ClusterSnapshot, drawn), cast(Goal, wanted), args.rounds)
+        return
     folder = args.data / args.case / "cluster-00"
     if not folder.is_dir():
         parser.error(f"{folder}: no such snapshot; run benchmarks/pipeline_scale.py with that case first")
-    run(folder, args.rounds)
+    run(load_parquet_snapshot(folder), Goal(), args.rounds)
 
 
 if __name__ == "__main__":

@@ -373,6 +373,18 @@ def _highs(
             rounded: np.ndarray = np.rint(relaxed.x)
             if np.abs(relaxed.x - rounded).max(initial=0.0) < _INTEGRAL:
                 return rounded, relaxed.basis
-    bounded = None if approach.cutoff is None else {"objective_bound": approach.cutoff}
-    result = solver.solve(problem, integral=True, options=bounded)
+    result = solver.solve(problem, integral=True, options=_bounded(approach.cutoff))
     return (None if result.x is None else np.rint(result.x)), None
+
+
+def _bounded(cutoff: float | None) -> dict[str, float | int | str] | None:
+    """HiGHS's options for an integer program whose wanted solutions are under ``cutoff``.
+
+    HiGHS runs its feasibility-jump heuristic before the root relaxation, to find a first solution
+    fast; under a cutoff the root's bound settles a program that cannot reach it, and one that can
+    is mostly found near the root by the heuristics after it, so the jump only delays both (on the
+    100k racks of 30 to 6 of `benchmarks/plan_quality.py --shapes` the failing repair's re-solve
+    ended at its root in about two thirds of the time: docs/benchmarks.md)."""
+    if cutoff is None:
+        return None
+    return {"objective_bound": cutoff, "mip_heuristic_run_feasibility_jump": False}
