@@ -26,6 +26,7 @@ from pyspark.sql import SparkSession
 from ferry.model import Plan, PlanJob
 from ferry.pipeline import driver, extract, transforms
 from ferry.pipeline.buckets import unpack
+from ferry.pipeline.decisions import decision_table
 from ferry.pipeline.kernel import PLACED_ARROW, Balanced, ClusterContext, solve
 
 T = TypeVar("T")
@@ -79,14 +80,11 @@ def plan_jobs(
     balanced = _balance(spread, contexts, stages)
     spark = session()
     mark = time.perf_counter()
-    frame = extract.bucket_frame(spark, spread, buckets_for(spark))
+    decisions = decision_table({key: d for b in balanced.values() for key, d in b.decisions.items()})
+    frame = extract.bucket_frame(spark, spread, buckets_for(spark), decisions)
+    del decisions
     mark = stages.add("extract", mark)
-    decisions = {key: d for b in balanced.values() for key, d in b.decisions.items()}
-    shared = spark.sparkContext.broadcast(decisions)
-    try:
-        rows = unpack(transforms.placements(frame, contexts, shared).toArrow())
-    finally:
-        shared.unpersist()
+    rows = unpack(transforms.placements(frame, contexts).toArrow())
     mark = stages.add("place", mark)
     placed, fallbacks, seconds = driver.placed_rows(_rows(rows, PLACED_ARROW.names))
     for job in spread:
