@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,9 +28,6 @@ BUCKET = "bucket"
 """The column of the bucket rows that holds their numbers (:data:`ferry.pipeline.schemas.BUCKETS`)."""
 BLOBS = "partitions"
 """The column of the bucket rows that holds their blobs (:data:`ferry.pipeline.schemas.BUCKETS`)."""
-DECIDED = "decisions"
-"""The column of the bucket rows that holds the balance program's decisions for their topics
-(:mod:`ferry.pipeline.decisions`), one blob each."""
 
 
 def partitions_table(job: PlanJob) -> pa.Table:
@@ -77,35 +73,12 @@ def assign(sizes: Sequence[int], buckets: int) -> list[int]:
 
 def split(table: pa.Table, buckets: int) -> list[pa.Table]:
     """``table`` (partitions of one or more clusters) cut into ``buckets`` tables of whole topics."""
-    return cut(table, Buckets.of(table, buckets))
-
-
-@dataclass(frozen=True)
-class Buckets:
-    """Which bucket each topic goes to: per ``names`` (cluster and topic, :func:`_keys`), ``chosen``."""
-
-    names: pa.Array
-    chosen: pa.Array
-    count: int
-
-    @classmethod
-    def of(cls, table: pa.Table, buckets: int) -> Buckets:
-        """The topics of ``table`` (partitions) over ``buckets`` buckets, by their partition counts
-        (:func:`assign`)."""
-        counts = pc.value_counts(_keys(table))
-        chosen = assign(counts.field("counts").to_pylist(), buckets)
-        return cls(counts.field("values"), pa.array(chosen, pa.int32()), buckets)
-
-
-def cut(table: pa.Table, buckets: Buckets) -> list[pa.Table]:
-    """The rows of ``table`` (a cluster and a topic each) in their topics' buckets; a topic not in
-    ``buckets`` in none."""
-    of_row = pc.take(buckets.chosen, pc.index_in(_keys(table), value_set=buckets.names))
-    return [table.filter(pc.equal(of_row, b)) for b in range(buckets.count)]
-
-
-def _keys(table: pa.Table) -> pa.ChunkedArray:
-    return pc.binary_join_element_wise(table.column(CLUSTER), table.column("topic"), "\x00")
+    keys = pc.binary_join_element_wise(table.column(CLUSTER), table.column("topic"), "\x00")
+    counts = pc.value_counts(keys)
+    names = counts.field("values")
+    chosen = assign(counts.field("counts").to_pylist(), buckets)
+    of_row = pc.take(pa.array(chosen, pa.int32()), pc.index_in(keys, value_set=names))
+    return [table.filter(pc.equal(of_row, b)) for b in range(buckets)]
 
 
 def to_blob(table: pa.Table) -> bytes:
@@ -135,7 +108,6 @@ def from_blobs(blobs: Sequence[bytes]) -> pa.Table:
     return pa.concat_tables([from_blob(b) for b in blobs])
 
 
-def unpack(rows: pa.Table, column: str = BLOBS) -> pa.Table:
-    """The tables carried by bucket rows (what a worker gets for one bucket) in ``column`` (the
-    partitions, or :data:`DECIDED`), as one table."""
-    return from_blobs(rows.column(column).to_pylist())
+def unpack(rows: pa.Table) -> pa.Table:
+    """The partitions carried by bucket rows (what a worker gets for one bucket), as one table."""
+    return from_blobs(rows.column(BLOBS).to_pylist())

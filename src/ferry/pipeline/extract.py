@@ -15,28 +15,21 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from ferry.model import PlanJob
-from ferry.pipeline.buckets import BLOBS, BUCKET, DECIDED, Buckets, cut, partitions_table, to_blob
-from ferry.pipeline.decisions import empty_decisions
+from ferry.pipeline.buckets import BLOBS, BUCKET, partitions_table, split, to_blob
 from ferry.pipeline.schemas import BUCKETS
 
 LOCAL_RELATION = "spark.sql.execution.arrow.localRelationThreshold"
 """Spark's setting: Arrow batches smaller than this (bytes) stay in the driver's plan (:func:`frame_of`)."""
 
 
-def bucket_frame(
-    spark: SparkSession, jobs: Sequence[PlanJob], buckets: int, decisions: pa.Table | None = None
-) -> DataFrame:
-    """Every in-scope partition of ``jobs`` in ``buckets`` buckets, with the ``decisions`` of their
-    topics (:mod:`ferry.pipeline.decisions`; none given: none), as :func:`frame_of` gives them."""
-    parts = pa.concat_tables([partitions_table(job) for job in jobs])
-    chosen = Buckets.of(parts, buckets)
-    decided = cut(empty_decisions() if decisions is None else decisions, chosen)
-    return frame_of(spark, cut(parts, chosen), decided)
+def bucket_frame(spark: SparkSession, jobs: Sequence[PlanJob], buckets: int) -> DataFrame:
+    """Every in-scope partition of ``jobs`` in ``buckets`` buckets, as :func:`frame_of` gives them."""
+    return frame_of(spark, split(pa.concat_tables([partitions_table(job) for job in jobs]), buckets))
 
 
-def frame_of(spark: SparkSession, parts: Sequence[pa.Table], decided: Sequence[pa.Table]) -> DataFrame:
-    """One row per table of ``parts`` (a bucket's partitions, :data:`BUCKETS`), with the table of
-    ``decided`` at its place (those topics' decisions), each in a partition of its own.
+def frame_of(spark: SparkSession, parts: Sequence[pa.Table]) -> DataFrame:
+    """One row per table of ``parts`` (a bucket's partitions, :data:`BUCKETS`), each in a partition
+    of its own.
 
     Spark makes a partition of each Arrow record batch it is given, and each row here is one (a
     chunk of each column), except where the batches are smaller than its local relation threshold:
@@ -48,7 +41,6 @@ def frame_of(spark: SparkSession, parts: Sequence[pa.Table], decided: Sequence[p
             BUCKET: pa.chunked_array([pa.array([b], pa.int32()) for b in range(len(parts))]),
             # A chunk per bucket: one Arrow binary array holds at most 2 GiB, a whole fleet may not.
             BLOBS: pa.chunked_array([pa.array([to_blob(t)], pa.binary()) for t in parts]),
-            DECIDED: pa.chunked_array([pa.array([to_blob(t)], pa.binary()) for t in decided]),
         }
     )
     before = spark.conf.get(LOCAL_RELATION)

@@ -26,7 +26,6 @@ from pyspark.sql import SparkSession
 from ferry.model import Plan, PlanJob
 from ferry.pipeline import driver, extract, transforms
 from ferry.pipeline.buckets import unpack
-from ferry.pipeline.decisions import decision_table
 from ferry.pipeline.kernel import PLACED_ARROW, Balanced, ClusterContext, solve
 
 T = TypeVar("T")
@@ -80,11 +79,14 @@ def plan_jobs(
     balanced = _balance(spread, contexts, stages)
     spark = session()
     mark = time.perf_counter()
-    decisions = decision_table({key: d for b in balanced.values() for key, d in b.decisions.items()})
-    frame = extract.bucket_frame(spark, spread, buckets_for(spark), decisions)
-    del decisions
+    frame = extract.bucket_frame(spark, spread, buckets_for(spark))
     mark = stages.add("extract", mark)
-    rows = unpack(transforms.placements(frame, contexts).toArrow())
+    decisions = {key: d for b in balanced.values() for key, d in b.decisions.items()}
+    shared = spark.sparkContext.broadcast(decisions)
+    try:
+        rows = unpack(transforms.placements(frame, contexts, shared).toArrow())
+    finally:
+        shared.unpersist()
     mark = stages.add("place", mark)
     placed, fallbacks, seconds = driver.placed_rows(_rows(rows, PLACED_ARROW.names))
     for job in spread:

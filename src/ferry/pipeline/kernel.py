@@ -20,7 +20,6 @@ from itertools import groupby
 import pyarrow as pa
 
 from ferry.model import Goal, PartitionState, TopicPartition
-from ferry.pipeline.decisions import Decision
 from ferry.plan.planner import (
     RackLayout,
     TopicDemand,
@@ -43,6 +42,9 @@ PLACED_ARROW = pa.schema(
         pa.field("seconds", pa.float64(), nullable=False),
     ]
 )
+
+Decision = tuple[tuple[int, ...], dict[int, frozenset[int]]]
+"""What the balance program decided for one topic: its quota per broker and the kept replicas."""
 
 
 @dataclass

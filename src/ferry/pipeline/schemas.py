@@ -14,18 +14,15 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from ferry.pipeline.buckets import BLOBS, BUCKET, DECIDED
+from ferry.pipeline.buckets import BLOBS, BUCKET
 
 BUCKETS = StructType(
     [
         StructField(BUCKET, IntegerType(), nullable=False),
         StructField(BLOBS, BinaryType(), nullable=False),
-        StructField(DECIDED, BinaryType(), nullable=False),
     ]
 )
-"""A bucket of topics: its number, its partitions (the snapshot columns plus ``cluster``) and the
-balance program's decisions for its topics (:data:`ferry.pipeline.decisions.DECISIONS_ARROW`), each
-as Arrow IPC."""
+"""A bucket of topics: its number and its partitions (the snapshot columns plus ``cluster``) as Arrow IPC."""
 
 PLACED = StructType([StructField(BLOBS, BinaryType(), nullable=False)])
 """The placing pass's output: one row per bucket, its planned partitions

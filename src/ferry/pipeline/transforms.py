@@ -14,24 +14,27 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
+from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 
-from ferry.pipeline.buckets import DECIDED, as_blob_row, empty_bucket, unpack
-from ferry.pipeline.decisions import decisions_of, empty_decisions
+from ferry.pipeline.buckets import as_blob_row, empty_bucket, unpack
 from ferry.pipeline.extract import frame_of
-from ferry.pipeline.kernel import ClusterContext, place_bucket
+from ferry.pipeline.kernel import ClusterContext, Decision, place_bucket
 from ferry.pipeline.schemas import PLACED
 
 
-def placements(frame: DataFrame, contexts: Mapping[str, ClusterContext]) -> DataFrame:
+def placements(
+    frame: DataFrame,
+    contexts: Mapping[str, ClusterContext],
+    decisions: Broadcast[dict[tuple[str, str], Decision]],
+) -> DataFrame:
     """The placing pass: a row per bucket, its planned partitions in a blob (see :data:`PLACED`)."""
     ctx = dict(contexts)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            rows = pa.Table.from_batches([batch])
-            # Each bucket carries its own topics' decisions (ferry.pipeline.decisions says why).
-            placed = place_bucket(unpack(rows), ctx, decisions_of(unpack(rows, DECIDED)))
+            # The decisions of every topic travel once per executor as a broadcast, not with each task.
+            placed = place_bucket(unpack(pa.Table.from_batches([batch])), ctx, decisions.value)
             yield as_blob_row(placed)
 
     return frame.mapInArrow(run, PLACED)
@@ -46,4 +49,9 @@ def warm_workers(spark: SparkSession) -> None:
     the pass's own path once, in the workers and in the JVM (the Arrow transfers each way), whose
     first run made each slot's first placing task the slowest of its stage."""
     slots = spark.sparkContext.defaultParallelism
-    placements(frame_of(spark, [empty_bucket()] * slots, [empty_decisions()] * slots), {}).toArrow()
+    frame = frame_of(spark, [empty_bucket()] * slots)
+    nothing: Broadcast[dict[tuple[str, str], Decision]] = spark.sparkContext.broadcast({})
+    try:
+        placements(frame, {}, nothing).toArrow()
+    finally:
+        nothing.unpersist()

@@ -7,6 +7,7 @@ spreads them; the result must be exactly ``plan()``'s, byte for byte in the reas
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 
@@ -19,8 +20,7 @@ from support.scenarios import Case, named, random_cases
 from ferry.formats import dump_reassignment, dumps_json
 from ferry.model import BalanceMode, Goal, Plan, PlanJob
 from ferry.pipeline import driver
-from ferry.pipeline.buckets import Buckets, cut, empty_bucket, from_blobs, partitions_table, split, to_blob
-from ferry.pipeline.decisions import decision_table, decisions_of
+from ferry.pipeline.buckets import empty_bucket, from_blobs, partitions_table, split, to_blob
 from ferry.pipeline.kernel import PLACED_ARROW, place_bucket, solve
 from ferry.plan.planner import in_scope, plan
 
@@ -28,12 +28,11 @@ from ferry.plan.planner import in_scope, plan
 def buckets(job: PlanJob, count: int) -> list[pa.Table]:
     """The cluster's partitions cut into ``count`` buckets as the driver cuts them, each through its
     IPC blob as the workers get it, rows reversed (the workers must not rely on the order)."""
-    return [_shipped(t) for t in split(partitions_table(job), count)]
-
-
-def _shipped(table: pa.Table) -> pa.Table:
-    table = from_blobs([to_blob(table)])
-    return table.take(pa.array(list(reversed(range(table.num_rows))), pa.int64()))
+    out = []
+    for table in split(partitions_table(job), count):
+        table = from_blobs([to_blob(table)])
+        out.append(table.take(pa.array(list(reversed(range(table.num_rows))), pa.int64())))
+    return out
 
 
 def plan_in_buckets(job: PlanJob, count: int = 3) -> Plan:
@@ -41,16 +40,10 @@ def plan_in_buckets(job: PlanJob, count: int = 3) -> Plan:
         return driver.plan_on_driver(job)
     contexts = {job.name: driver.context_of(job)}
     balanced = solve(job.name, contexts[job.name].layout, *driver.demands(job, contexts[job.name]))
-    partitions = partitions_table(job)
-    chosen = Buckets.of(partitions, count)
-    # Each bucket gets its own topics' decisions, cut as its partitions are, through a blob as well.
-    decided = cut(decision_table(balanced.decisions), chosen)
-    placed = pa.concat_tables(
-        [
-            place_bucket(_shipped(part), contexts, decisions_of(from_blobs([to_blob(mine)])))
-            for part, mine in zip(cut(partitions, chosen), decided, strict=True)
-        ]
-    )
+    parts = buckets(job, count)
+    # The decisions travel to the workers pickled (a Spark broadcast): they must survive it.
+    decisions = pickle.loads(pickle.dumps(balanced.decisions))
+    placed = pa.concat_tables([place_bucket(t, contexts, decisions) for t in parts])
     assert placed.schema == PLACED_ARROW
     names = ("cluster", "topic", "partition", "replicas", "fallbacks", "seconds")
     rows, fallbacks, _ = driver.placed_rows(zip(*(placed.column(n).to_pylist() for n in names), strict=True))
