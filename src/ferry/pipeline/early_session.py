@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from contextlib import AbstractContextManager, suppress
@@ -38,6 +39,7 @@ class SparkStart:
             self._thread.start()
 
     def _start(self) -> None:
+        behind_the_driver()
         try:
             opened = spark_session(plan_session(self.master, debug=self.debug, fast_start=self.fast_start))
             self._spark = opened.__enter__()
@@ -85,3 +87,23 @@ def running_session() -> SparkSession | None:
     from pyspark.sql import SparkSession
 
     return SparkSession.getActiveSession()
+
+
+NICENESS = 10
+"""How far the thread that starts Spark lowers its scheduling priority (:func:`behind_the_driver`)."""
+
+
+def behind_the_driver() -> None:
+    """Lower the calling thread's scheduling priority by :data:`NICENESS`, on Linux.
+
+    There the nice value belongs to a thread, not to the process, and a process started from a
+    thread begins with that thread's: the JVM this thread starts, and the Python workers that JVM
+    forks, then take the cores the driver leaves idle while it reads the snapshot and solves the
+    balance program, instead of halving its share of them. Spark's stages run while the driver
+    waits for them, with nothing of this process's to yield to. Elsewhere (a per-process nice
+    value), and where the system refuses, nothing changes."""
+    if not sys.platform.startswith("linux"):
+        return
+    thread = threading.get_native_id()
+    with suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + NICENESS)
