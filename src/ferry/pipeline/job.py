@@ -57,8 +57,10 @@ class Stages:
 
 
 def buckets_for(spark: SparkSession) -> int:
-    """Enough buckets that every core gets several and a slow bucket does not leave one idle."""
-    return max(16, 4 * spark.sparkContext.defaultParallelism)
+    """Enough buckets that every core gets several and a slow bucket does not leave one idle; no more:
+    each task pays Spark's own cost and its first Arrow read, and on local[2] eight buckets placed
+    the 1M removal in less time than sixteen (docs/benchmarks.md, "Eight buckets on two cores")."""
+    return max(8, 4 * spark.sparkContext.defaultParallelism)
 
 
 def plan_jobs(
