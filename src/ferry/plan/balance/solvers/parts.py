@@ -383,8 +383,8 @@ def _bounded(cutoff: float | None) -> dict[str, float | int | str] | None:
     HiGHS runs its feasibility-jump heuristic before the root relaxation, to find a first solution
     fast; under a cutoff the root's bound settles a program that cannot reach it, and one that can
     is mostly found near the root by the heuristics after it, so the jump only delays both (on the
-    100k racks of 30 to 6 of `benchmarks/plan_quality.py --shapes` the failing repair's re-solve
-    ended at its root in about two thirds of the time: docs/benchmarks.md)."""
+    100k racks of 30 to 6 of `benchmarks/plan_quality.py --shapes`, whose joint re-solve fails, the
+    repair's re-solves took about two thirds of the time: docs/benchmarks.md)."""
     if cutoff is None:
         return None
     return {"objective_bound": cutoff, "mip_heuristic_run_feasibility_jump": False}
