@@ -13,10 +13,10 @@ from ferry.pipeline.kernel import ClusterContext
 from ferry.plan.planner import (
     TopicDemand,
     assemble,
+    demands_of,
     in_scope,
     per_topic_phases,
     plan,
-    prepare_topics,
     target_brokers,
 )
 
@@ -57,11 +57,10 @@ def demands(job: PlanJob, context: ClusterContext) -> tuple[list[str], list[Topi
     Not on the workers: the driver holds the cluster (it read and checked it) and solves the program
     over every topic's demand, so shipping the partitions out and a million demands back, pickled,
     cost more than it spread over two cores (docs/benchmarks.md, "Shapes at scale"), and here
-    it runs while the Spark session starts. The topics' scratch state is let go: the workers build
-    their own to place them."""
+    it runs while the Spark session starts. Without the topics' scratch state
+    (:func:`~ferry.plan.planner.demands_of`): the workers build their own to place them."""
     topics = list(in_scope(job.snapshot, job.goal))
-    prepared = prepare_topics(topics, job.goal, context.layout)
-    return [parts[0].tp.topic for parts in topics], [demand for _, demand in prepared]
+    return [parts[0].tp.topic for parts in topics], demands_of(topics, job.goal, context.layout)
 
 
 def finish(

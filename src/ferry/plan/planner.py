@@ -124,6 +124,7 @@ __all__ = [
     "TopicQuota",
     "assemble",
     "balance_topics",
+    "demands_of",
     "in_scope",
     "lower_bound",
     "pausing",
@@ -163,12 +164,30 @@ def prepare_topics(
 ) -> list[tuple[TopicWork, TopicDemand]]:
     """:func:`prepare_topic` of each of ``topics``, their demands worked out together
     (:mod:`ferry.plan.prepare.bulk_demand`)."""
-    works, quotas = [], []
-    for parts in topics:
-        rfs = _factors(parts, goal)
-        quotas.append(topic_quota(layout, rfs, goal.rack_mode))
-        works.append(TopicWork.start(parts[0].tp.topic, parts, rfs, layout.position))
-    return list(zip(works, topic_demands(works, layout, quotas, goal.rack_mode), strict=True))
+    factors = [_factors(parts, goal) for parts in topics]
+    works = [
+        TopicWork.start(parts[0].tp.topic, parts, rfs, layout.position)
+        for parts, rfs in zip(topics, factors, strict=True)
+    ]
+    return list(zip(works, _demands(topics, factors, goal, layout), strict=True))
+
+
+def demands_of(
+    topics: Sequence[Sequence[PartitionState]], goal: Goal, layout: RackLayout
+) -> list[TopicDemand]:
+    """What :func:`prepare_topics` gives each topic to ask of the balance pass, without the topics'
+    scratch state: for an engine that places them elsewhere (it builds its own: :func:`start_topic`)."""
+    return _demands(topics, [_factors(parts, goal) for parts in topics], goal, layout)
+
+
+def _demands(
+    topics: Sequence[Sequence[PartitionState]],
+    factors: Sequence[Sequence[int]],
+    goal: Goal,
+    layout: RackLayout,
+) -> list[TopicDemand]:
+    quotas = [topic_quota(layout, rfs, goal.rack_mode) for rfs in factors]
+    return topic_demands(topics, factors, layout, quotas, goal.rack_mode)
 
 
 def start_topic(parts: Sequence[PartitionState], goal: Goal, layout: RackLayout) -> TopicWork:

@@ -18,16 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 
 import numpy as np
 
+from ferry.model.cluster import PartitionState
 from ferry.model.goal import RackMode
 from ferry.plan.prepare.demand import FreeLayouts, TopicDemand
 from ferry.plan.prepare.quotas import TopicQuota
 from ferry.plan.prepare.topic_demand import exact_posable, pinned_partition, shape_profile, topic_demand
 from ferry.plan.racks import RackLayout
-from ferry.plan.topic_work import Slot, TopicWork
+from ferry.plan.topic_work import TopicWork
 
 MAX_RACKS = 64
 """Most racks a layout may have for :func:`topic_demands` to work in bulk."""
@@ -37,33 +38,51 @@ CHUNK = 1 << 16
 
 
 def topic_demands(
-    works: Sequence[TopicWork],
+    topics: Sequence[Sequence[PartitionState]],
+    factors: Sequence[Sequence[int]],
     layout: RackLayout,
     quotas: Sequence[TopicQuota],
     mode: RackMode,
     *,
     chunk: int = CHUNK,
 ) -> list[TopicDemand]:
-    """``topic_demand(works[i], layout, quotas[i], mode)`` for every ``i``, in bulk where it can,
-    over runs of whole topics of about ``chunk`` partitions."""
+    """``topic_demand(work, layout, quotas[i], mode)`` for every topic ``i`` (its partitions, each
+    to end with its factor of ``factors[i]``), in bulk where it can, over runs of whole topics of
+    about ``chunk`` partitions.
+
+    From the partitions, not from a topic's scratch state (:class:`~ferry.plan.topic_work.TopicWork`):
+    an engine that places the topics elsewhere needs only the demands here, and building a million
+    partitions' scratch state only to read it took most of a second. The few topics that are
+    prepared one at a time get theirs."""
     out: list[TopicDemand] = []
     start = 0
-    while start < len(works):
+    while start < len(topics):
         end, partitions = start, 0
-        while end < len(works) and (end == start or partitions + len(works[end].slots) <= chunk):
-            partitions += len(works[end].slots)
+        while end < len(topics) and (end == start or partitions + len(topics[end]) <= chunk):
+            partitions += len(topics[end])
             end += 1
-        out.extend(_run(works[start:end], layout, quotas[start:end], mode))
+        out.extend(_run(topics[start:end], factors[start:end], layout, quotas[start:end], mode))
         start = end
     return out
 
 
+def _one(
+    parts: Sequence[PartitionState], rfs: Sequence[int], layout: RackLayout, quota: TopicQuota, mode: RackMode
+) -> TopicDemand:
+    """One topic's demand, worked out on its own scratch state."""
+    return topic_demand(TopicWork.start(parts[0].tp.topic, parts, rfs, layout.position), layout, quota, mode)
+
+
 def _run(
-    works: Sequence[TopicWork], layout: RackLayout, quotas: Sequence[TopicQuota], mode: RackMode
+    topics: Sequence[Sequence[PartitionState]],
+    factors: Sequence[Sequence[int]],
+    layout: RackLayout,
+    quotas: Sequence[TopicQuota],
+    mode: RackMode,
 ) -> list[TopicDemand]:
     if len(layout.members) > MAX_RACKS:
-        return [topic_demand(w, layout, q, mode) for w, q in zip(works, quotas, strict=True)]
-    flat = _Flat.of(works, layout)
+        return [_one(p, f, layout, q, mode) for p, f, q in zip(topics, factors, quotas, strict=True)]
+    flat = _Flat.of(topics, factors, layout)
     shapes = _Shapes.of(flat, layout, mode)
     pinned = shapes.pinned[shapes.number]
     held = _per_broker(flat, layout, np.ones(len(flat.topic), dtype=bool))
@@ -84,16 +103,15 @@ def _run(
     pinned_at: list[int] = pinned_array.tolist()
     lists = _Lists.of(flat)
     out = []
-    for t, (work, quota) in enumerate(zip(works, quotas, strict=True)):
+    for t, quota in enumerate(quotas):
         if shrinking[t]:
-            out.append(topic_demand(work, layout, quota, mode))
+            out.append(_one(topics[t], factors[t], layout, quota, mode))
             continue
         first, last = bounds[t], bounds[t + 1]
         at = pinned_at[cuts[t] : cuts[t + 1]]
-        pinned_slots = [flat.slots[j] for j in at]
         pins = tuple(
-            pinned_partition(j - first, s.replicas, s.rf, s.state, layout, mode)
-            for j, s in zip(at, pinned_slots, strict=True)
+            pinned_partition(j - first, flat.on_targets(j, layout), lists.rf[j], flat.states[j], layout, mode)
+            for j in at
         )
         held_t = tuple(held_rows[t])
         out.append(
@@ -103,7 +121,7 @@ def _run(
                 tuple(free_rows[t]) if pins else held_t,  # one tuple, not two
                 tuple(shed_rows[t]),
                 pins,
-                tuple(s.state.size for s in pinned_slots),
+                tuple(flat.states[j].size for j in at),
                 tuple(floor_rows[t]),
                 tuple(opened_rows[t]) if strict else (),
                 room[t] if room is not None else (),
@@ -150,7 +168,7 @@ class _Flat:
     """A run of topics, flat: per partition (topic order, then the topic's own) and per replica on a
     target broker (partition order, then the partition's own)."""
 
-    slots: list[Slot]
+    states: list[PartitionState]
     bounds: np.ndarray
     """Per topic, where its partitions start (and, last, where the run ends)."""
     topic: np.ndarray
@@ -169,28 +187,39 @@ class _Flat:
     """Per replica, its partition."""
 
     @classmethod
-    def of(cls, works: Sequence[TopicWork], layout: RackLayout) -> _Flat:
-        slots = list(chain.from_iterable(w.slots for w in works))
-        n = len(slots)
-        sizes = np.fromiter((len(w.slots) for w in works), dtype=np.int64, count=len(works))
-        count = np.fromiter((len(s.replicas) for s in slots), dtype=np.int64, count=n)
-        position = np.fromiter(
-            map(layout.position.__getitem__, chain.from_iterable(s.replicas for s in slots)),
+    def of(
+        cls, topics: Sequence[Sequence[PartitionState]], factors: Sequence[Sequence[int]], layout: RackLayout
+    ) -> _Flat:
+        states = list(chain.from_iterable(topics))
+        n = len(states)
+        sizes = np.fromiter(map(len, topics), dtype=np.int64, count=len(topics))
+        current = np.fromiter((len(s.replicas) for s in states), dtype=np.int64, count=n)
+        # Every replica's position, -1 off the targets; those are left out, as a topic's scratch
+        # state leaves them out of its slots (TopicWork.start).
+        anywhere = np.fromiter(
+            map(layout.position.get, chain.from_iterable(s.replicas for s in states), repeat(-1)),
             dtype=np.int64,
-            count=int(count.sum()),
+            count=int(current.sum()),
         )
+        on_target = anywhere >= 0
+        partition = np.repeat(np.arange(n), current)[on_target]
+        count = np.bincount(partition, minlength=n)
         return cls(
-            slots,
+            states,
             np.concatenate([[0], np.cumsum(sizes)]),
-            np.repeat(np.arange(len(works)), sizes),
-            np.fromiter((s.rf for s in slots), dtype=np.int64, count=n),
-            np.fromiter((len(s.state.replicas) for s in slots), dtype=np.int64, count=n),
+            np.repeat(np.arange(len(topics)), sizes),
+            np.fromiter(chain.from_iterable(factors), dtype=np.int64, count=n),
+            current,
             count,
-            np.fromiter((s.state.size for s in slots), dtype=np.int64, count=n),
+            np.fromiter((s.size for s in states), dtype=np.int64, count=n),
             np.concatenate([[0], np.cumsum(count)]),
-            position,
-            np.repeat(np.arange(n), count),
+            anywhere[on_target],
+            partition,
         )
+
+    def on_targets(self, j: int, layout: RackLayout) -> list[int]:
+        """Partition ``j``'s replicas on target brokers, in its order."""
+        return [b for b in self.states[j].replicas if b in layout.position]
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.builders import broker, partition, snapshot
 
-from ferry.model import ClusterSnapshot, Goal
+from ferry.model import ClusterSnapshot, Goal, PartitionState
 from ferry.model.goal import RackMode
 from ferry.plan.prepare.bulk_demand import distinct_rows, topic_demands
+from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.prepare.quotas import TopicQuota, topic_quota
 from ferry.plan.prepare.scope import in_scope, target_brokers
 from ferry.plan.prepare.topic_demand import topic_demand
@@ -20,14 +23,30 @@ from ferry.plan.topic_work import TopicWork
 SETTINGS = settings(max_examples=120, deadline=None, derandomize=True)
 
 
-def started(snap: ClusterSnapshot, goal: Goal) -> tuple[RackLayout, list[TopicWork], list[TopicQuota]]:
+@dataclass
+class Started:
+    layout: RackLayout
+    topics: list[list[PartitionState]]
+    factors: list[list[int]]
+    quotas: list[TopicQuota]
+
+    def one_by_one(self, mode: RackMode) -> list[TopicDemand]:
+        """Each topic's demand on its own scratch state."""
+        return [
+            topic_demand(
+                TopicWork.start(parts[0].tp.topic, parts, rfs, self.layout.position), self.layout, q, mode
+            )
+            for parts, rfs, q in zip(self.topics, self.factors, self.quotas, strict=True)
+        ]
+
+
+def started(snap: ClusterSnapshot, goal: Goal) -> Started:
     layout = RackLayout.of(snap.racks, target_brokers(snap, goal))
-    works, quotas = [], []
-    for parts in in_scope(snap, goal):
-        rfs = [goal.replication_factors.get(p.tp.topic, p.replication_factor) for p in parts]
-        works.append(TopicWork.start(parts[0].tp.topic, parts, rfs, layout.position))
-        quotas.append(topic_quota(layout, rfs, goal.rack_mode))
-    return layout, works, quotas
+    topics = [list(parts) for parts in in_scope(snap, goal)]
+    factors = [
+        [goal.replication_factors.get(p.tp.topic, p.replication_factor) for p in parts] for parts in topics
+    ]
+    return Started(layout, topics, factors, [topic_quota(layout, rfs, goal.rack_mode) for rfs in factors])
 
 
 @st.composite
@@ -67,11 +86,9 @@ def clusters(draw: st.DrawFn) -> tuple[ClusterSnapshot, Goal]:
 @given(clusters(), st.integers(1, 20))
 def test_demands_in_bulk_equal_each_topics_own(cluster: tuple[ClusterSnapshot, Goal], chunk: int) -> None:
     snap, goal = cluster
-    layout, works, quotas = started(snap, goal)
-    _, again, _ = started(snap, goal)
-    one_by_one = [topic_demand(w, layout, q, goal.rack_mode) for w, q in zip(works, quotas, strict=True)]
-    bulk = topic_demands(again, layout, quotas, goal.rack_mode, chunk=chunk)
-    assert bulk == one_by_one
+    s = started(snap, goal)
+    bulk = topic_demands(s.topics, s.factors, s.layout, s.quotas, goal.rack_mode, chunk=chunk)
+    assert bulk == s.one_by_one(goal.rack_mode)
     # Plain ints, as pickled for the Spark workers and read back.
     assert all(type(d.partitions) is int and type(d.single_replica) is bool for d in bulk)
 
@@ -80,11 +97,10 @@ def test_a_layout_of_many_racks_is_prepared_topic_by_topic_alike() -> None:
     # 70 brokers without racks: 70 racks of one.
     snap = snapshot(range(70), [partition("t", p, [p % 70, (p + 1) % 70, (p + 7) % 70]) for p in range(40)])
     goal = Goal(brokers=frozenset(range(70)))
-    layout, works, quotas = started(snap, goal)
-    _, again, _ = started(snap, goal)
-    assert topic_demands(again, layout, quotas, goal.rack_mode) == [
-        topic_demand(w, layout, q, goal.rack_mode) for w, q in zip(works, quotas, strict=True)
-    ]
+    s = started(snap, goal)
+    assert topic_demands(s.topics, s.factors, s.layout, s.quotas, goal.rack_mode) == s.one_by_one(
+        goal.rack_mode
+    )
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
