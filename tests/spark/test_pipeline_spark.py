@@ -4,6 +4,8 @@ sharing one job."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -50,21 +52,36 @@ def test_one_job_plans_every_case_exactly_like_the_kernel(spark: SparkSession, t
     assert all(stages.clusters[job.name] > 0 for job in jobs)
 
 
-def test_the_session_is_asked_for_once_every_balance_program_is_solved(spark: SparkSession) -> None:
-    # Until then the driver needs no Spark: the session's start runs beside its work.
+def test_the_balance_programs_are_solved_while_the_session_is_awaited(spark: SparkSession) -> None:
+    # The driver's own thread needs no Spark before the placing pass: a session that comes only once
+    # every balance program is solved must not hold them up (it would wait here for ever).
     cases = named()[:2]
     jobs = [PlanJob(name, name, snapshot, goal) for name, snapshot, goal in cases]
     stages, asked = Stages(), []
 
     def session() -> SparkSession:
-        asked.append((set(stages.seconds), {c for c, s in stages.clusters.items() if s > 0}))
+        deadline = time.monotonic() + 120
+        while {c for c, s in stages.clusters.items() if s > 0} != {job.name for job in jobs}:
+            assert time.monotonic() < deadline, "the balance programs waited for the session"
+            time.sleep(0.01)
+        asked.append(threading.current_thread() is threading.main_thread())
         return spark
 
     plans = plan_jobs(session, jobs, stages)
-    assert asked == [({"prepare", "balance"}, {job.name for job in jobs})]
+    assert asked == [False]
     for name, snapshot, goal in cases:
         expected = plan(snapshot, goal)
         assert dumps_json(dump_reassignment(plans[name])) == dumps_json(dump_reassignment(expected))
+
+
+def test_a_session_that_did_not_start_fails_the_job_with_its_error() -> None:
+    name, snapshot, goal = named()[0]
+
+    def session() -> SparkSession:
+        raise RuntimeError("the JVM did not start")
+
+    with pytest.raises(RuntimeError, match="the JVM did not start"):
+        plan_jobs(session, [PlanJob(name, name, snapshot, goal)])
 
 
 def test_the_workers_warm_up_runs_and_the_next_plan_is_the_planners(spark: SparkSession) -> None:

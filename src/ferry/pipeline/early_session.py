@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 @dataclass
 class SparkStart:
     """The Spark session of one command, started in a thread of its own while this process reads
-    the snapshot and works out the balance (:mod:`ferry.pipeline.job` asks for the session only
-    for the placing pass): the JVM's start and its Python workers' (seconds, more on a busy
+    the snapshot and works out the balance (:mod:`ferry.pipeline.job` waits for it beside the
+    balance programs, to cut the partitions into buckets, and its own thread only at the placing
+    pass): the JVM's start and its Python workers' (seconds, more on a busy
     machine) overlap the load and the driver's own work (seconds each for a million partitions).
     Closed (the session stopped) when the block ends; a start that failed raises its error where
     the session is asked for, so a bad snapshot still reports the snapshot's error."""

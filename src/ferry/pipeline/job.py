@@ -7,25 +7,28 @@ them. A job without per-topic passes (a replace, the byte balance, a drain:
 :func:`ferry.pipeline.driver.is_distributed`) is planned on the driver. Stage times are recorded
 for the benchmark and the fleet summary.
 
-The session is asked for only once the balance programs are solved: the driver needs no Spark
-before the placing pass, so the session's start (seconds: a JVM, its Python workers) runs beside
-the driver's own work (:mod:`ferry.pipeline.early_session`).
+The driver's own thread needs no Spark before the placing pass, so the session's start (seconds:
+a JVM, its Python workers) runs beside its work (:mod:`ferry.pipeline.early_session`); a thread
+of its own waits for the session and cuts the partitions into buckets while the balance programs
+are solved (:func:`_extract`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
 import pyarrow as pa
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from ferry.model import Plan, PlanJob
 from ferry.pipeline import driver, extract, transforms
 from ferry.pipeline.buckets import unpack
+from ferry.pipeline.early_session import behind_the_driver
 from ferry.pipeline.kernel import PLACED_ARROW, Balanced, ClusterContext, solve
 
 T = TypeVar("T")
@@ -78,10 +81,15 @@ def plan_jobs(
     if not spread:
         return plans
     contexts = {job.name: driver.context_of(job) for job in spread}
-    balanced = _balance(spread, contexts, stages)
-    spark = session()
-    mark = time.perf_counter()
-    frame = extract.bucket_frame(spark, spread, buckets_for(spark))
+    with ThreadPoolExecutor(1, thread_name_prefix="spark-extract") as aside:
+        extracted = aside.submit(_extract, session, spread)
+        try:
+            balanced = _balance(spread, contexts, stages)
+        except BaseException:
+            extracted.cancel()
+            raise
+        mark = time.perf_counter()
+        spark, frame = extracted.result()
     mark = stages.add("extract", mark)
     decisions = {key: d for b in balanced.values() for key, d in b.decisions.items()}
     shared = spark.sparkContext.broadcast(decisions)
@@ -104,6 +112,18 @@ def plan_jobs(
         plans[job.name] = stages.timed(job.name, finish)
     stages.add("assemble", mark)
     return plans
+
+
+def _extract(session: Callable[[], SparkSession], jobs: Sequence[PlanJob]) -> tuple[SparkSession, DataFrame]:
+    """The session, once it is up, and the jobs' partitions cut into its buckets
+    (:func:`ferry.pipeline.extract.bucket_frame`): run beside the balance programs, behind the
+    driver (:func:`~ferry.pipeline.early_session.behind_the_driver`), so that reading the snapshots
+    again and cutting them (most of a second for a million partitions, the driver's alone before
+    the placing pass) waits on no one. A session that failed to start raises here, and so where
+    the caller takes the result."""
+    behind_the_driver()
+    spark = session()
+    return spark, extract.bucket_frame(spark, jobs, buckets_for(spark))
 
 
 def _rows(table: pa.Table, names: Sequence[str]) -> zip[tuple[Any, ...]]:
