@@ -15,7 +15,7 @@ equal numbers of partitions and no task idles a slot while another finishes a do
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,6 +23,10 @@ import pyarrow.compute as pc
 from ferry.formats.parquet import PARTITIONS_SCHEMA, read_partitions_table, snapshot_tables
 from ferry.model import PlanJob
 
+PLACING = ("topic", "partition", "replicas", "leader", "isr", "size_bytes")
+"""The columns of a snapshot's partitions the placing pass reads (:func:`ferry.pipeline.kernel.topics_of`):
+replica sizes serve the byte balance alone, which has no per-topic passes, and the log dirs and
+tiering the report, which the driver writes."""
 CLUSTER = "cluster"
 BUCKET = "bucket"
 """The column of the bucket rows that holds their numbers (:data:`ferry.pipeline.schemas.BUCKETS`)."""
@@ -40,8 +44,7 @@ def partitions_table(job: PlanJob) -> pa.Table:
         table = read_partitions_table(job.parquet)
     else:
         _, table = snapshot_tables(job.snapshot)
-    # Replica sizes serve the byte balance alone, which has no per-topic passes.
-    table = table.drop_columns(["replica_sizes"])
+    table = table.select(PLACING)
     topics = pc.unique(table.column("topic")).to_pylist()
     wanted = [t for t in topics if job.goal.in_scope(t)]
     if len(wanted) < len(topics):
@@ -51,7 +54,7 @@ def partitions_table(job: PlanJob) -> pa.Table:
 
 def empty_bucket() -> pa.Table:
     """A bucket without partitions, in the columns :func:`partitions_table` gives."""
-    return _of_cluster(PARTITIONS_SCHEMA.empty_table().drop_columns(["replica_sizes"]), "")
+    return _of_cluster(PARTITIONS_SCHEMA.empty_table().select(PLACING), "")
 
 
 def _of_cluster(table: pa.Table, name: str) -> pa.Table:
@@ -73,20 +76,42 @@ def assign(sizes: Sequence[int], buckets: int) -> list[int]:
 
 def split(table: pa.Table, buckets: int) -> list[pa.Table]:
     """``table`` (partitions of one or more clusters) cut into ``buckets`` tables of whole topics."""
+    return list(_cut(table, buckets))
+
+
+def blobs(table: pa.Table, buckets: int) -> list[pa.Array]:
+    """:func:`split`, each bucket as its blob (:func:`blob_array`), one bucket's table held at a time."""
+    return [blob_array(part) for part in _cut(table, buckets)]
+
+
+def _cut(table: pa.Table, buckets: int) -> Iterator[pa.Table]:
     keys = pc.binary_join_element_wise(table.column(CLUSTER), table.column("topic"), "\x00")
     counts = pc.value_counts(keys)
     names = counts.field("values")
     chosen = assign(counts.field("counts").to_pylist(), buckets)
     of_row = pc.take(pa.array(chosen, pa.int32()), pc.index_in(keys, value_set=names))
-    return [table.filter(pc.equal(of_row, b)) for b in range(buckets)]
+    del keys
+    return (table.filter(pc.equal(of_row, b)) for b in range(buckets))
 
 
 def to_blob(table: pa.Table) -> bytes:
     """One bucket as Arrow IPC stream bytes."""
+    return bytes(_stream(table).to_pybytes())
+
+
+def blob_array(table: pa.Table) -> pa.Array:
+    """:func:`to_blob` as a binary array of one value, on the stream's own buffer: no copy of it in
+    Python bytes (a million partitions' buckets are tens of MB)."""
+    stream = _stream(table)
+    offsets = pa.array([0, stream.size], pa.int32()).buffers()[1]
+    return pa.Array.from_buffers(pa.binary(), 1, [None, offsets, stream])
+
+
+def _stream(table: pa.Table) -> pa.Buffer:
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
-    return bytes(sink.getvalue().to_pybytes())
+    return sink.getvalue()
 
 
 BLOB_ROWS = pa.schema([pa.field(BLOBS, pa.binary(), nullable=False)])
@@ -95,7 +120,7 @@ BLOB_ROWS = pa.schema([pa.field(BLOBS, pa.binary(), nullable=False)])
 
 def as_blob_row(table: pa.Table) -> pa.RecordBatch:
     """``table`` as one row of :data:`BLOB_ROWS`."""
-    return pa.record_batch([pa.array([to_blob(table)], pa.binary())], schema=BLOB_ROWS)
+    return pa.record_batch([blob_array(table)], schema=BLOB_ROWS)
 
 
 def from_blob(blob: bytes) -> pa.Table:

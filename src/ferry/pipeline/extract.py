@@ -14,8 +14,9 @@ from collections.abc import Sequence
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
+from ferry.formats.parquet import release_arrow_memory
 from ferry.model import PlanJob
-from ferry.pipeline.buckets import BLOBS, BUCKET, partitions_table, split, to_blob
+from ferry.pipeline.buckets import BLOBS, BUCKET, blobs, partitions_table
 from ferry.pipeline.schemas import BUCKETS
 
 LOCAL_RELATION = "spark.sql.execution.arrow.localRelationThreshold"
@@ -24,12 +25,14 @@ LOCAL_RELATION = "spark.sql.execution.arrow.localRelationThreshold"
 
 def bucket_frame(spark: SparkSession, jobs: Sequence[PlanJob], buckets: int) -> DataFrame:
     """Every in-scope partition of ``jobs`` in ``buckets`` buckets, as :func:`frame_of` gives them."""
-    return frame_of(spark, split(pa.concat_tables([partitions_table(job) for job in jobs]), buckets))
+    frame = frame_of(spark, blobs(pa.concat_tables([partitions_table(job) for job in jobs]), buckets))
+    release_arrow_memory()  # the blobs are the JVM's now
+    return frame
 
 
-def frame_of(spark: SparkSession, parts: Sequence[pa.Table]) -> DataFrame:
-    """One row per table of ``parts`` (a bucket's partitions, :data:`BUCKETS`), each in a partition
-    of its own.
+def frame_of(spark: SparkSession, parts: Sequence[pa.Array]) -> DataFrame:
+    """One row per blob of ``parts`` (a bucket's partitions: :func:`~ferry.pipeline.buckets.blob_array`),
+    each in a partition of its own.
 
     Spark makes a partition of each Arrow record batch it is given, and each row here is one (a
     chunk of each column), except where the batches are smaller than its local relation threshold:
@@ -40,7 +43,7 @@ def frame_of(spark: SparkSession, parts: Sequence[pa.Table]) -> DataFrame:
         {
             BUCKET: pa.chunked_array([pa.array([b], pa.int32()) for b in range(len(parts))]),
             # A chunk per bucket: one Arrow binary array holds at most 2 GiB, a whole fleet may not.
-            BLOBS: pa.chunked_array([pa.array([to_blob(t)], pa.binary()) for t in parts]),
+            BLOBS: pa.chunked_array(parts, pa.binary()),
         }
     )
     before = spark.conf.get(LOCAL_RELATION)

@@ -17,7 +17,7 @@ import pyarrow as pa
 from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 
-from ferry.pipeline.buckets import as_blob_row, empty_bucket, unpack
+from ferry.pipeline.buckets import as_blob_row, blob_array, empty_bucket, unpack
 from ferry.pipeline.extract import frame_of
 from ferry.pipeline.kernel import ClusterContext, Decision, place_bucket
 from ferry.pipeline.schemas import PLACED
@@ -49,7 +49,7 @@ def warm_workers(spark: SparkSession) -> None:
     the pass's own path once, in the workers and in the JVM (the Arrow transfers each way), whose
     first run made each slot's first placing task the slowest of its stage."""
     slots = spark.sparkContext.defaultParallelism
-    frame = frame_of(spark, [empty_bucket()] * slots)
+    frame = frame_of(spark, [blob_array(empty_bucket())] * slots)
     nothing: Broadcast[dict[tuple[str, str], Decision]] = spark.sparkContext.broadcast({})
     try:
         placements(frame, {}, nothing).toArrow()
