@@ -90,7 +90,6 @@ def _cut(table: pa.Table, buckets: int) -> Iterator[pa.Table]:
     names = counts.field("values")
     chosen = assign(counts.field("counts").to_pylist(), buckets)
     of_row = pc.take(pa.array(chosen, pa.int32()), pc.index_in(keys, value_set=names))
-    del keys
     return (table.filter(pc.equal(of_row, b)) for b in range(buckets))
 
 

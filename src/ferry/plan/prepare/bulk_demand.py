@@ -110,7 +110,7 @@ def _run(
         first, last = bounds[t], bounds[t + 1]
         at = pinned_at[cuts[t] : cuts[t + 1]]
         pins = tuple(
-            pinned_partition(j - first, flat.on_targets(j, layout), lists.rf[j], flat.states[j], layout, mode)
+            pinned_partition(j - first, lists.brokers(j, layout), lists.rf[j], flat.states[j], layout, mode)
             for j in at
         )
         held_t = tuple(held_rows[t])
@@ -151,6 +151,10 @@ class _Lists:
         return cls(
             flat.rf.tolist(), flat.size.tolist(), own.tolist(), flat.starts.tolist(), flat.position.tolist()
         )
+
+    def brokers(self, j: int, layout: RackLayout) -> list[int]:
+        """Partition ``j``'s replicas on target brokers, in its order (their positions, read back)."""
+        return [layout.brokers[p] for p in self.position[self.replica_starts[j] : self.replica_starts[j + 1]]]
 
     def layouts(self, first: int, last: int) -> FreeLayouts:
         """The topic of partitions ``first`` to ``last`` (exclusive) as :class:`FreeLayouts`."""
@@ -216,10 +220,6 @@ class _Flat:
             anywhere[on_target],
             partition,
         )
-
-    def on_targets(self, j: int, layout: RackLayout) -> list[int]:
-        """Partition ``j``'s replicas on target brokers, in its order."""
-        return [b for b in self.states[j].replicas if b in layout.position]
 
 
 @dataclass(frozen=True, slots=True)
