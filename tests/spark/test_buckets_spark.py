@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -10,9 +12,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from support.clusters import generated
 
+from ferry.formats.sources import write_any
 from ferry.model import Goal, PlanJob
 from ferry.pipeline.buckets import from_blobs
-from ferry.pipeline.extract import LOCAL_RELATION, bucket_frame
+from ferry.pipeline.extract import LOCAL_RELATION, bucket_count, bucket_frame, bucket_frame_once_up
 
 
 @pytest.mark.parametrize("buckets", [2, 16, 37])
@@ -40,3 +43,25 @@ def test_a_mapped_call_sees_one_bucket_per_task(spark: SparkSession) -> None:
 
     counts = [r["rows"] for r in frame.mapInArrow(count, "rows long").collect()]
     assert counts == [1] * 8
+
+
+@pytest.mark.parametrize("slots", [2, 3, None])
+def test_the_partitions_are_cut_before_the_session_is_up_into_the_count_it_wants(
+    spark: SparkSession, tmp_path: Path, slots: int | None
+) -> None:
+    # Cut for the session's two slots, for three (a master that promised what it did not have), or
+    # once it is up: always the count of buckets the session wants, every partition in one of them.
+    snapshot = generated(brokers=6, racks=3, topics=50, partitions=3, rf=2, seed=4)
+    parquet = tmp_path / "snapshot"
+    write_any(snapshot, parquet)
+
+    def session() -> SparkSession:
+        # Read before the session is up: the snapshot is gone by the time it is.
+        shutil.rmtree(parquet)
+        return spark
+
+    _, frame = bucket_frame_once_up(session, [PlanJob("c", "c", snapshot, Goal(), parquet)], slots)
+    assert frame.rdd.getNumPartitions() == bucket_count(spark.sparkContext.defaultParallelism) == 8
+    shipped = from_blobs([r["partitions"] for r in frame.collect()])
+    assert shipped.num_rows == len(snapshot.partitions)
+    assert sorted(shipped.column("topic").to_pylist()) == sorted(p.tp.topic for p in snapshot.partitions)

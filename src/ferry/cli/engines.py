@@ -99,7 +99,7 @@ def plan_clusters(
 
     stages = Stages()
     if started is not None:
-        plans = plan_jobs(started.session, clusters, stages)
+        plans = plan_jobs(started.session, clusters, stages, started.slots)
     else:
         with spark_session(plan_session(master, debug=debug, fast_start=fast_start)) as spark:
             plans = plan_jobs(lambda: spark, clusters, stages)

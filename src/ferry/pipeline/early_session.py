@@ -9,7 +9,13 @@ from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ferry.pipeline.session import plan_session, spark_session
+from ferry.pipeline.session import (
+    SessionSettings,
+    expected_slots,
+    plan_session,
+    spark_defaults,
+    spark_session,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -56,6 +62,12 @@ class SparkStart:
         # reports, in ferry's words, what fails there.
         with suppress(Exception):
             warm_workers(self._spark)
+
+    @property
+    def slots(self) -> int | None:
+        """The task slots the session will have, where that is known before it is up
+        (:func:`~ferry.pipeline.session.expected_slots`)."""
+        return expected_slots(SessionSettings(master=self.master), os.environ, spark_defaults(os.environ))
 
     def session(self) -> SparkSession:
         """The started session, once it is up; raises what stopped it from starting."""

@@ -9,7 +9,7 @@ IPC blob (:mod:`ferry.pipeline.buckets` says why).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -28,6 +28,36 @@ def bucket_frame(spark: SparkSession, jobs: Sequence[PlanJob], buckets: int) -> 
     frame = frame_of(spark, blobs(pa.concat_tables([partitions_table(job) for job in jobs]), buckets))
     release_arrow_memory()  # the blobs are the JVM's now
     return frame
+
+
+def bucket_frame_once_up(
+    session: Callable[[], SparkSession], jobs: Sequence[PlanJob], slots: int | None
+) -> tuple[SparkSession, DataFrame]:
+    """The session, once it is up, and :func:`bucket_frame` in the count of buckets it wants.
+
+    The partitions are read and cut before the session is asked for, into the count for ``slots``
+    task slots (what its master promises, where that is known beforehand: :func:`expected_slots`),
+    so that the cut (most of a second for a million partitions) waits for no one; a session that
+    came up with another count has them cut again."""
+    table = pa.concat_tables([partitions_table(job) for job in jobs])
+    parts = blobs(table, bucket_count(slots)) if slots else []
+    spark = session()
+    buckets = bucket_count(spark.sparkContext.defaultParallelism)
+    if len(parts) != buckets:
+        parts = blobs(table, buckets)
+    del table
+    frame = frame_of(spark, parts)
+    del parts
+    release_arrow_memory()  # the blobs are the JVM's now
+    return spark, frame
+
+
+def bucket_count(slots: int) -> int:
+    """Enough buckets that every task slot gets several and a slow bucket does not leave one idle; no
+    more: each task pays Spark's own cost and its first Arrow read, and on local[2] eight buckets
+    placed the 1M removal in less time than sixteen (docs/benchmarks.md, "Eight buckets on two
+    cores")."""
+    return max(8, 4 * slots)
 
 
 def frame_of(spark: SparkSession, parts: Sequence[pa.Array]) -> DataFrame:

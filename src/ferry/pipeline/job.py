@@ -59,18 +59,15 @@ class Stages:
             self.charge(cluster, time.perf_counter() - start)
 
 
-def buckets_for(spark: SparkSession) -> int:
-    """Enough buckets that every core gets several and a slow bucket does not leave one idle; no more:
-    each task pays Spark's own cost and its first Arrow read, and on local[2] eight buckets placed
-    the 1M removal in less time than sixteen (docs/benchmarks.md, "Eight buckets on two cores")."""
-    return max(8, 4 * spark.sparkContext.defaultParallelism)
-
-
 def plan_jobs(
-    session: Callable[[], SparkSession], jobs: Sequence[PlanJob], stages: Stages | None = None
+    session: Callable[[], SparkSession],
+    jobs: Sequence[PlanJob],
+    stages: Stages | None = None,
+    slots: int | None = None,
 ) -> dict[str, Plan]:
     """Plan every cluster of ``jobs``; returns the plans by cluster name. ``session``: the Spark
-    session, asked for once the driver needs it (module docstring)."""
+    session, asked for once the driver needs it (module docstring); ``slots``: the task slots it
+    will have, where known before it is up (:func:`ferry.pipeline.session.expected_slots`)."""
     stages = stages if stages is not None else Stages()
     plans = {
         job.name: stages.timed(job.name, partial(driver.plan_on_driver, job))
@@ -82,7 +79,7 @@ def plan_jobs(
         return plans
     contexts = {job.name: driver.context_of(job) for job in spread}
     with ThreadPoolExecutor(1, thread_name_prefix="spark-extract") as aside:
-        extracted = aside.submit(_extract, session, spread)
+        extracted = aside.submit(_extract, session, spread, slots)
         try:
             balanced = _balance(spread, contexts, stages)
         except BaseException:
@@ -114,16 +111,17 @@ def plan_jobs(
     return plans
 
 
-def _extract(session: Callable[[], SparkSession], jobs: Sequence[PlanJob]) -> tuple[SparkSession, DataFrame]:
+def _extract(
+    session: Callable[[], SparkSession], jobs: Sequence[PlanJob], slots: int | None
+) -> tuple[SparkSession, DataFrame]:
     """The session, once it is up, and the jobs' partitions cut into its buckets
-    (:func:`ferry.pipeline.extract.bucket_frame`): run beside the balance programs, behind the
-    driver (:func:`~ferry.pipeline.early_session.behind_the_driver`), so that reading the snapshots
-    again and cutting them (most of a second for a million partitions, the driver's alone before
-    the placing pass) waits on no one. A session that failed to start raises here, and so where
-    the caller takes the result."""
+    (:func:`ferry.pipeline.extract.bucket_frame_once_up`): run beside the balance programs, behind
+    the driver (:func:`~ferry.pipeline.early_session.behind_the_driver`), so that reading the
+    snapshots again and cutting them (most of a second for a million partitions, the driver's alone
+    before the placing pass) waits on no one. A session that failed to start raises here, and so
+    where the caller takes the result."""
     behind_the_driver()
-    spark = session()
-    return spark, extract.bucket_frame(spark, jobs, buckets_for(spark))
+    return extract.bucket_frame_once_up(session, jobs, slots)
 
 
 def _rows(table: pa.Table, names: Sequence[str]) -> zip[tuple[Any, ...]]:

@@ -43,6 +43,8 @@ MASTER_FORMS = "local, local[N], local[*], spark://HOST:PORT[,HOST:PORT...], yar
 PROBE_TIMEOUT_S = 5.0
 """How long a standalone master's address may take to accept a connection."""
 _HOST_PORT = r"(?:\[[0-9A-Fa-f:.]+\]|[^\s,:/\[\]]+):\d+"
+_LOCAL_MASTER = re.compile(r"local(?:\[(\d+|\*)(?:,\d+)?\])?")
+_PARALLELISM = "spark.default.parallelism"
 _MASTER_URL = re.compile(
     rf"local(?:\[(?:\d+|\*)(?:,\d+)?\])?|local-cluster\[\d+, *\d+, *\d+\]"
     rf"|spark://{_HOST_PORT}(?:,{_HOST_PORT})*|yarn|k8s://\S+"
@@ -101,6 +103,25 @@ def pick_master(
     if defaults.get("spark.master"):
         return defaults["spark.master"], "spark.master of spark-defaults.conf"
     return DEFAULT_MASTER, "the default master"
+
+
+def expected_slots(
+    settings: SessionSettings, env: Mapping[str, str], defaults: Mapping[str, str]
+) -> int | None:
+    """The task slots (Spark's default parallelism) the session will have, where that is known before it
+    starts: ``spark.default.parallelism`` if set, else a local master's threads; ``None`` for a
+    cluster, whose executors are counted once they register."""
+    given = dict(settings.extra).get(_PARALLELISM) or defaults.get(_PARALLELISM)
+    if given and given.strip().isdigit():
+        return int(given)
+    local = _LOCAL_MASTER.fullmatch(pick_master(settings, env, defaults)[0])
+    if local is None:
+        return None
+    threads = local.group(1)
+    if threads == "*":
+        # As the JVM counts them (Runtime.availableProcessors): the cores this process may run on.
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return int(threads) if threads else 1
 
 
 def check_master(url: str, source: str) -> None:

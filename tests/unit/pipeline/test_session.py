@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from ferry.pipeline.session import (
     DEFAULT_MASTER,
     SessionSettings,
     check_master,
+    expected_slots,
     parse_properties,
     pick_master,
     probe_master,
@@ -52,6 +54,25 @@ def test_fast_start_and_extra_settings_are_added() -> None:
     conf = resolve(SessionSettings(fast_start=True, extra=(("spark.sql.shuffle.partitions", "4"),)), {}, {})
     assert "-XX:TieredStopAtLevel=1" in conf["spark.driver.extraJavaOptions"]
     assert conf["spark.sql.shuffle.partitions"] == "4"
+
+
+@pytest.mark.parametrize(
+    ("master", "slots"), [("local", 1), ("local[3]", 3), ("local[4,2]", 4), ("spark://h:7077", None)]
+)
+def test_the_slots_a_session_will_have_are_known_from_a_local_master(master: str, slots: int | None) -> None:
+    assert expected_slots(SessionSettings(master=master), {}, {}) == slots
+
+
+def test_every_core_of_local_star_counts_and_a_set_parallelism_beats_the_master() -> None:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert expected_slots(SessionSettings(master="local[*]"), {}, {}) == cores
+    # The environment's master, as the session would take it.
+    assert expected_slots(SessionSettings(), {"SPARK_MASTER": "local[5]"}, {}) == 5
+    assert expected_slots(SessionSettings(), {}, {}) == 2  # the default master, local[2]
+    defaults = {"spark.default.parallelism": "12", "spark.master": "spark://h:7077"}
+    assert expected_slots(SessionSettings(), {}, defaults) == 12
+    given = SessionSettings(master="local[2]", extra=(("spark.default.parallelism", "6"),))
+    assert expected_slots(given, {}, defaults) == 6
 
 
 def test_spark_defaults_conf_is_read_like_spark_reads_it(tmp_path: Path) -> None:
