@@ -260,3 +260,9 @@ def test_at_most_repaired_exact_topics_have_their_rows_repaired_those_breaking_m
     assert balance._worth_repairing(demands, broken) == {(1, 0), (1, 1), (3, 0), (3, 2), (0, 0), (4, 0)}
     monkeypatch.setattr(balance, "REPAIRED", 0)
     assert balance._worth_repairing(demands, broken) == {(4, 0)}
+    # A program of more topics than ESCALATED never takes their rows in: none is repaired.
+    monkeypatch.setattr(balance, "REPAIRED", 10)
+    monkeypatch.setattr(balance, "ESCALATED", 5)
+    assert balance._worth_repairing(demands, broken) == {(4, 0)}
+    monkeypatch.setattr(balance, "ESCALATED", 6)
+    assert balance._worth_repairing(demands, broken) == broken

@@ -25,8 +25,8 @@ The rack-room rows count open slots per rack, not which partition takes which, s
 may keep fewer replicas than the program counted; :mod:`ferry.plan.balance.repair.per_partition` then solves
 such topics again, exactly, before the answer leaves this pass. The broken rows of topics that pass solves
 partition by partition (:attr:`~ferry.plan.prepare.demand.TopicDemand.exact`) are repaired for a few
-topics (:data:`REPAIRED`) and join the whole program only in small programs (:data:`ESCALATED`); beyond
-that they are left to the exact pass, which checks more than the rows do, a chunk of topics at a
+topics (:data:`REPAIRED`) and join the whole program, both only in small programs (:data:`ESCALATED`);
+beyond that they are left to the exact pass, which checks more than the rows do, a chunk of topics at a
 time. The program then stays a relaxation of every plan meeting the rules, so its optimum stays a
 lower bound on moves, if a looser one.
 """
@@ -188,12 +188,18 @@ network), millions of columns for HiGHS."""
 
 
 def _worth_repairing(demands: Sequence[TopicDemand], broken: set[tuple[int, int]]) -> set[tuple[int, int]]:
-    """The broken rack-room rows to repair: those of topics the exact pass cannot solve, and those of
-    at most :data:`REPAIRED` topics it can, the ones breaking most rows first (then by topic).
+    """The broken rack-room rows to repair: those of topics the exact pass cannot solve, and in a
+    program of at most :data:`ESCALATED` topics those of at most :data:`REPAIRED` topics it can, the
+    ones breaking most rows first (then by topic).
 
     A cap, not a cliff: every such topic was left to the exact pass once they were more than
     :data:`REPAIRED`, so one topic more could leave a hundred unrepaired (docs/benchmarks.md,
-    "Repaired topics capped")."""
+    "Repaired topics capped"). In a larger program their rows never join it (:func:`_solve_lazily`),
+    so a repair would only pre-empt the exact pass, which solves the same topics anyway; as integer
+    programs of one topic and then of all of them, it cost more than the pass (docs/benchmarks.md,
+    "Exact topics left to the exact pass")."""
+    if len(demands) > ESCALATED:
+        return {(t, k) for t, k in broken if not demands[t].exact}
     rows = Counter(t for t, _ in broken if demands[t].exact)
     chosen = set(sorted(rows, key=lambda t: (-rows[t], t))[:REPAIRED])
     return {(t, k) for t, k in broken if t not in rows or t in chosen}
