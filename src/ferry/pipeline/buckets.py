@@ -23,10 +23,11 @@ import pyarrow.compute as pc
 from ferry.formats.parquet import PARTITIONS_SCHEMA, read_partitions_table, snapshot_tables
 from ferry.model import PlanJob
 
-PLACING = ("topic", "partition", "replicas", "leader", "isr", "size_bytes")
+PLACING = ("topic", "partition", "replicas", "leader", "size_bytes")
 """The columns of a snapshot's partitions the placing pass reads (:func:`ferry.pipeline.kernel.topics_of`):
-replica sizes serve the byte balance alone, which has no per-topic passes, and the log dirs and
-tiering the report, which the driver writes."""
+replica sizes serve the byte balance alone, which has no per-topic passes, the log dirs and
+tiering the report, which the driver writes, and the ISR the driver's demands (which replicas may
+stay when a factor goes down), whose decision the placing pass applies."""
 CLUSTER = "cluster"
 BUCKET = "bucket"
 """The column of the bucket rows that holds their numbers (:data:`ferry.pipeline.schemas.BUCKETS`)."""

@@ -81,22 +81,17 @@ def topics_of(
     A bucket holds in-scope topics only: the driver leaves the others out when it cuts the buckets
     (:func:`ferry.pipeline.buckets.partitions_table`). Its rows come from partitions the driver
     checked as it read the snapshot, so they are built without checking again
-    (:meth:`~ferry.model.PartitionState.checked`).
+    (:meth:`~ferry.model.PartitionState.checked`), and without their ISR, which the bucket does not
+    carry (:data:`~ferry.pipeline.buckets.PLACING`): converting it was a sizeable share of this.
     """
     ordered = table.sort_by([("cluster", "ascending"), ("topic", "ascending"), ("partition", "ascending")])
-    names = ("cluster", "topic", "partition", "replicas", "leader", "isr", "size_bytes")
+    names = ("cluster", "topic", "partition", "replicas", "leader", "size_bytes")
     rows = zip(*(ordered.column(n).to_pylist() for n in names), strict=True)
     for (cluster, topic), group in groupby(rows, key=lambda row: (row[0], row[1])):
         ctx = contexts[cluster]
         parts = [
-            PartitionState.checked(
-                TopicPartition(topic, number),
-                tuple(replicas),
-                leader,
-                None if isr is None else tuple(isr),
-                size,
-            )
-            for _, _, number, replicas, leader, isr, size in group
+            PartitionState.checked(TopicPartition(topic, number), tuple(replicas), leader, None, size)
+            for _, _, number, replicas, leader, size in group
         ]
         yield ctx, parts
 

@@ -28,7 +28,7 @@ def test_assign_fills_buckets_evenly_and_always_the_same_way(sizes: list[int], b
 
 
 def _rows(table: pa.Table) -> Counter[tuple[object, ...]]:
-    names = ("cluster", "topic", "partition", "replicas", "leader", "isr", "size_bytes")
+    names = ("cluster", "topic", "partition", "replicas", "leader", "size_bytes")
     return Counter(
         tuple(tuple(v) if isinstance(v, list) else v for v in row)
         for row in zip(*(table.column(n).to_pylist() for n in names), strict=True)

@@ -10,15 +10,16 @@ from __future__ import annotations
 import pickle
 import subprocess
 import sys
+from dataclasses import replace
 
 import pyarrow as pa
 import pytest
-from support.clusters import generated
+from support.clusters import balanced, generated
 from support.invariants import assert_valid
 from support.scenarios import Case, named, random_cases
 
 from ferry.formats import dump_reassignment, dumps_json
-from ferry.model import BalanceMode, Goal, Plan, PlanJob
+from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, PlanJob
 from ferry.pipeline import driver
 from ferry.pipeline.buckets import empty_bucket, from_blobs, partitions_table, split, to_blob
 from ferry.pipeline.kernel import PLACED_ARROW, place_bucket, solve
@@ -59,6 +60,19 @@ def test_buckets_plan_exactly_what_the_planner_plans(case: Case) -> None:
     assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected))
     assert got.report == expected.report
     assert_valid(snapshot, goal, got)
+
+
+def test_the_buckets_carry_no_isr_and_plan_what_the_planner_plans_where_it_decides() -> None:
+    # A lower factor with a replica out of sync: the ISR decides which replicas stay. The driver's
+    # demands read it; the workers, whose buckets do not carry it, must only apply that decision.
+    base = balanced(6, 3, 2, 12, 3)
+    lagging = [replace(p, isr=p.replicas[1:]) if p.tp.topic == "topic-001" else p for p in base.partitions]
+    snapshot = ClusterSnapshot.of(base.brokers, lagging)
+    goal = Goal(replication_factors={"topic-001": 2})
+    expected = plan(snapshot, goal)
+    assert dumps_json(dump_reassignment(expected)) != dumps_json(dump_reassignment(plan(base, goal)))
+    got = plan_in_buckets(PlanJob("lagging", "lagging", snapshot, goal))
+    assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected))
 
 
 def test_out_of_scope_topics_have_no_demand() -> None:
