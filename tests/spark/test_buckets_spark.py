@@ -14,15 +14,15 @@ from support.clusters import generated
 
 from ferry.formats.sources import write_any
 from ferry.model import Goal, PlanJob
-from ferry.pipeline.buckets import from_blobs
-from ferry.pipeline.extract import LOCAL_RELATION, bucket_count, bucket_frame, bucket_frame_once_up
+from ferry.pipeline.buckets import blobs, from_blobs, partitions_table
+from ferry.pipeline.extract import LOCAL_RELATION, bucket_count, bucket_frame_once_up, frame_of
 
 
 @pytest.mark.parametrize("buckets", [2, 16, 37])
 def test_each_bucket_is_the_only_one_in_its_partition(spark: SparkSession, buckets: int) -> None:
     snapshot = generated(brokers=6, racks=3, topics=60, partitions=3, rf=2, seed=2)
     threshold = spark.conf.get(LOCAL_RELATION)
-    frame = bucket_frame(spark, [PlanJob("c", "c", snapshot, Goal())], buckets)
+    frame = frame_of(spark, blobs(partitions_table(PlanJob("c", "c", snapshot, Goal())), buckets))
     assert spark.conf.get(LOCAL_RELATION) == threshold, "the session's setting was not given back"
     assert frame.rdd.getNumPartitions() == buckets
     rows = frame.withColumn("task", F.spark_partition_id()).collect()
@@ -34,7 +34,7 @@ def test_each_bucket_is_the_only_one_in_its_partition(spark: SparkSession, bucke
 
 def test_a_mapped_call_sees_one_bucket_per_task(spark: SparkSession) -> None:
     snapshot = generated(brokers=6, racks=3, topics=40, partitions=2, rf=2, seed=3)
-    frame = bucket_frame(spark, [PlanJob("c", "c", snapshot, Goal())], 8)
+    frame = frame_of(spark, blobs(partitions_table(PlanJob("c", "c", snapshot, Goal())), 8))
 
     def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         # Defined here, so that it travels to the workers by value (they cannot import tests).

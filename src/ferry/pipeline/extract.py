@@ -23,22 +23,16 @@ LOCAL_RELATION = "spark.sql.execution.arrow.localRelationThreshold"
 """Spark's setting: Arrow batches smaller than this (bytes) stay in the driver's plan (:func:`frame_of`)."""
 
 
-def bucket_frame(spark: SparkSession, jobs: Sequence[PlanJob], buckets: int) -> DataFrame:
-    """Every in-scope partition of ``jobs`` in ``buckets`` buckets, as :func:`frame_of` gives them."""
-    frame = frame_of(spark, blobs(pa.concat_tables([partitions_table(job) for job in jobs]), buckets))
-    release_arrow_memory()  # the blobs are the JVM's now
-    return frame
-
-
 def bucket_frame_once_up(
     session: Callable[[], SparkSession], jobs: Sequence[PlanJob], slots: int | None
 ) -> tuple[SparkSession, DataFrame]:
-    """The session, once it is up, and :func:`bucket_frame` in the count of buckets it wants.
+    """The session, once it is up, and every in-scope partition of ``jobs`` in the count of buckets
+    it wants, as :func:`frame_of` gives them.
 
     The partitions are read and cut before the session is asked for, into the count for ``slots``
-    task slots (what its master promises, where that is known beforehand: :func:`expected_slots`),
-    so that the cut (most of a second for a million partitions) waits for no one; a session that
-    came up with another count has them cut again."""
+    task slots (what its master promises, where that is known beforehand:
+    :func:`ferry.pipeline.session.expected_slots`), so that the cut (most of a second for a million
+    partitions) waits for no one; a session that came up with another count has them cut again."""
     table = pa.concat_tables([partitions_table(job) for job in jobs])
     parts = blobs(table, bucket_count(slots)) if slots else []
     spark = session()

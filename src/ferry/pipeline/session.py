@@ -43,10 +43,12 @@ MASTER_FORMS = "local, local[N], local[*], spark://HOST:PORT[,HOST:PORT...], yar
 PROBE_TIMEOUT_S = 5.0
 """How long a standalone master's address may take to accept a connection."""
 _HOST_PORT = r"(?:\[[0-9A-Fa-f:.]+\]|[^\s,:/\[\]]+):\d+"
-_LOCAL_MASTER = re.compile(r"local(?:\[(\d+|\*)(?:,\d+)?\])?")
+_LOCAL = r"local(?:\[(\d+|\*)(?:,\d+)?\])?"
+"""A local master; its group: the threads (none: one)."""
+_LOCAL_MASTER = re.compile(_LOCAL)
 _PARALLELISM = "spark.default.parallelism"
 _MASTER_URL = re.compile(
-    rf"local(?:\[(?:\d+|\*)(?:,\d+)?\])?|local-cluster\[\d+, *\d+, *\d+\]"
+    rf"{_LOCAL}|local-cluster\[\d+, *\d+, *\d+\]"
     rf"|spark://{_HOST_PORT}(?:,{_HOST_PORT})*|yarn|k8s://\S+"
 )
 
