@@ -15,9 +15,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import groupby
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ferry.model import Goal, PartitionState, TopicPartition
 from ferry.plan.planner import (
@@ -85,15 +86,39 @@ def topics_of(
     carry (:data:`~ferry.pipeline.buckets.PLACING`): converting it was a sizeable share of this.
     """
     ordered = table.sort_by([("cluster", "ascending"), ("topic", "ascending"), ("partition", "ascending")])
-    names = ("cluster", "topic", "partition", "replicas", "leader", "size_bytes")
-    rows = zip(*(ordered.column(n).to_pylist() for n in names), strict=True)
-    for (cluster, topic), group in groupby(rows, key=lambda row: (row[0], row[1])):
-        ctx = contexts[cluster]
+    numbers, replicas, leaders, sizes = (
+        ordered.column(n).to_pylist() for n in ("partition", "replicas", "leader", "size_bytes")
+    )
+    start = 0
+    # Each topic's rows are a run of the sorted table: its partitions are built from slices of the
+    # columns, with no row tuple and no key call per partition.
+    for cluster, topic, stop in _runs(ordered):
         parts = [
-            PartitionState.checked(TopicPartition(topic, number), tuple(replicas), leader, None, size)
-            for _, _, number, replicas, leader, size in group
+            PartitionState.checked(TopicPartition(topic, number), tuple(held), leader, None, size)
+            for number, held, leader, size in zip(
+                numbers[start:stop], replicas[start:stop], leaders[start:stop], sizes[start:stop], strict=True
+            )
         ]
-        yield ctx, parts
+        start = stop
+        yield contexts[cluster], parts
+
+
+def _runs(ordered: pa.Table) -> Iterator[tuple[str, str, int]]:
+    """Per run of rows of one (cluster, topic) of a sorted table: the cluster, the topic, and the row
+    after its last."""
+    if ordered.num_rows == 0:
+        return
+    # Codes over the whole column (one dictionary): a run ends where either code changes.
+    cluster, topic = (
+        pc.dictionary_encode(ordered.column(name).combine_chunks()).indices.to_numpy()
+        for name in ("cluster", "topic")
+    )
+    changed = (np.diff(cluster) != 0) | (np.diff(topic) != 0)
+    stops: list[int] = [*(np.flatnonzero(changed) + 1).tolist(), ordered.num_rows]
+    starts = [0, *stops[:-1]]
+    clusters = ordered.column("cluster").take(starts).to_pylist()
+    topics = ordered.column("topic").take(starts).to_pylist()
+    yield from zip(clusters, topics, stops, strict=True)
 
 
 def solve(name: str, layout: RackLayout, topics: Sequence[str], demands: Sequence[TopicDemand]) -> Balanced:

@@ -22,7 +22,7 @@ from ferry.formats import dump_reassignment, dumps_json
 from ferry.model import BalanceMode, ClusterSnapshot, Goal, Plan, PlanJob
 from ferry.pipeline import driver
 from ferry.pipeline.buckets import empty_bucket, from_blobs, partitions_table, split, to_blob
-from ferry.pipeline.kernel import PLACED_ARROW, place_bucket, solve
+from ferry.pipeline.kernel import PLACED_ARROW, place_bucket, solve, topics_of
 from ferry.plan.planner import in_scope, plan
 
 
@@ -73,6 +73,33 @@ def test_the_buckets_carry_no_isr_and_plan_what_the_planner_plans_where_it_decid
     assert dumps_json(dump_reassignment(expected)) != dumps_json(dump_reassignment(plan(base, goal)))
     got = plan_in_buckets(PlanJob("lagging", "lagging", snapshot, goal))
     assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected))
+
+
+def test_a_bucket_of_two_clusters_gives_each_topic_once_with_its_partitions_in_order() -> None:
+    # Rows shuffled; the same topic name in both clusters, one run after the other once sorted.
+    rows = [("b", "t", 1), ("b", "u", 0), ("a", "t", 2), ("b", "t", 0), ("a", "t", 0), ("a", "t", 1)]
+    table = pa.table(
+        {
+            "cluster": [c for c, _, _ in rows],
+            "topic": [t for _, t, _ in rows],
+            "partition": pa.array([p for _, _, p in rows], pa.int32()),
+            "replicas": pa.array([[1, 2]] * len(rows), pa.list_(pa.int32())),
+            "leader": pa.array([1] * len(rows), pa.int32()),
+            "size_bytes": pa.array([10] * len(rows), pa.int64()),
+        }
+    )
+    contexts = {
+        name: driver.context_of(PlanJob(name, name, balanced(3, 0, 1, 1, 2), Goal())) for name in "ab"
+    }
+    got = [
+        (ctx.name, [(s.tp.topic, s.tp.partition) for s in parts]) for ctx, parts in topics_of(table, contexts)
+    ]
+    assert got == [
+        ("a", [("t", 0), ("t", 1), ("t", 2)]),
+        ("b", [("t", 0), ("t", 1)]),
+        ("b", [("u", 0)]),
+    ]
+    assert list(topics_of(table.slice(0, 0), contexts)) == []
 
 
 def test_out_of_scope_topics_have_no_demand() -> None:
