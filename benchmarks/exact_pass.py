@@ -3,7 +3,8 @@ case, or one shape of `benchmarks/shapes.py` at a scale.
 
 Solves the balance program once without the exact step, then reports: how many topics the program's
 rack-room rows let short (their quotas keep fewer replicas than the program counted, by the exact
-per-topic flow), the replicas they keep against the program's count, and for each chunk size a line
+per-topic flow), the replicas they keep against the program's count, and for each chunk mix
+(``S+P``: ``S`` short topics and ``P`` partners per chunk; a lone ``S`` keeps the default partners) a line
 per round of the exact step (the short topics it solved again, the replicas they gained, its wall
 seconds), the step's CPU seconds and the replicas every posed topic keeps afterwards. Before the
 rounds it times the step's first part three times: every posed topic's flow (a lower bound, then
@@ -11,8 +12,8 @@ the exact flow where that falls short of the program's count). With ``--profile`
 profiles a whole ``plan()`` and prints the cumulative CPU seconds of its phases. Usage:
 
     .venv/bin/python benchmarks/exact_pass.py --case "2,000 topics" --chunks 10,20,50
-    .venv/bin/python benchmarks/exact_pass.py --case "huge" --topics 20000 --chunks 20 --profile
-    .venv/bin/python benchmarks/exact_pass.py --shape "racks of 30" --scale 1 --chunks 10,20
+    .venv/bin/python benchmarks/exact_pass.py --case "huge" --topics 20000 --chunks 30+10 --profile
+    .venv/bin/python benchmarks/exact_pass.py --shape "racks of 30" --scale 1 --chunks 20+20,30+10
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def _kept(
     return sum(kept_per_topic(layout, chosen, [quotas[t] for t in topics], fix_settled=False))
 
 
-def probe(case: Generated, chunks: list[int]) -> None:
+def probe(case: Generated, chunks: list[tuple[int, int]]) -> None:
     name, snapshot, goal = case
     layout = RackLayout.of(snapshot.racks, planner.target_brokers(snapshot, goal))
     demands = [planner.prepare_topic(parts, goal, layout)[1] for parts in planner.in_scope(snapshot, goal)]
@@ -134,11 +135,20 @@ def probe(case: Generated, chunks: list[int]) -> None:
         realise._round = solve_round
 
 
+def _mix(text: str) -> tuple[int, int]:
+    short, _, partners = text.partition("+")
+    return int(short), int(partners or realise.PARTNERS)
+
+
 def _chunked(
-    layout: RackLayout, posed_demands: list[TopicDemand], solved: Balance, posed: list[int], chunk: int
+    layout: RackLayout,
+    posed_demands: list[TopicDemand],
+    solved: Balance,
+    posed: list[int],
+    chunk: tuple[int, int],
 ) -> None:
-    realise.CHUNK = chunk
-    print(f"chunk {chunk}:")
+    realise.CHUNK, realise.PARTNERS = chunk
+    print(f"chunks of {chunk[0]} short topics and {chunk[1]} partners:")
     start = time.process_time()
     after = realise.realise(layout, posed_demands, solved)
     seconds = time.process_time() - start
@@ -176,11 +186,15 @@ def main() -> None:
     parser.add_argument("--topics", type=int, help="with --case: that case with this many topics instead")
     parser.add_argument("--scale", type=float, default=0.1, help="with --shape: times its topics")
     parser.add_argument("--seed", type=int, default=7, help="with --shape: the generator's seed")
-    parser.add_argument("--chunks", default="20", help="chunk sizes to try, comma-separated")
+    parser.add_argument(
+        "--chunks",
+        default=f"{realise.CHUNK}+{realise.PARTNERS}",
+        help="chunk mixes to try, comma-separated: S+P (short topics + partners) or S",
+    )
     parser.add_argument("--profile", action="store_true", help="also profile a whole plan()")
     args = parser.parse_args()
     case = _case(args.case, args.topics) if args.case else _shape(args.shape, args.scale, args.seed)
-    probe(case, [int(c) for c in args.chunks.split(",")])
+    probe(case, [_mix(c) for c in args.chunks.split(",")])
     if args.profile:
         profile(case)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -167,6 +169,21 @@ def test_a_chunk_solved_again_keeps_every_brokers_total_and_the_most_its_quotas_
         assert sum(map(len, found.keeps[j].values())) == found.kept[j]
 
 
+def test_partners_above_their_count_come_first_then_extras_on_half_the_brokers_then_the_smaller() -> None:
+    layout = RackLayout.of({}, list(range(10)))
+    # Per topic: (extras, partitions); only these two are read.
+    shapes = [(5, 4), (9, 3), (5, 2), (0, 7), (1, 1), (6, 9), (4, 9), (3, 1)]
+    demands = [
+        cast(TopicDemand, SimpleNamespace(quota=SimpleNamespace(extras=e), layouts=[None] * n))
+        for e, n in shapes
+    ]
+    counted = [10] * len(shapes)
+    exact = {t: 10 for t in range(len(shapes))} | {1: 11, 7: 9}
+    order = per_partition.partner_order(layout, demands, range(len(shapes)), counted, exact)
+    # 1 keeps more than its count; 3 has no extra to trade and 7 is short itself.
+    assert order == [1, 2, 0, 5, 6, 4]
+
+
 def test_chunks_sharing_no_topic_go_in_one_wave() -> None:
     chunks = [[1, 2], [3, 4], [2, 5], [6], [7, 1]]
     assert per_partition._waves(chunks) == [[[1, 2], [3, 4]], [[2, 5], [6], [7, 1]]]
@@ -176,6 +193,7 @@ def test_chunks_sharing_no_topic_go_in_one_wave() -> None:
 def test_chunks_solved_side_by_side_end_as_one_after_the_other(monkeypatch: pytest.MonkeyPatch) -> None:
     # Chunks of one short topic and one partner: many chunks, partners wrapping around between waves.
     monkeypatch.setattr(per_partition, "CHUNK", 1)
+    monkeypatch.setattr(per_partition, "PARTNERS", 1)
     changed = 0
     for seed in range(3):
         snapshot = generated(seed=seed, **WIDE)
@@ -209,6 +227,7 @@ def test_a_partner_shared_by_chunks_is_solved_with_what_the_earlier_chunk_gave_i
         return Balance(more, [100 + q[0] for q in more], [{} for _ in more])
 
     monkeypatch.setattr(per_partition, "CHUNK", 1)
+    monkeypatch.setattr(per_partition, "PARTNERS", 1)
     monkeypatch.setattr(per_partition, "rejoin", rejoin_one_more)
     monkeypatch.setattr(side_by_side_module, "cores", lambda: 4)
     quotas: list[tuple[int, ...]] = [(0,)] * 4

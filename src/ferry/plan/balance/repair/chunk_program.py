@@ -33,11 +33,19 @@ from ferry.plan.balance.solvers.transport import OTHER
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
 
-CHUNK = 20
-"""Short topics solved together (with as many partners): enough to trade extras among them, few
-enough for HiGHS to branch fast. `benchmarks/exact_pass.py --case "2,000 topics" --chunks 10,20,50`:
-all three reach the bound (180 topics short), in 1.0, 1.3 and 1.9 CPU s (2026-11-25); on 20,000
-such topics chunks of 20 left fewer replicas short than chunks of 10."""
+CHUNK = 30
+"""Short topics solved together: enough to trade extras among them, few enough for HiGHS to solve
+fast."""
+
+PARTNERS = 10
+"""Topics at their count solved with each chunk of short topics, to trade extras with.
+
+`benchmarks/exact_pass.py --shape "racks of 30" --scale 0.1 --chunks 20+20,25+15,30+10,40+10,30+5`
+(2026-12-04, seed 7, the partners in the order of
+:func:`ferry.plan.balance.repair.per_partition.partner_order`): every mix reaches the program's
+count, in 3.07, 2.47, 2.41, 2.75 and 4.70 CPU s; 30 + 10 was also the fastest of 20 + 20, 25 + 15
+and 30 + 10 on seeds 11 and 3. Fewer partners leave topics short for later rounds; more make each
+chunk's program bigger than what it wins back."""
 
 
 @dataclass(frozen=True)

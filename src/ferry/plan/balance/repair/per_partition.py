@@ -10,7 +10,8 @@ partition free) this pass
 
 1. finds each topic's most kept replicas under its quotas, exactly, by min-cost flow
    (:mod:`ferry.plan.balance.repair.kept_flow`);
-2. solves the topics that fall short of the program's count again, a chunk at a time, with every
+2. solves the topics that fall short of the program's count again, a chunk at a time (with a few
+   topics at their count to trade extras with, :func:`partner_order`), with every
    partition's kept replicas and additions per rack as columns and each broker's total over the
    chunk held as solved, so no row of the program changes (:mod:`ferry.plan.balance.repair.chunk_program`);
 3. takes the new quotas, with every partition's kept replicas, where they keep more;
@@ -22,10 +23,10 @@ The program's optimum stays the lower bound on moves: this pass only finds plans
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ferry.plan.balance.outcome import Balance
-from ferry.plan.balance.repair.chunk_program import CHUNK, rejoin
+from ferry.plan.balance.repair.chunk_program import CHUNK, PARTNERS, rejoin
 from ferry.plan.balance.repair.kept_flow import kept_per_topic
 from ferry.plan.balance.repair.swaps import swap_extras
 from ferry.plan.balance.solvers.side_by_side import side_by_side
@@ -35,8 +36,7 @@ from ferry.plan.racks import RackLayout
 ROUNDS = 6
 """Most passes over the topics still short, while a pass keeps more: a chunk's trades can leave a
 partner short, and the next round gives it other partners (those above their count first). A
-round after the first solves a chunk or two (tens of topics short, of thousands); on the 100k
-racks of 30 to 6 (seed 7) the fourth round still won back the replica the swaps then missed."""
+round after the first solves a chunk or two (tens of topics short, of thousands)."""
 
 
 def realise(layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance) -> Balance:
@@ -48,12 +48,8 @@ def realise(layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance)
     quotas, keeps = list(solved.quotas), [dict(k) for k in solved.keeps]
     for _ in range(ROUNDS):
         short = [t for t in topics if exact[t] < solved.kept[t]]
-        # Topics at their count that can give an extra away, those above it first: a short topic
-        # alone, every broker's total held, has nothing to trade with.
-        partners = sorted(
-            (t for t in topics if exact[t] >= solved.kept[t] and demands[t].quota.extras > 0),
-            key=lambda t: solved.kept[t] - exact[t],
-        )
+        # A short topic alone, every broker's total held, has nothing to trade with.
+        partners = partner_order(layout, demands, topics, solved.kept, exact)
         if not short or not _round(layout, demands, short, partners, quotas, keeps, exact):
             break
     swap_extras(layout, demands, topics, solved.kept, quotas, keeps, exact)
@@ -75,7 +71,7 @@ def _round(
     Chunks that share no topic are solved side by side (:func:`_waves`): each reads only its own
     topics' quotas, so the answers are those of one chunk after the other."""
     chunks = [
-        [*short[start : start + CHUNK], *_cycled(partners, n * CHUNK, CHUNK)]
+        [*short[start : start + CHUNK], *_cycled(partners, n * PARTNERS, PARTNERS)]
         for n, start in enumerate(range(0, len(short), CHUNK))
     ]
 
@@ -91,6 +87,33 @@ def _round(
             for j, t in enumerate(chunk):
                 quotas[t], keeps[t], exact[t] = found.quotas[j], dict(found.keeps[j]), found.kept[j]
     return improved
+
+
+def partner_order(
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    topics: Sequence[int],
+    counted: Sequence[int],
+    exact: Mapping[int, int],
+) -> list[int]:
+    """The ``topics`` at their program count (``counted``) that have extras, in the order the
+    chunks take them as partners: those above their count first, then those whose extras cover
+    nearest half the brokers, then the smaller.
+
+    A short topic wins a replica back by moving an extra from one broker to another; a partner
+    takes the other side only where it has an extra on the second broker and none on the first.
+    With extras on ``e`` of ``B`` brokers that is likeliest at ``e = B / 2``. Partners taken in
+    topic order gained fewer replicas per chunk, so chunks needed more of them, and bigger
+    programs (docs/benchmarks.md, "Partners with extras on half the brokers")."""
+    brokers = len(layout.brokers)
+    return sorted(
+        (t for t in topics if exact[t] >= counted[t] and demands[t].quota.extras > 0),
+        key=lambda t: (
+            counted[t] - exact[t],
+            abs(2 * demands[t].quota.extras - brokers),
+            len(demands[t].layouts),
+        ),
+    )
 
 
 def _waves(chunks: Sequence[list[int]]) -> list[list[list[int]]]:
