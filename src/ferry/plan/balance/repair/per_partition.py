@@ -48,9 +48,11 @@ def realise(layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance)
     quotas, keeps = list(solved.quotas), [dict(k) for k in solved.keeps]
     for _ in range(ROUNDS):
         short = [t for t in topics if exact[t] < solved.kept[t]]
+        if not short:
+            break
         # A short topic alone, every broker's total held, has nothing to trade with.
         partners = partner_order(layout, demands, topics, solved.kept, exact)
-        if not short or not _round(layout, demands, short, partners, quotas, keeps, exact):
+        if not _round(layout, demands, short, partners, quotas, keeps, exact):
             break
     swap_extras(layout, demands, topics, solved.kept, quotas, keeps, exact)
     return Balance(quotas, list(solved.kept), keeps)
