@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ferry.errors import SparkError, UsageError
+from ferry.pipeline import worker_daemon
 from ferry.pipeline.archive import ClassArchive, choose, launcher_java
 
 if TYPE_CHECKING:
@@ -198,6 +199,7 @@ def resolve(settings: SessionSettings, env: Mapping[str, str], defaults: Mapping
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.python.daemon.module": worker_daemon.MODULE,
     }
     conf.update(settings.extra)
     return conf

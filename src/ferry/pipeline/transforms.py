@@ -11,6 +11,7 @@ steered for no two buckets to share a task.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
@@ -32,6 +33,10 @@ def placements(
     ctx = dict(contexts)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # PySpark's daemon runs a full collection after every task of a reused worker, over every
+        # object the worker holds (its imports, the broadcast): most of a second per placing pass
+        # on two workers. Those outlive the task; frozen, the collection skips them.
+        gc.freeze()
         for batch in batches:
             # The decisions of every topic travel once per executor as a broadcast, not with each task.
             placed = place_bucket(unpack(pa.Table.from_batches([batch])), ctx, decisions.value)
