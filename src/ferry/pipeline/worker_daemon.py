@@ -34,23 +34,26 @@ def installed_zips(path: list[str]) -> list[str]:
     if str(own) not in zips:
         return []
     chosen = [str(own)]
-    py4j = importlib.machinery.PathFinder.find_spec("py4j", rest)
+    if importlib.machinery.PathFinder.find_spec("py4j", rest) is None:
+        return chosen
     try:
-        version = metadata.version("py4j")
+        py4j = str(lib / f"py4j-{metadata.version('py4j')}-src.zip")
     except metadata.PackageNotFoundError:
-        version = None
-    wanted = str(lib / f"py4j-{version}-src.zip")
-    if py4j is not None and version is not None and wanted in zips:
-        chosen.append(wanted)
-    return chosen
+        return chosen
+    return [*chosen, py4j] if py4j in zips else chosen
 
 
-def main() -> None:
+def drop_installed_zips() -> None:
+    """Take :func:`installed_zips` off this process's path."""
     for entry in installed_zips(sys.path):
         sys.path.remove(entry)
         # Its importer too, made as this module was found: every task's cache reset re-reads the zips
         # of the importers cached.
         sys.path_importer_cache.pop(entry, None)
+
+
+def main() -> None:
+    drop_installed_zips()
     from pyspark import daemon
 
     daemon.manager()

@@ -39,8 +39,9 @@ def test_a_py4j_zip_of_another_version_stays() -> None:
 def test_pyspark_comes_from_the_package_once_the_zips_are_dropped() -> None:
     # The zips first on PYTHONPATH, as Spark starts its daemon.
     probe = (
-        "import sys; from ferry.pipeline import worker_daemon as w; "
-        "[sys.path.remove(e) for e in w.installed_zips(sys.path)]; import pyspark; print(pyspark.__file__)"
+        "import sys; from ferry.pipeline import worker_daemon as w; w.drop_installed_zips(); "
+        "assert not any(e.endswith('.zip') for e in sys.path_importer_cache if 'pyspark' in e); "
+        "import pyspark; print(pyspark.__file__)"
     )
     env = {"PYTHONPATH": f"{PYSPARK_ZIP}:{PY4J_ZIP}", "PATH": "/usr/bin:/bin"}
     out = subprocess.run(
