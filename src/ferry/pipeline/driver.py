@@ -17,6 +17,7 @@ from ferry.plan.planner import (
     in_scope,
     per_topic_phases,
     plan,
+    report_before,
     target_brokers,
 )
 
@@ -69,16 +70,23 @@ def finish(
     bound: int,
     placed: Mapping[TopicPartition, tuple[int, ...]],
     fallbacks: int,
+    before: Mapping[str, int] | None = None,
 ) -> Plan:
     """Preferred leaders, moves and report over the planned replicas the workers sent back (the
-    partitions they leave out keep their replicas)."""
+    partitions they leave out keep their replicas); ``before``: :func:`balance_before`'s figures."""
     planned = []
     for parts in in_scope(job.snapshot, job.goal):
         if parts[0].tp not in placed:
             raise RuntimeError(f"{job.name}: no placement came back for topic {parts[0].tp.topic}")
         for state in parts:
             planned.append((state, placed.get(state.tp, state.replicas)))
-    return assemble(job.snapshot, job.goal, list(context.targets), planned, bound, fallbacks)
+    return assemble(job.snapshot, job.goal, list(context.targets), planned, bound, fallbacks, before)
+
+
+def balance_before(job: PlanJob, context: ClusterContext) -> dict[str, int]:
+    """The report's balance figures before the plan, which read the snapshot alone: counted while
+    the workers place the topics, the driver having nothing else to do then."""
+    return report_before(job.snapshot, job.goal, context.targets)
 
 
 def plan_on_driver(job: PlanJob) -> Plan:

@@ -88,12 +88,11 @@ def plan_jobs(
         mark = time.perf_counter()
         spark, frame = extracted.result()
     mark = stages.add("extract", mark)
-    decisions = {key: d for b in balanced.values() for key, d in b.decisions.items()}
-    shared = spark.sparkContext.broadcast(decisions)
-    try:
-        rows = unpack(transforms.placements(frame, contexts, shared).toArrow())
-    finally:
-        shared.unpersist()
+    with ThreadPoolExecutor(1, thread_name_prefix="report-before") as aside:
+        # The driver waits while the workers place; a thread counts the report's figures before the
+        # plan meanwhile (they read the snapshot alone), off the serial finish below.
+        before = {job.name: aside.submit(driver.balance_before, job, contexts[job.name]) for job in spread}
+        rows = _placed(spark, frame, contexts, balanced)
     mark = stages.add("place", mark)
     placed, fallbacks, seconds = driver.placed_rows(_rows(rows, PLACED_ARROW.names))
     for job in spread:
@@ -105,10 +104,27 @@ def plan_jobs(
             balanced[job.name].bound,
             placed.get(job.name, {}),
             fallbacks.get(job.name, 0),
+            before[job.name].result(),
         )
         plans[job.name] = stages.timed(job.name, finish)
     stages.add("assemble", mark)
     return plans
+
+
+def _placed(
+    spark: SparkSession,
+    frame: DataFrame,
+    contexts: Mapping[str, ClusterContext],
+    balanced: Mapping[str, Balanced],
+) -> pa.Table:
+    """The placing pass over every bucket, the balance programs' decisions shipped to the workers
+    once; the rows that came back."""
+    decisions = {key: d for b in balanced.values() for key, d in b.decisions.items()}
+    shared = spark.sparkContext.broadcast(decisions)
+    try:
+        return unpack(transforms.placements(frame, contexts, shared).toArrow())
+    finally:
+        shared.unpersist()
 
 
 def _extract(

@@ -64,7 +64,7 @@ from ferry.plan.disk.drain import plan_drain
 from ferry.plan.forked import forked_map
 from ferry.plan.gc_pause import pausing
 from ferry.plan.leaders.swaps import leaders_with_swaps
-from ferry.plan.measure.report import balance_after, build_report
+from ferry.plan.measure.report import balance_after, balance_before, build_report
 from ferry.plan.place.cordons import around_cordons
 from ferry.plan.place.drops import apply_keeps, over_quota_drops
 from ferry.plan.place.exact_keeps import place_again, worth_placing_again
@@ -134,6 +134,7 @@ __all__ = [
     "planned_replicas",
     "prepare_topic",
     "prepare_topics",
+    "report_before",
     "start_topic",
     "target_brokers",
 ]
@@ -242,9 +243,11 @@ def assemble(
     planned: Sequence[Planned],
     bound: int,
     fallbacks: int,
+    before: Mapping[str, int] | None = None,
 ) -> Plan:
     """Global finish: preferred leaders over every planned partition, the moves and the report; where
-    the passes missed a target on a small input, the exact plan and its bound instead."""
+    the passes missed a target on a small input, the exact plan and its bound instead. ``before``:
+    the report's figures before the plan, where counted already (:func:`report_before`)."""
     layout = RackLayout.of(snapshot.racks, targets)
     states = [state for state, _ in planned]
     replicas = [list(reps) for _, reps in planned]
@@ -256,8 +259,16 @@ def assemble(
         if exact is not None:
             planned = list(zip(states, exact.replicas, strict=True))
             leaders, bound, fallbacks = exact.leaders, exact.moves, 0
-    moves, report = _finished(snapshot, goal, targets, planned, leaders, bound)
+    moves, report = _finished(snapshot, goal, targets, planned, leaders, bound, before)
     return Plan.of(moves, replace(report, placement_fallbacks=fallbacks))
+
+
+def report_before(snapshot: ClusterSnapshot, goal: Goal, targets: Sequence[int]) -> dict[str, int]:
+    """The report's balance figures before the plan: they read the in-scope partitions as they are,
+    so an engine may count them while the per-topic passes run elsewhere and hand them to
+    :func:`assemble`."""
+    placement = [(state.tp, state.replicas) for parts in in_scope(snapshot, goal) for state in parts]
+    return balance_before(snapshot, targets, placement)
 
 
 def _falls_short(
@@ -318,9 +329,11 @@ def _finished(
     planned: Sequence[Planned],
     leaders: Sequence[int],
     bound: int,
+    before: Mapping[str, int] | None = None,
 ) -> tuple[list[Move], PlanReport]:
     """The moves and report of the full plan, or of the step of it that the goal's budget allows
-    (:mod:`ferry.plan.budget`; the report's bound stays the full plan's)."""
+    (:mod:`ferry.plan.budget`; the report's bound stays the full plan's). ``before``: the report's
+    figures before the plan, where counted already (:func:`report_before`)."""
     full = [
         (state, (leader, *(b for b in replicas if b != leader)))
         for (state, replicas), leader in zip(planned, leaders, strict=True)
@@ -330,13 +343,14 @@ def _finished(
         full = around_cordons(full, RackLayout.of(snapshot.racks, targets), goal.rack_mode, cordoned)
     if not goal.budgeted:
         moves = _moves(full)
-        return moves, build_report(snapshot, goal, targets, full, moves, bound)
+        return moves, build_report(snapshot, goal, targets, full, moves, bound, before)
     brokers = {b.id: b for b in snapshot.brokers}
     step = take_step(RackLayout.of(snapshot.racks, targets), goal, full, brokers)
     moves = _moves(step.planned)
     full_after = balance_after(snapshot, targets, [(state.tp, replicas) for state, replicas in full])
     figures = {**step.figures, "full_plan_after": full_after}
-    return moves, replace(build_report(snapshot, goal, targets, step.planned, moves, bound), budget=figures)
+    report = build_report(snapshot, goal, targets, step.planned, moves, bound, before)
+    return moves, replace(report, budget=figures)
 
 
 def _moves(planned: Sequence[Planned]) -> list[Move]:

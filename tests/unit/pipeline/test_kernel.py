@@ -49,7 +49,12 @@ def plan_in_buckets(job: PlanJob, count: int = 3) -> Plan:
     names = ("cluster", "topic", "partition", "replicas", "fallbacks", "seconds")
     rows, fallbacks, _ = driver.placed_rows(zip(*(placed.column(n).to_pylist() for n in names), strict=True))
     context = contexts[job.name]
-    return driver.finish(job, context, balanced.bound, rows.get(job.name, {}), fallbacks.get(job.name, 0))
+    # The report's figures before the plan are counted apart, as the Spark job counts them while
+    # the workers place.
+    before = driver.balance_before(job, context)
+    return driver.finish(
+        job, context, balanced.bound, rows.get(job.name, {}), fallbacks.get(job.name, 0), before
+    )
 
 
 @pytest.mark.parametrize("case", named() + random_cases(12), ids=lambda c: c[0])
@@ -59,7 +64,18 @@ def test_buckets_plan_exactly_what_the_planner_plans(case: Case) -> None:
     got = plan_in_buckets(PlanJob(name, name, snapshot, goal))
     assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected))
     assert got.report == expected.report
+    assert got.report == expected.report
     assert_valid(snapshot, goal, got)
+
+
+@pytest.mark.parametrize("budget", [{"max_moves": 5}, {"max_bytes": 10**9}], ids=["moves", "bytes"])
+def test_a_budgeted_step_planned_in_buckets_reports_what_the_planner_reports(budget: dict[str, int]) -> None:
+    name, snapshot, goal = named()[0]
+    goal = replace(goal, **budget)
+    expected = plan(snapshot, goal)
+    got = plan_in_buckets(PlanJob(name, name, snapshot, goal))
+    assert expected.report.budget is not None and got.report == expected.report
+    assert dumps_json(dump_reassignment(got)) == dumps_json(dump_reassignment(expected))
 
 
 def test_the_buckets_carry_no_isr_and_plan_what_the_planner_plans_where_it_decides() -> None:

@@ -4,7 +4,7 @@ before and after."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ferry.model.cluster import ClusterSnapshot, PartitionState, TopicPartition
 from ferry.model.goal import Goal, RackMode
@@ -22,17 +22,18 @@ def build_report(
     planned: Sequence[tuple[PartitionState, Sequence[int]]],
     moves: Sequence[Move],
     bound: int,
+    before: Mapping[str, int] | None = None,
 ) -> PlanReport:
-    """Figures of a plan; ``planned`` holds every in-scope partition with its planned replicas."""
+    """Figures of a plan; ``planned`` holds every in-scope partition with its planned replicas.
+    ``before``: the :func:`balance_before` figures of those partitions, where already counted."""
     changed = {m.tp: m.target for m in moves}
-    before = [(s.tp, s.replicas) for s, _ in planned]
     after = [(s.tp, changed.get(s.tp, s.replicas)) for s, _ in planned]
-    everyone = RackLayout.of(snapshot.racks, {*snapshot.broker_ids, *targets})
     # One after the other, in this process: with one count in a forked child, the parent's count
     # reads every partition's objects the child shares, and writing their reference counts copies
     # each page touched; on a million partitions that costs the parent more than the child saves,
     # most of all on Spark's driver (docs/benchmarks.md).
-    balance_before = balance(before, targets, everyone)
+    if before is None:
+        before = balance_before(snapshot, targets, [(s.tp, s.replicas) for s, _ in planned])
     after_figures = balance_after(snapshot, targets, after)
     added = [len(m.adding) for m in moves]
     replica_moves = sum(added)
@@ -47,8 +48,16 @@ def build_report(
         rack_mode=goal.rack_mode.value,
         balance_by=goal.balance.value,
         forced_replica_spread=least_spread(snapshot, goal, targets, planned),
-        balance={"before": balance_before, "after": after_figures},
+        balance={"before": dict(before), "after": after_figures},
     )
+
+
+def balance_before(
+    snapshot: ClusterSnapshot, targets: Sequence[int], before: Sequence[tuple[TopicPartition, Sequence[int]]]
+) -> dict[str, int]:
+    """The balance figures of a placement before a plan (the report's ``before``): rack violations
+    are counted over every broker of the cluster, targets or not."""
+    return balance(before, targets, RackLayout.of(snapshot.racks, {*snapshot.broker_ids, *targets}))
 
 
 def balance_after(
