@@ -28,10 +28,11 @@ def build_report(
     ``before``: the :func:`balance_before` figures of those partitions, where already counted."""
     changed = {m.tp: m.target for m in moves}
     after = [(s.tp, changed.get(s.tp, s.replicas)) for s, _ in planned]
-    # One after the other, in this process: with one count in a forked child, the parent's count
-    # reads every partition's objects the child shares, and writing their reference counts copies
-    # each page touched; on a million partitions that costs the parent more than the child saves,
-    # most of all on Spark's driver (docs/benchmarks.md).
+    # Never in a forked child: the parent's count would read every partition's objects the child
+    # shares, and writing their reference counts copies each page touched; on a million partitions
+    # that costs the parent more than the child saves, most of all on Spark's driver
+    # (docs/benchmarks.md). Spark's driver counts ``before`` in a thread instead, while its workers
+    # place (``ferry.plan.planner.report_before``).
     if before is None:
         before = balance_before(snapshot, targets, [(s.tp, s.replicas) for s, _ in planned])
     after_figures = balance_after(snapshot, targets, after)
