@@ -285,3 +285,38 @@ def test_at_most_repaired_exact_topics_have_their_rows_repaired_those_breaking_m
     assert balance._worth_repairing(demands, broken) == {(4, 0)}
     monkeypatch.setattr(balance, "ESCALATED", 6)
     assert balance._worth_repairing(demands, broken) == broken
+
+
+@pytest.mark.parametrize(("partner_keeps", "swapped"), [(2, False), (1, True)])
+def test_the_pass_stops_once_the_topics_together_keep_the_programs_count(
+    monkeypatch: pytest.MonkeyPatch, partner_keeps: int, swapped: bool
+) -> None:
+    # Topic 0 counted 1 and keeps 0; topic 1, its partner, counted 1 and keeps 1. A stand-in chunk
+    # program lets the partner keep ``partner_keeps`` (2: the two keep the program's count of 2,
+    # topic 0 still short) and marks its quotas with each solve; a stand-in for the swaps marks
+    # them too. Only where the count is not reached do the swaps run.
+    solves: list[int] = []
+
+    def rejoin(
+        layout: RackLayout, demands: Sequence[TopicDemand], quotas: Sequence[Sequence[int]]
+    ) -> Balance:
+        solves.append(len(solves))
+        return Balance([(q[0] + 1,) for q in quotas], [0, partner_keeps], [{}, {}])
+
+    def swaps(*args: object) -> None:
+        quotas = cast(list[tuple[int, ...]], args[4])
+        quotas[0] = (-1,)
+
+    monkeypatch.setattr(per_partition, "exact_posed", lambda d, quota: True)
+    monkeypatch.setattr(per_partition, "_kept", lambda layout, demands, solved, topics: {0: 0, 1: 1})
+    monkeypatch.setattr(per_partition, "partner_order", lambda *args: [1])
+    monkeypatch.setattr(per_partition, "rejoin", rejoin)
+    monkeypatch.setattr(per_partition, "swap_extras", swaps)
+    demands = [TopicDemand.__new__(TopicDemand)] * 2  # only passed through to the stand-ins
+    solved = Balance([(0,), (0,)], [1, 1], [{}, {}])
+    found = per_partition.realise(RackLayout.of({}, [0]), demands, solved)
+    # One chunk solve either way: with the partner at 1 it keeps no more than before (not taken, and
+    # the rounds end), with the partner at 2 the count is reached.
+    assert solves == [0]
+    assert found.quotas == ([(-1,), (0,)] if swapped else [(1,), (1,)])
+    assert found.kept == [1, 1]  # the program's counts: the lower bound on moves is unchanged
