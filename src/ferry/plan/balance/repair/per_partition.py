@@ -54,9 +54,9 @@ def realise(layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance)
     quotas, keeps = list(solved.quotas), [dict(k) for k in solved.keeps]
     counted = sum(solved.kept[t] for t in topics)
     for _ in range(ROUNDS):
+        if _reached(exact, counted):
+            break  # no topic short, or every one short made up for by another above its count
         short = [t for t in topics if exact[t] < solved.kept[t]]
-        if not short or _reached(exact, counted):
-            break
         # A short topic alone, every broker's total held, has nothing to trade with.
         partners = partner_order(layout, demands, topics, solved.kept, exact)
         if not _round(layout, demands, short, partners, quotas, keeps, exact):
