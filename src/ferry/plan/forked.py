@@ -58,6 +58,25 @@ def forked_map(work: Callable[[int], R], weights: Sequence[int]) -> list[R]:
     return out
 
 
+def aside(work: Callable[[], R], weight: int) -> Callable[[], R]:
+    """``work()`` started now in a forked child, for work that reads only what is there already and
+    changes nothing; the call returned gives its answer, waiting for the child. Where a fork does
+    not pay (one core, inside a child, ``weight`` under :data:`SPREAD_FROM`) or the child gives no
+    answer, that call runs ``work()`` here instead.
+
+    For work the planner's serial stretch can hide: OR-Tools keeps the interpreter while it solves
+    the balance program, and the other cores are idle then."""
+    if cores() < 2 or weight < SPREAD_FROM or _CHILD or not _can_fork():
+        return work
+    child = _start(lambda _: work(), range(1))
+
+    def answer() -> R:
+        answers: list[R] | None = _collect(child)
+        return work() if answers is None else answers[0]
+
+    return answer
+
+
 def _runs(weights: Sequence[int], parts: int) -> list[range]:
     """``range(len(weights))`` cut into at most ``parts`` consecutive, non-empty runs of about
     equal weight."""

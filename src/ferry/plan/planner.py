@@ -61,7 +61,7 @@ from ferry.plan.balance.repair.whole_plan import LIMIT, solve_exactly
 from ferry.plan.budget.step import take_step
 from ferry.plan.disk.byte_balance import plan_disk
 from ferry.plan.disk.drain import plan_drain
-from ferry.plan.forked import forked_map
+from ferry.plan.forked import aside, forked_map
 from ferry.plan.gc_pause import pausing
 from ferry.plan.leaders.swaps import leaders_with_swaps
 from ferry.plan.measure.report import balance_after, balance_before, build_report
@@ -93,25 +93,29 @@ def plan(snapshot: ClusterSnapshot, goal: Goal) -> Plan:
         return plan_drained(snapshot, goal)
     targets = target_brokers(snapshot, goal)
     layout = RackLayout.of(snapshot.racks, targets)
-    prepared = prepare_topics(list(in_scope(snapshot, goal)), goal, layout)
-    demands = [demand for _, demand in prepared]
+    topics = list(in_scope(snapshot, goal))
+    # The report's figures before the plan read the snapshot alone: counted in a child of their own
+    # while this process solves the balance program, much of it on one core.
+    before = aside(lambda: report_before(snapshot, goal, targets), sum(map(len, topics)))
+    demands = demands_of(topics, goal, layout)
     outcome = balance_topics(layout, demands)
 
     def placed(t: int) -> tuple[int, list[tuple[int, ...]]]:
-        work = prepared[t][0]
+        work = start_topic(topics[t], goal, layout)
         fallbacks = place_topic(work, layout, outcome.quotas[t], outcome.keeps[t], goal.rack_mode)
         return fallbacks, [tuple(slot.replicas) for slot in work.slots]
 
-    # Topics are placed apart from each other, in forked processes where there are cores for them
-    # (a child's placement stays in the child: the answers are read back, per partition in order).
-    answers = forked_map(placed, [len(work.slots) for work, _ in prepared])
+    # Topics are placed apart from each other, in forked processes where there are cores for them,
+    # each starting its own topics' scratch state (a child's placement stays in the child: the
+    # answers are read back, per partition in order).
+    answers = forked_map(placed, [len(parts) for parts in topics])
     planned: list[Planned] = [
-        (slot.state, replicas)
-        for (work, _), (_, placed_replicas) in zip(prepared, answers, strict=True)
-        for slot, replicas in zip(work.slots, placed_replicas, strict=True)
+        (state, replicas)
+        for parts, (_, placed_replicas) in zip(topics, answers, strict=True)
+        for state, replicas in zip(parts, placed_replicas, strict=True)
     ]
     fallbacks = sum(count for count, _ in answers)
-    return assemble(snapshot, goal, targets, planned, lower_bound(demands, outcome), fallbacks)
+    return assemble(snapshot, goal, targets, planned, lower_bound(demands, outcome), fallbacks, before())
 
 
 # The phase API (module docstring): run in plan()'s order, these give exactly what plan() gives.

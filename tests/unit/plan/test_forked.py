@@ -67,6 +67,40 @@ def test_small_work_stays_in_this_process(monkeypatch: pytest.MonkeyPatch) -> No
     assert {pid for pid in forked.forked_map(lambda _: os.getpid(), [1] * 50)} == {parent}
 
 
+@pytest.mark.usefixtures("two_cores")
+def test_work_set_aside_is_answered_by_a_child() -> None:
+    parent = os.getpid()
+    answer = forked.aside(lambda: (sum(range(1000)), os.getpid()), 1)
+    value, pid = answer()
+    assert value == 499500
+    assert pid != parent
+
+
+@pytest.mark.usefixtures("two_cores")
+def test_work_set_aside_whose_child_dies_is_done_here() -> None:
+    def work() -> int:
+        if forked._CHILD:
+            os._exit(3)
+        return os.getpid()
+
+    assert forked.aside(work, 1)() == os.getpid()
+
+
+@pytest.mark.usefixtures("two_cores")
+def test_an_error_in_work_set_aside_is_raised_here() -> None:
+    def work() -> int:
+        raise ValueError("set aside")
+
+    answer = forked.aside(work, 1)
+    with pytest.raises(ValueError, match="set aside"):
+        answer()
+
+
+def test_small_work_set_aside_stays_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forked, "cores", lambda: 2)
+    assert forked.aside(os.getpid, forked.SPREAD_FROM - 1)() == os.getpid()
+
+
 @given(st.lists(st.integers(0, 1000), max_size=60), st.integers(1, 8))
 def test_runs_cover_the_items_in_order_with_about_equal_weight(weights: list[int], parts: int) -> None:
     runs = forked._runs(weights, parts)
