@@ -28,11 +28,12 @@ def build_report(
     ``before``: the :func:`balance_before` figures of those partitions, where already counted."""
     changed = {m.tp: m.target for m in moves}
     after = [(s.tp, changed.get(s.tp, s.replicas)) for s, _ in planned]
-    # Never in a forked child: the parent's count would read every partition's objects the child
-    # shares, and writing their reference counts copies each page touched; on a million partitions
-    # that costs the parent more than the child saves, most of all on Spark's driver
-    # (docs/benchmarks.md). Spark's driver counts ``before`` in a thread instead, while its workers
-    # place (``ferry.plan.planner.report_before``).
+    # Not in a forked child beside the count of ``after``: the parent's count would read every
+    # partition's objects the child shares, and writing their reference counts copies each page
+    # touched; on a million partitions that costs the parent more than the child saves, most of all
+    # on Spark's driver (docs/benchmarks.md). The engines count ``before`` earlier instead
+    # (``ferry.plan.planner.report_before``): in process in a child forked before the topics'
+    # demands, while the balance program is solved; on Spark in a thread, while the workers place.
     if before is None:
         before = balance_before(snapshot, targets, [(s.tp, s.replicas) for s, _ in planned])
     after_figures = balance_after(snapshot, targets, after)
