@@ -4,16 +4,18 @@ case, or one shape of `benchmarks/shapes.py` at a scale.
 Solves the balance program once without the exact step, then reports: how many topics the program's
 rack-room rows let short (their quotas keep fewer replicas than the program counted, by the exact
 per-topic flow), the replicas they keep against the program's count, and for each chunk mix
-(``S+P``: ``S`` short topics and ``P`` partners per chunk; a lone ``S`` keeps the default partners) a line
-per round of the exact step (the short topics it solved again, the replicas they gained, its wall
-seconds), the step's CPU seconds and the replicas every posed topic keeps afterwards. Before the
-rounds it times the step's first part three times: every posed topic's flow (a lower bound, then
+(``S+P``: ``S`` short topics and ``P`` partners per chunk in the first round, a lone ``S`` keeping the
+default partners; ``S+P/S+P``: the first round's chunks, then the later rounds') a line per round
+of the exact step (the short topics it solved again, the replicas they gained, its wall seconds),
+the step's CPU seconds and the replicas every posed topic keeps afterwards. Before the rounds it
+times the step's first part three times: every posed topic's flow (a lower bound, then
 the exact flow where that falls short of the program's count). With ``--profile`` it also
 profiles a whole ``plan()`` and prints the cumulative CPU seconds of its phases. Usage:
 
     .venv/bin/python benchmarks/exact_pass.py --case "2,000 topics" --chunks 10,20,50
     .venv/bin/python benchmarks/exact_pass.py --case "huge" --topics 20000 --chunks 30+10 --profile
     .venv/bin/python benchmarks/exact_pass.py --shape "racks of 30" --scale 1 --chunks 20+20,30+10
+    .venv/bin/python benchmarks/exact_pass.py --shape "racks of 30" --scale 0.1 --chunks 30+10/30+10,10+4/30+10
 """
 
 from __future__ import annotations
@@ -79,10 +81,10 @@ def _shape(name: str, scale: float, seed: int) -> Generated:
 def _traced(solve_round: Callable[..., bool]) -> Callable[..., bool]:
     """``solve_round`` (:func:`realise._round`), printing a line per round."""
 
-    def traced(*args: Any) -> bool:
+    def traced(*args: Any, **kwargs: Any) -> bool:
         short, exact = args[2], args[6]
         before, start = sum(exact.values()), time.perf_counter()
-        gained = solve_round(*args)
+        gained = solve_round(*args, **kwargs)
         print(
             f"  round: {len(short)} short topics, {sum(exact.values()) - before} replicas gained, "
             f"{time.perf_counter() - start:.2f} s"
@@ -99,7 +101,7 @@ def _kept(
     return sum(kept_per_topic(layout, chosen, [quotas[t] for t in topics], fix_settled=False))
 
 
-def probe(case: Generated, chunks: list[tuple[int, int]]) -> None:
+def probe(case: Generated, chunks: list[Mixes]) -> None:
     name, snapshot, goal = case
     layout = RackLayout.of(snapshot.racks, planner.target_brokers(snapshot, goal))
     demands = [planner.prepare_topic(parts, goal, layout)[1] for parts in planner.in_scope(snapshot, goal)]
@@ -135,9 +137,18 @@ def probe(case: Generated, chunks: list[tuple[int, int]]) -> None:
         realise._round = solve_round
 
 
-def _mix(text: str) -> tuple[int, int]:
+Mixes = tuple[realise.Mix, realise.Mix]
+"""The chunks of the first round, then of the later ones."""
+
+
+def _mix(text: str) -> Mixes:
+    first, _, later = text.partition("/")
+    return _one_mix(first, realise.FIRST), _one_mix(later, realise.LATER) if later else realise.LATER
+
+
+def _one_mix(text: str, default: realise.Mix) -> realise.Mix:
     short, _, partners = text.partition("+")
-    return int(short), int(partners or realise.PARTNERS)
+    return int(short), int(partners or default[1])
 
 
 def _chunked(
@@ -145,10 +156,13 @@ def _chunked(
     posed_demands: list[TopicDemand],
     solved: Balance,
     posed: list[int],
-    chunk: tuple[int, int],
+    chunk: Mixes,
 ) -> None:
-    realise.CHUNK, realise.PARTNERS = chunk
-    print(f"chunks of {chunk[0]} short topics and {chunk[1]} partners:")
+    (first, first_partners), (later, later_partners) = realise.FIRST, realise.LATER = chunk
+    print(
+        f"chunks of {first} short topics and {first_partners} partners, "
+        f"then {later} and {later_partners}:"
+    )
     start = time.process_time()
     after = realise.realise(layout, posed_demands, solved)
     seconds = time.process_time() - start
@@ -188,8 +202,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7, help="with --shape: the generator's seed")
     parser.add_argument(
         "--chunks",
-        default=f"{realise.CHUNK}+{realise.PARTNERS}",
-        help="chunk mixes to try, comma-separated: S+P (short topics + partners) or S",
+        default="{}+{}/{}+{}".format(*realise.FIRST, *realise.LATER),
+        help="chunk mixes to try, comma-separated: S+P (short topics + partners; S alone keeps the "
+        "default partners) for the first round, then /S+P for the later ones (default: the pass's own)",
     )
     parser.add_argument("--profile", action="store_true", help="also profile a whole plan()")
     args = parser.parse_args()

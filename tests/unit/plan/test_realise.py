@@ -192,8 +192,8 @@ def test_chunks_sharing_no_topic_go_in_one_wave() -> None:
 
 def test_chunks_solved_side_by_side_end_as_one_after_the_other(monkeypatch: pytest.MonkeyPatch) -> None:
     # Chunks of one short topic and one partner: many chunks, partners wrapping around between waves.
-    monkeypatch.setattr(per_partition, "CHUNK", 1)
-    monkeypatch.setattr(per_partition, "PARTNERS", 1)
+    monkeypatch.setattr(per_partition, "FIRST", (1, 1))
+    monkeypatch.setattr(per_partition, "LATER", (1, 1))
     changed = 0
     for seed in range(3):
         snapshot = generated(seed=seed, **WIDE)
@@ -226,8 +226,6 @@ def test_a_partner_shared_by_chunks_is_solved_with_what_the_earlier_chunk_gave_i
         more = [(q[0] + 1,) for q in quotas]
         return Balance(more, [100 + q[0] for q in more], [{} for _ in more])
 
-    monkeypatch.setattr(per_partition, "CHUNK", 1)
-    monkeypatch.setattr(per_partition, "PARTNERS", 1)
     monkeypatch.setattr(per_partition, "rejoin", rejoin_one_more)
     monkeypatch.setattr(side_by_side_module, "cores", lambda: 4)
     quotas: list[tuple[int, ...]] = [(0,)] * 4
@@ -235,7 +233,7 @@ def test_a_partner_shared_by_chunks_is_solved_with_what_the_earlier_chunk_gave_i
     exact = dict.fromkeys(range(4), 0)
     layout = RackLayout.of({}, [0])
     demands = [TopicDemand.__new__(TopicDemand)] * 4  # only passed through to the stand-in
-    assert per_partition._round(layout, demands, [0, 1, 2], [3], quotas, keeps, exact)
+    assert per_partition._round(layout, demands, [0, 1, 2], [3], quotas, keeps, exact, mix=(1, 1))
     assert quotas == [(1,), (1,), (1,), (3,)]
 
 

@@ -33,20 +33,6 @@ from ferry.plan.balance.solvers.transport import OTHER
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
 
-CHUNK = 30
-"""Short topics solved together: enough to trade extras among them, few enough for HiGHS to solve
-fast."""
-
-PARTNERS = 10
-"""Topics at their count solved with each chunk of short topics, to trade extras with.
-
-`benchmarks/exact_pass.py --shape "racks of 30" --scale 0.1 --chunks 20+20,25+15,30+10,40+10,30+5`
-(2026-12-04, seed 7, the partners in the order of
-:func:`ferry.plan.balance.repair.per_partition.partner_order`): every mix reaches the program's
-count, in 3.07, 2.47, 2.41, 2.75 and 4.70 CPU s; 30 + 10 was also the fastest of 20 + 20, 25 + 15
-and 30 + 10 on seeds 11 and 3. Fewer partners leave topics short for later rounds; more make each
-chunk's program bigger than what it wins back."""
-
 
 @dataclass(frozen=True)
 class _Chunk:

@@ -32,12 +32,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ferry.plan.balance.outcome import Balance
-from ferry.plan.balance.repair.chunk_program import CHUNK, PARTNERS, rejoin
+from ferry.plan.balance.repair.chunk_program import rejoin
 from ferry.plan.balance.repair.kept_flow import kept_per_topic
 from ferry.plan.balance.repair.swaps import swap_extras
 from ferry.plan.balance.solvers.side_by_side import side_by_side
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
+
+Mix = tuple[int, int]
+"""Short topics per chunk, and topics at their count solved with each chunk to trade extras with."""
+
+FIRST: Mix = (10, 4)
+"""The chunks of the first round, which solves every short topic: small chunks, each HiGHS
+relaxation some 5,000 columns, as a relaxation's time grows faster than its topics.
+
+`benchmarks/exact_pass.py --shape "racks of 30" --chunks 30+10,10+4/30+10` (docs/benchmarks.md,
+"Smaller chunks first"): the pass took about a quarter less CPU time on the 100k draws and the 1M
+one, every posed topic at its program count. Partners are four in ten: three in ten (30 + 5) left
+topics short for later rounds."""
+
+LATER: Mix = (30, 10)
+"""The chunks of the rounds after the first, over the few topics it left short (tens of thousands
+of topics at 1M, then a hundred): each short topic among more partners, which the small chunks of
+the first round could leave short (a mix of 12 + 5 in every round kept two replicas fewer than the
+program on the 1M racks of 30 to 6)."""
 
 ROUNDS = 6
 """Most passes over the topics still short, while a pass keeps more: a chunk's trades can leave a
@@ -53,13 +71,14 @@ def realise(layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance)
     exact = _kept(layout, demands, solved, topics)
     quotas, keeps = list(solved.quotas), [dict(k) for k in solved.keeps]
     counted = sum(solved.kept[t] for t in topics)
-    for _ in range(ROUNDS):
+    for rounds in range(ROUNDS):
         if _reached(exact, counted):
             break  # no topic short, or every one short made up for by another above its count
         short = [t for t in topics if exact[t] < solved.kept[t]]
         # A short topic alone, every broker's total held, has nothing to trade with.
         partners = partner_order(layout, demands, topics, solved.kept, exact)
-        if not _round(layout, demands, short, partners, quotas, keeps, exact):
+        mix = LATER if rounds else FIRST
+        if not _round(layout, demands, short, partners, quotas, keeps, exact, mix=mix):
             break
     if not _reached(exact, counted):
         swap_extras(layout, demands, topics, solved.kept, quotas, keeps, exact)
@@ -83,15 +102,18 @@ def _round(
     quotas: list[tuple[int, ...]],
     keeps: list[dict[int, frozenset[int]]],
     exact: dict[int, int],
+    *,
+    mix: Mix = LATER,
 ) -> bool:
-    """Solve ``short`` again a chunk at a time, each with as many ``partners``; update ``quotas``,
-    ``keeps`` and ``exact`` where a chunk keeps more. Whether any did.
+    """Solve ``short`` again a chunk at a time, ``mix`` of them and of the ``partners`` per chunk;
+    update ``quotas``, ``keeps`` and ``exact`` where a chunk keeps more. Whether any did.
 
     Chunks that share no topic are solved side by side (:func:`_waves`): each reads only its own
     topics' quotas, so the answers are those of one chunk after the other."""
+    size, partnered = mix
     chunks = [
-        [*short[start : start + CHUNK], *_cycled(partners, n * PARTNERS, PARTNERS)]
-        for n, start in enumerate(range(0, len(short), CHUNK))
+        [*short[start : start + size], *_cycled(partners, n * partnered, partnered)]
+        for n, start in enumerate(range(0, len(short), size))
     ]
 
     def solve(chunk: list[int]) -> Balance | None:
