@@ -15,7 +15,7 @@ profiles a whole ``plan()`` and prints the cumulative CPU seconds of its phases.
     .venv/bin/python benchmarks/exact_pass.py --case "2,000 topics" --chunks 10,20,50
     .venv/bin/python benchmarks/exact_pass.py --case "huge" --topics 20000 --chunks 30+10 --profile
     .venv/bin/python benchmarks/exact_pass.py --shape "racks of 30" --scale 1 --chunks 20+20,30+10
-    .venv/bin/python benchmarks/exact_pass.py --shape "racks of 30" --scale 0.1 --chunks 30+10/30+10,10+4/30+10
+    .venv/bin/python benchmarks/exact_pass.py --shape "racks of 30" --chunks 30+10/30+10,10+4/30+10
 """
 
 from __future__ import annotations
@@ -159,10 +159,7 @@ def _chunked(
     chunk: Mixes,
 ) -> None:
     (first, first_partners), (later, later_partners) = realise.FIRST, realise.LATER = chunk
-    print(
-        f"chunks of {first} short topics and {first_partners} partners, "
-        f"then {later} and {later_partners}:"
-    )
+    print(f"chunks of {first} short topics and {first_partners} partners, then {later} and {later_partners}:")
     start = time.process_time()
     after = realise.realise(layout, posed_demands, solved)
     seconds = time.process_time() - start

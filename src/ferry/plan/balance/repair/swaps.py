@@ -78,7 +78,8 @@ GIVE_UP = 2
 after the other, before the pass stops solving them: each is a chunk program, and on the skewed
 start, whose tens of short topics the placement wins back, the first two win nothing."""
 GATHERED = 39
-"""Partners in such a chunk: as many topics as a chunk of the rounds holds, less the short one."""
+"""Partners in such a chunk: as many topics as a chunk of the later rounds holds
+(:data:`~ferry.plan.balance.repair.per_partition.LATER`), less the short one."""
 
 
 class _Extras:
