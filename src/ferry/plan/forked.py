@@ -9,6 +9,9 @@ are those of one process doing all the items in order: each item's work must rea
 there before the split and change nothing the parent reads afterwards (a child's changes stay in
 the child).
 
+:func:`aside` starts one piece of work in a child the same way, to be collected later: what the
+planner can count while it solves the balance program, whose flow keeps one core.
+
 A child that fails (killed, out of memory, an exception) costs time, never the answer: the parent
 does that share itself. Where this platform cannot fork safely, on one core, inside a child, or
 for work too small to pay for a fork, everything runs here, in order.

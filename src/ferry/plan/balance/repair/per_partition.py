@@ -43,19 +43,19 @@ Mix = tuple[int, int]
 """Short topics per chunk, and topics at their count solved with each chunk to trade extras with."""
 
 FIRST: Mix = (10, 4)
-"""The chunks of the first round, which solves every short topic: small chunks, each HiGHS
-relaxation some 5,000 columns, as a relaxation's time grows faster than its topics.
+"""The chunks of the first round, which solves every short topic: small ones, as a relaxation's
+time grows faster than its topics (their extra columns span every broker).
 
 `benchmarks/exact_pass.py --shape "racks of 30" --chunks 30+10,10+4/30+10` (docs/benchmarks.md,
-"Smaller chunks first"): the pass took about a quarter less CPU time on the 100k draws and the 1M
-one, every posed topic at its program count. Partners are four in ten: three in ten (30 + 5) left
-topics short for later rounds."""
+"Smaller chunks first"): the pass took a quarter to a third less CPU time on the 100k draws and
+the 1M one, every posed topic at its program count. Fewer partners per short topic (30 + 5) left
+more topics short for later rounds."""
 
 LATER: Mix = (30, 10)
-"""The chunks of the rounds after the first, over the few topics it left short (tens of thousands
-of topics at 1M, then a hundred): each short topic among more partners, which the small chunks of
-the first round could leave short (a mix of 12 + 5 in every round kept two replicas fewer than the
-program on the 1M racks of 30 to 6)."""
+"""The chunks of the rounds after the first, over the few topics it left short (about a hundred of
+9,817 on the 1M racks of 30 to 6): each short topic among more partners, which the first round's
+small chunks could not give it (12 + 5 in every round kept two replicas fewer than the program
+there)."""
 
 ROUNDS = 6
 """Most passes over the topics still short, while a pass keeps more: a chunk's trades can leave a
