@@ -72,7 +72,7 @@ def largest_network(shape: shapes.Shape, seed: int) -> Largest:
     try:
         with paused():
             topics = list(planner.in_scope(snapshot, goal))
-            demands = [d for _, d in planner.prepare_topics(topics, goal, layout)]
+            demands = planner.demands_of(topics, goal, layout)
             balance.assign_extras(layout, demands)
     finally:
         Transport.solve = solve

@@ -1,10 +1,11 @@
 """The one entry of the planning kernel, ``plan(snapshot, goal) -> Plan``, and its phase API.
 
 :func:`plan` runs the phases below in order, in process. A distributed engine (:mod:`ferry.pipeline`)
-runs the same functions where the data is — the per-topic ones (:func:`prepare_topics`, over the
-topics a worker holds, and :func:`place_topic`) on workers, the global ones (:func:`balance_topics`,
-:func:`assemble`) once — and imports nothing else from :mod:`ferry.plan` (an import-linter contract
-holds it to that), so the phase order has one home: change a phase here and both engines follow.
+runs the same functions where the data is — the per-topic ones (:func:`start_topic` and
+:func:`place_topic`, over the topics a worker holds) on workers, the global ones
+(:func:`demands_of`, :func:`balance_topics`, :func:`assemble`) once — and imports nothing else from
+:mod:`ferry.plan` (an import-linter contract holds it to that), so the phase order has one home:
+change a phase here and both engines follow.
 
 Phases, in order (each a subpackage of :mod:`ferry.plan`):
 
@@ -137,7 +138,6 @@ __all__ = [
     "plan",
     "planned_replicas",
     "prepare_topic",
-    "prepare_topics",
     "report_before",
     "start_topic",
     "target_brokers",
@@ -164,33 +164,13 @@ def prepare_topic(
     return work, topic_demand(work, layout, quota, goal.rack_mode)
 
 
-def prepare_topics(
-    topics: Sequence[Sequence[PartitionState]], goal: Goal, layout: RackLayout
-) -> list[tuple[TopicWork, TopicDemand]]:
-    """:func:`prepare_topic` of each of ``topics``, their demands worked out together
-    (:mod:`ferry.plan.prepare.bulk_demand`)."""
-    factors = [_factors(parts, goal) for parts in topics]
-    works = [
-        TopicWork.start(parts[0].tp.topic, parts, rfs, layout.position)
-        for parts, rfs in zip(topics, factors, strict=True)
-    ]
-    return list(zip(works, _demands(topics, factors, goal, layout), strict=True))
-
-
 def demands_of(
     topics: Sequence[Sequence[PartitionState]], goal: Goal, layout: RackLayout
 ) -> list[TopicDemand]:
-    """What :func:`prepare_topics` gives each topic to ask of the balance pass, without the topics'
-    scratch state: for an engine that places them elsewhere (it builds its own: :func:`start_topic`)."""
-    return _demands(topics, [_factors(parts, goal) for parts in topics], goal, layout)
-
-
-def _demands(
-    topics: Sequence[Sequence[PartitionState]],
-    factors: Sequence[Sequence[int]],
-    goal: Goal,
-    layout: RackLayout,
-) -> list[TopicDemand]:
+    """What each of ``topics`` asks of the balance pass, worked out together
+    (:mod:`ferry.plan.prepare.bulk_demand`), without the topics' scratch state: whatever places
+    them builds its own (:func:`start_topic`)."""
+    factors = [_factors(parts, goal) for parts in topics]
     quotas = [topic_quota(layout, rfs, goal.rack_mode) for rfs in factors]
     return topic_demands(topics, factors, layout, quotas, goal.rack_mode)
 

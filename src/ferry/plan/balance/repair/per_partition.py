@@ -103,7 +103,7 @@ def _round(
     keeps: list[dict[int, frozenset[int]]],
     exact: dict[int, int],
     *,
-    mix: Mix = LATER,
+    mix: Mix,
 ) -> bool:
     """Solve ``short`` again a chunk at a time, ``mix`` of them and of the ``partners`` per chunk;
     update ``quotas``, ``keeps`` and ``exact`` where a chunk keeps more. Whether any did.
