@@ -123,3 +123,27 @@ def test_freeze_without_rights_on_the_control_topic_is_one_clear_line(
     (line,) = _errors(err)
     assert "not authorized" in line and "kafka-ferry-control" in line
     assert "Traceback" not in err
+
+
+def test_a_user_without_describe_configs_is_refused_rather_than_read_as_unset(
+    kafka_sandbox: tuple[Sandbox, SandboxState],
+    admin: KafkaPythonAdmin,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Kafka answers a refused config read per resource; read as "no configs", min.insync.replicas
+    would be 1 (the check that refuses a move below it passed) and a throttle set before a run
+    unset (deleted at its end, not restored)."""
+    create_topics(kafka_sandbox[1].bootstrap, {"sec-view": {"assignments": {0: [1, 2]}}})
+    args = _as(kafka_sandbox, "viewer")
+    assert main(["snapshot", *args, "--timeout", "10", "-o", str(tmp_path / "s.json")]) == 5
+    (line,) = _errors(capsys.readouterr().err)
+    assert line.startswith("ferry: error: not authorized: describing ") and "DESCRIBE_CONFIGS" in line, line
+    assert not (tmp_path / "s.json").exists()
+    journal = tmp_path / "journal.sqlite"
+    plan = _plan(tmp_path / "plan.json", "sec-view")
+    code = main(["execute", "--plan", str(plan), *args, "--journal", str(journal), "--throttle", "1000000"])
+    assert code == 5
+    (line,) = _errors(capsys.readouterr().err)
+    assert "not authorized" in line and "DESCRIBE_CONFIGS" in line, line
+    _untouched(admin, "sec-view", journal)

@@ -22,11 +22,17 @@ SASL_PASSWORD = "alice-secret"
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 SCRAM = "SCRAM-SHA-512"
-SCRAM_USERS = {"admin": "admin-secret", "operator": "operator-secret", "reader": "reader-secret"}
+SCRAM_USERS = {
+    "admin": "admin-secret",
+    "operator": "operator-secret",
+    "reader": "reader-secret",
+    "viewer": "viewer-secret",
+}
 """With ``--sasl``, the SCRAM users (local test credentials, not secrets) and what ACLs let them do:
 ``admin`` everything (a super user, as ``alice`` and the PLAINTEXT listener's ANONYMOUS are);
-``operator`` reassign (ALTER and DESCRIBE on the cluster), describe topics and use the freeze topic,
-but not change configs, so no throttle; ``reader`` describe only."""
+``operator`` reassign (ALTER on the cluster), describe the cluster, topics and their configs and
+use the freeze topic, but not change configs, so no throttle; ``reader`` describe the cluster,
+topics and their configs; ``viewer`` describe the cluster and topics but not their configs."""
 _AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 _SUPER_USERS = f"User:ANONYMOUS;User:{SASL_USER};User:admin"
 MAX_LOG_DIRS = 8

@@ -83,9 +83,11 @@ def acl_args(bootstrap: str) -> list[list[str]]:
         return [*base, "--allow-principal", f"User:{user}", *ops, *resource]
 
     return [
-        allow("operator", ["Alter", "Describe"], "--cluster"),
-        allow("operator", ["Describe"], "--topic", "*"),
+        allow("operator", ["Alter", "Describe", "DescribeConfigs"], "--cluster"),
+        allow("operator", ["Describe", "DescribeConfigs"], "--topic", "*"),
         allow("operator", ["Read", "Write", "Describe", "Create"], "--topic", "kafka-ferry-control"),
-        allow("reader", ["Describe"], "--cluster"),
-        allow("reader", ["Describe"], "--topic", "*"),
+        allow("reader", ["Describe", "DescribeConfigs"], "--cluster"),
+        allow("reader", ["Describe", "DescribeConfigs"], "--topic", "*"),
+        allow("viewer", ["Describe"], "--cluster"),
+        allow("viewer", ["Describe"], "--topic", "*"),
     ]

@@ -198,7 +198,7 @@ def test_sasl_and_ssl_give_each_broker_three_listeners_and_every_node_an_authori
 def test_scram_users_are_created_when_storage_is_formatted(tmp_path: Path) -> None:
     args = format_args("id", tmp_path / "server.properties", scram=True)
     assert args[args.index("--add-scram") + 1] == "SCRAM-SHA-512=[name=admin,password=admin-secret]"
-    assert args.count("--add-scram") == 3
+    assert args.count("--add-scram") == 4
     assert "--add-scram" not in format_args("id", tmp_path / "server.properties")
 
 

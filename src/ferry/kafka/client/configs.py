@@ -1,5 +1,6 @@
 """Config writes and reads of KafkaPythonAdmin: resources grouped per broker, sent side by side; topic
-configs read from whichever broker answers first."""
+configs read from whichever broker answers first, a broker's from that broker, every resource's
+error code checked."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import kafka.errors as kerrors
 from kafka.admin import ConfigResource, ConfigResourceType
 
 from ferry.kafka.client.spread import first_answer
@@ -39,11 +41,52 @@ def any_broker_configs(client: Any, resources: Sequence[ConfigResource]) -> dict
     the other reads any broker answers are (hedged over brokers:
     :func:`~ferry.kafka.client.spread.first_answer`); kafka-python's own call sends the request to
     one broker, a stopped one too. 'all', not 'modified': a cluster- or broker-level value binds
-    the topic just as well."""
-    answer = first_answer(client, lambda: client._describe_configs_request(resources))
+    the topic just as well. Each resource's error is checked (:func:`checked`)."""
+    return checked(client, [first_answer(client, lambda: client._describe_configs_request(resources))])
+
+
+def own_broker_configs(client: Any, resources: Sequence[ConfigResource]) -> dict[str, dict[str, Any]]:
+    """Brokers' configs, each asked of that broker (only it answers for its own), all at once;
+    each resource's error checked (:func:`checked`)."""
+    manager = client._manager
+
+    async def ask() -> list[Any]:
+        sent = [manager.send(client._describe_configs_request([r]), node_id=int(r.name)) for r in resources]
+        return [await answer for answer in sent]
+
+    return checked(client, manager.run(ask) if resources else [])
+
+
+def checked(client: Any, responses: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """DescribeConfigs ``responses`` read as kafka-python's ``describe_configs`` reads them, once
+    each resource's error code has been checked.
+
+    kafka-python's reading drops that code, so a resource refused (no DESCRIBE_CONFIGS on it) or
+    not served read as one with no configs set: a throttle an operator had set before a run as
+    unset (and deleted, not restored, at its end), a topic's ``min.insync.replicas`` as 1 (and the
+    check that refuses a move below it as passed). A topic that no longer exists has no configs
+    and is left out.
+
+    Raises:
+        kafka.errors.BrokerResponseError: the first other error, naming its resource.
+    """
+    gone: set[tuple[int, str]] = set()
+    for response in responses:
+        for result in response.results:
+            error = kerrors.for_code(result.error_code)
+            if error is kerrors.NoError:
+                continue
+            if error is kerrors.UnknownTopicOrPartitionError:
+                gone.add((result.resource_type, result.resource_name))
+                continue
+            kind = ConfigResourceType(result.resource_type).name.lower()
+            detail = result.error_message or error.description
+            raise error(f"{kind} {result.resource_name}: {detail}")
     described: dict[str, dict[str, Any]] = client._describe_configs_process_responses(
-        [answer], config_filter="all"
+        responses, config_filter="all"
     )
+    for rtype, name in gone:
+        described.get(ConfigResourceType(rtype).name.lower(), {}).pop(name, None)
     return described
 
 

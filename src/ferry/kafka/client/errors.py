@@ -45,6 +45,7 @@ _NEEDED = (
     ("altering configs", "ALTER_CONFIGS on CLUSTER and on the moving topics"),
     ("describing topic configs", "DESCRIBE_CONFIGS on TOPIC"),
     ("describing throttle configs", "DESCRIBE_CONFIGS on CLUSTER and TOPIC"),
+    ("describing tiered storage configs", "DESCRIBE_CONFIGS on CLUSTER and TOPIC"),
     ("creating the control topic", "CREATE on TOPIC kafka-ferry-control"),
     ("writing the freeze flag", "WRITE on TOPIC kafka-ferry-control"),
     ("reading the freeze flag", "READ on TOPIC kafka-ferry-control"),

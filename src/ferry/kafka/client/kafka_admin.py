@@ -35,6 +35,7 @@ from ferry.kafka.client import health, log_dirs, metadata, reassign, tiering
 from ferry.kafka.client.configs import (
     RESOURCE_TYPES,
     any_broker_configs,
+    own_broker_configs,
     own_value,
     per_request,
     side_by_side,
@@ -266,7 +267,8 @@ class KafkaPythonAdmin:
         return log_dirs.alter_replica_log_dirs(self._client, self._call, targets)
 
     def describe_throttle_configs(self, keys: Collection[ConfigKey]) -> Mapping[ConfigKey, str]:
-        """Values of ``keys`` set on the resource itself (one DescribeConfigs per broker/for topics)."""
+        """Values of ``keys`` set on the resource itself: one DescribeConfigs for the topics, hedged over
+        brokers, and one per broker, to it, all at once."""
         if not keys:
             return {}
         wanted: dict[tuple[ResourceType, str], list[str]] = {}
@@ -276,9 +278,14 @@ class KafkaPythonAdmin:
             ConfigResource(RESOURCE_TYPES[rtype], name, sorted(names))
             for (rtype, name), names in wanted.items()
         ]
+        topics = [r for r in resources if r.resource_type == ConfigResourceType.TOPIC]
+        brokers = [r for r in resources if r.resource_type == ConfigResourceType.BROKER]
         described = self._call(
             "describing throttle configs",
-            lambda: self._client.describe_configs(resources, config_filter="all"),
+            lambda: (
+                (any_broker_configs(self._client, topics) if topics else {})
+                | own_broker_configs(self._client, brokers)
+            ),
         )
         return {key: value for key in keys if (value := own_value(described, key)) is not None}
 

@@ -12,7 +12,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, OffsetSpec
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from ferry.kafka.admin import Tiering
-from ferry.kafka.client.configs import any_broker_configs
+from ferry.kafka.client.configs import any_broker_configs, own_broker_configs
 from ferry.kafka.client.errors import Call
 from ferry.model import TopicPartition
 
@@ -37,7 +37,7 @@ def describe_tiering(client: Any, call: Call, topics: Collection[str], brokers: 
     if broker_resources:
         described |= call(
             "describing tiered storage configs",
-            lambda: client.describe_configs(broker_resources, config_filter="all"),
+            partial(own_broker_configs, client, broker_resources),
         )
     return Tiering(
         frozenset(t for t, c in described.get("topic", {}).items() if _on(c, REMOTE_STORAGE)),
