@@ -240,6 +240,10 @@ SHAPES = [
         sizes="lognormal",
     ),
     Shape("remove 20 of 200, log-normal sizes", "remove", 200, 20, 10, 80_000, ODD, sizes="lognormal"),
+    # Six racks of 22 brokers: topics of 50 partitions then hold a base of one replica per broker,
+    # which the ten racks of 20 above never give; skewed, and grown by two brokers a rack.
+    Shape("skewed rebalance, 6 racks of 22", "skewed", 132, 0, 6, 80_000, ODD),
+    Shape("grown 120->132, 6 racks", "grown", 120, 12, 6, 80_000, ODD),
 ]
-"""1M partitions each (within a few percent, 10 racks, RF 3); ``Shape.scaled(0.1, "100k")`` gives
-the 100k ones."""
+"""1M partitions each (within a few percent, RF 3; 10 racks but the last two, 6);
+``Shape.scaled(0.1, "100k")`` gives the 100k ones."""

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from ferry.plan.balance.program.columns import Columns
 from ferry.plan.balance.program.pinned_rows import _never_binds
 from ferry.plan.balance.solvers import parts as solve
+from ferry.plan.balance.solvers.rowless import WithRowless
+from ferry.plan.balance.solvers.transport import BROKER, TOPIC
 from ferry.plan.prepare.demand import Pinned
 from ferry.plan.racks import RackLayout
 
@@ -142,3 +144,34 @@ def test_more_parts_than_remembered_are_all_solved() -> None:
     found = _solve(program, parts=True)
     assert found is not None
     assert found.tolist() == [0, 1, 1] * (solve.REMEMBERED + 4)
+
+
+def _with_rowless(*, implied: bool) -> tuple[Columns, int]:
+    """A topic handing out two extras over three brokers (one per broker, the last worth a kept
+    replica), and a kept replica's column that is otherwise only in a pinned partition's row of at
+    most ``rf`` replicas with an extra column (implied where ``implied``); returns it and that column."""
+    program = Columns()
+    extras = [program.column(1, gain) for gain in (0, 0, 1)]
+    program.ones(extras, 2, 2, TOPIC)
+    for c in extras:
+        program.ones([c], 0, 1, BROKER)
+    alone = program.column(1, 1, 5)
+    if implied:
+        program.implied.append(len(program.lows))
+    program.ones([alone, extras[0]], -np.inf, 2)
+    return program, alone
+
+
+def test_a_column_in_no_row_of_a_network_keeps_its_replica_and_the_rest_is_solved_as_a_flow() -> None:
+    program, alone = _with_rowless(implied=True)
+    matrix = program.posed_matrix()
+    bounds = (np.array(program.lows), np.array(program.highs), np.array(program.upper, dtype=np.float64))
+    network = solve._network(matrix, list(program.kinds), bounds, program.implied, None)
+    assert isinstance(network, WithRowless)  # a flow, not HiGHS, solves it
+    flowed = program.optimum(1e-9, relax_first=False)
+    reference, _ = _with_rowless(implied=False)  # the row stays: HiGHS solves the same program
+    solved = reference.optimum(1e-9, relax_first=False)
+    assert flowed is not None and solved is not None
+    assert flowed[alone] == solved[alone] == 1
+    gains = np.array(program.gain)
+    assert gains @ flowed == gains @ solved == 2

@@ -16,6 +16,7 @@ import numpy as np
 from highspy import HighsBasis
 
 from ferry.plan.balance.solvers import highs as solver
+from ferry.plan.balance.solvers.rowless import WithRowless, rowless
 from ferry.plan.balance.solvers.side_by_side import side_by_side
 from ferry.plan.balance.solvers.transport import NETWORK, Transport, Unsolved
 
@@ -138,9 +139,10 @@ def _network(
     bounds: tuple[np.ndarray, np.ndarray, np.ndarray],
     implied: Sequence[int],
     groups: tuple[np.ndarray, np.ndarray] | None,
-) -> Transport | None:
+) -> Transport | WithRowless | None:
     """The program as a network, without its implied rows of no network kind (a pinned
-    partition's row of at most ``rf`` replicas where its rack rows imply it)."""
+    partition's row of at most ``rf`` replicas where its rack rows imply it), and with the
+    columns those leave in no row apart (:mod:`ferry.plan.balance.solvers.rowless`)."""
     lows, highs, upper = bounds
     dropped = [r for r in implied if kinds[r] not in NETWORK]
     if sum(k not in NETWORK for k in kinds) > len(dropped):
@@ -152,7 +154,11 @@ def _network(
             groups = ((np.cumsum(kept) - 1)[groups[0]], groups[1])
         matrix, lows, highs = matrix[kept], lows[kept], highs[kept]
         kinds = [k for k, keep in zip(kinds, kept.tolist(), strict=True) if keep]
-    return Transport.of(matrix, kinds, lows, highs, upper, groups)
+    alone = rowless(matrix)
+    if not alone.any():
+        return Transport.of(matrix, kinds, lows, highs, upper, groups)
+    network = Transport.of(matrix[:, ~alone], kinds, lows, highs, upper[~alone], groups)
+    return None if network is None else WithRowless(network, alone, upper)
 
 
 @dataclass(frozen=True)
