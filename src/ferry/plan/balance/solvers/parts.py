@@ -157,6 +157,8 @@ def _network(
     alone = rowless(matrix)
     if not alone.any():
         return Transport.of(matrix, kinds, lows, highs, upper, groups)
+    if not np.all(np.isfinite(upper[alone])):
+        return None  # a column that gains without bound: HiGHS says what that program is
     network = Transport.of(matrix[:, ~alone], kinds, lows, highs, upper[~alone], groups)
     return None if network is None else WithRowless(network, alone, upper)
 

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 
 
 def rowless(matrix: csr_array) -> np.ndarray:
-    """Per column, whether it has no entry in any row of ``matrix``."""
-    out: np.ndarray = np.bincount(matrix.indices, minlength=matrix.shape[1]) == 0
+    """Per column, whether it has no entry in any row of ``matrix`` (CSR already, or made so)."""
+    out: np.ndarray = np.bincount(matrix.tocsr().indices, minlength=matrix.shape[1]) == 0
     return out
 
 
