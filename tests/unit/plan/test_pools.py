@@ -20,11 +20,12 @@ from ferry.plan.balance.program import integer_program as program_module
 from ferry.plan.balance.program.columns import Columns, TopicColumns
 from ferry.plan.balance.program.integer_program import build, solve
 from ferry.plan.balance.program.loaded import loaded_brokers
+from ferry.plan.balance.program.loose_rows import LooseRows
 from ferry.plan.balance.program.pinned_run import runs_pinned
 from ferry.plan.balance.program.plain_rack_room import run_room
+from ferry.plan.balance.program.pool_groups import EVERY, group
 from ferry.plan.balance.program.pools import (
     FULL_FINE,
-    LooseRows,
     Pools,
     Refinements,
     holders,
@@ -108,15 +109,17 @@ def test_pooling_keeps_the_optimum_and_its_split_meets_every_row(
 
 @settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(wide(), st.sampled_from([0, 1]), st.booleans(), st.integers(0, 2**16))
-def test_loaded_brokers_take_extras_through_their_own_columns_and_the_optimum_stays(
+def test_loaded_brokers_take_extras_through_their_own_columns_or_pools_and_the_optimum_stays(
     case: tuple[ClusterSnapshot, Goal], slack: int, voluntary: bool, seed: int
 ) -> None:
     """Whichever brokers are loaded (ferry.plan.balance.program.loaded), a pooled program that splits
-    keeps as many replicas as the full one."""
+    keeps as many replicas as the full one: with columns of their own in racks mostly of others, pooled
+    apart in racks at least half loaded (ferry.plan.balance.program.pool_groups)."""
     layout, demands = _posed(*case)
     setting = Setting(broker_band(layout, demands), slack, None, voluntary)
     rng = np.random.default_rng(seed)
-    loaded = frozenset(i for i in range(len(layout.brokers)) if rng.random() < 0.3)
+    share = 0.3 if seed % 2 else 0.7
+    loaded = frozenset(i for i in range(len(layout.brokers)) if rng.random() < share)
     full = solve(ProgramState(layout, demands, voluntary=voluntary, room_rows=set()), setting)
     program = ProgramState(layout, demands, voluntary=voluntary, room_rows=set(), pool=True, loaded=loaded)
     pooled = solve(program, setting)
@@ -174,12 +177,13 @@ def test_a_broker_holding_no_more_than_its_base_is_idle_for_the_topic() -> None:
     layout, demands = _posed(snapshot, Goal())
     idle_holders = 0
     for d in demands:
-        at, idle = holders(layout, d)
+        at, idle, _ = holders(layout, d)
         for k, (_, hi) in enumerate(d.quota.rack_extras):
             mine = [layout.position[b] for b in layout.members[k]]
             above = [i for i in mine if d.held[i] > d.quota.base[i]]
             assert [i for i in at if i in mine] == (above if hi > 0 else [])
-            assert idle.get(k, 0) == (len(mine) - len(above) if hi > 0 else 0)
+            # No broker loaded: one pool stands for every idle broker of the rack.
+            assert idle.get(group(k, EVERY), 0) == (len(mine) - len(above) if hi > 0 else 0)
             idle_holders += sum(1 for i in mine if 0 < d.held[i] <= d.quota.base[i]) if hi > 0 else 0
     assert idle_holders > 0  # the case has brokers holding some of a topic, no more than the base
 
@@ -238,8 +242,12 @@ def test_plain_topics_built_in_bulk_give_the_same_program(
     if refine:
         refined.unpool = {(t, k) for t in range(len(demands)) for k in racks if rng.random() < 0.1}
         refined.capped = {(t, k) for t in range(len(demands)) for k in racks if rng.random() < 0.2}
-    # Some brokers loaded (columns of their own for every topic), or those the band shows.
-    loaded = frozenset(i for i in range(len(layout.brokers)) if rng.random() < 0.2) if seed % 2 else None
+    # Some brokers loaded (columns of their own, or pooled apart where half a rack is; some racks
+    # pooled together again, as in later rounds), or those the band shows.
+    share = (0.2, 0.6)[seed % 4 // 2]
+    loaded = frozenset(i for i in range(len(layout.brokers)) if rng.random() < share) if seed % 2 else None
+    if refine:
+        refined.together = {k for k in racks if rng.random() < 0.3}
     # Runs cut into chunks; runs of topics with pinned partitions from one topic on (the draws are small).
     previous = program_module.PLAIN_CHUNK, program_module.PINNED_RUN_FROM
     program_module.PLAIN_CHUNK, program_module.PINNED_RUN_FROM = chunk, 1
@@ -296,7 +304,7 @@ def _assert_same_program(bulk_built: ProgramState, alone: ProgramState) -> None:
     for name in ("extras", "kept"):
         bulk_arrays, alone_arrays = getattr(bulk_built, name).arrays(), getattr(alone, name).arrays()
         assert [a.tolist() for a in bulk_arrays] == [a.tolist() for a in alone_arrays], name
-    for name in ("topic", "rack", "first", "count"):
+    for name in ("topic", "group", "first", "count"):
         assert list(getattr(bulk_built.pools, name)) == list(getattr(alone.pools, name)), name
     assert bulk_built.pools.into == alone.pools.into
     for mine, theirs in zip(bulk_built.pinned, alone.pinned, strict=True):

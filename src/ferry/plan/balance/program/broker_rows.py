@@ -19,7 +19,7 @@ def band_rows(program: ProgramState, band: list[tuple[int, int]], slack: int) ->
     pool passes on to it, and the base loads of the program's topics and of those held outside."""
     loads = base_load(program).tolist()
     by_broker = _extras_by_broker(program.extras)
-    pool_rows(program, program.layout, program.pools, by_broker)
+    pool_rows(program, program.groups, program.pools, by_broker)
     saturation_rows(program, program.refined.saturate)
     for i in sorted(by_broker):
         lo_b, hi_b = band[i]

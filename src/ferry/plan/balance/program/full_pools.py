@@ -1,15 +1,16 @@
-"""Rows that keep a pooled optimum splittable where a topic's pool fills every idle broker of a rack.
+"""Rows that keep a pooled optimum splittable where a topic's pool fills every idle broker of a group.
 
-A pool (:mod:`ferry.plan.balance.program.pools`) stands for the ``n`` brokers of a rack idle for its
-topic; a split gives each of them at most one of its ``y`` extras. When ``y = n`` every one of them
-takes one, whatever its own band allows: a broker that must shed load (its ``z[rack, b]`` small)
+A pool (:mod:`ferry.plan.balance.program.pools`) stands for the ``n`` brokers of a group (of a rack:
+:mod:`ferry.plan.balance.program.pool_groups`) idle for its topic; a split gives each of them at most
+one of its ``y`` extras. When ``y = n`` every one of them takes one, whatever its own band allows:
+a broker that must shed load (its ``z[group, b]`` small)
 cannot take one from each of many such full pools, and no split exists ("large: unequal 20/20/17 +
 0/0/2" of `benchmarks/plan_quality.py`: many full pools in the rack that gains three new brokers,
 against heavily loaded brokers whose band left them fewer extras).
 
-Where a rack failed so (:func:`oversaturated`), each pool of the rack that can fill (its topic
+Where a group failed so (:func:`oversaturated`), each pool of the group that can fill (its topic
 and rack rows allow ``n`` extras) gets a column ``s >= y - (n - 1)``, one exactly when the pool is
-full, and each broker ``b`` of the rack a row ``sum of s over the pools it is idle for <= z[rack, b]``
+full, and each broker ``b`` of the group a row ``sum of s over the pools it is idle for <= z[group, b]``
 (:func:`saturation_rows`), and the program is solved again at once
 (:func:`ferry.plan.balance.program.integer_program.solve`): its rows so far are kept as a matrix,
 and only the parts the new rows touch are solved again (:mod:`ferry.plan.balance.solvers.parts` remembers the
@@ -26,61 +27,68 @@ from collections.abc import Collection
 
 import numpy as np
 
+from ferry.plan.balance.program.pool_groups import PER_RACK
 from ferry.plan.balance.program.pools import are_idle, holders_of
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.solvers.transport import OTHER
-from ferry.plan.consecutive import rank, runs, spans, starts
+from ferry.plan.consecutive import rank, runs, spans
 from ferry.plan.prepare.demand import extra_bounds
 
 
-def oversaturated(program: ProgramState, solution: np.ndarray, racks: Collection[int]) -> set[int]:
-    """Those of ``racks`` where some broker is idle for more full pools in ``solution`` than its
-    ``z`` lets it take; only where the program is no network (the rows would make it one HiGHS
-    must solve, and a network's pools are given columns per broker instead)."""
+def oversaturated(program: ProgramState, solution: np.ndarray, groups: Collection[int]) -> set[int]:
+    """Those of ``groups`` of brokers where some broker is idle for more full pools in ``solution``
+    than its ``z`` lets it take; only where the program is no network (the rows would make it one
+    HiGHS must solve, and a network's pools are given columns per broker instead)."""
     pools = program.pools
-    if not racks or not pools.topic or OTHER not in program.kinds:
+    if not groups or not pools.topic or OTHER not in program.kinds:
         return set()
-    topic, rack, _, _, idle = _pools(program)
-    full = np.flatnonzero(np.isin(rack, list(racks)) & (pools.units(solution) == idle))
-    _, pair_pos = _idle_pairs(program, topic[full], rack[full])
-    taken = np.bincount(pair_pos, minlength=len(program.layout.brokers))
+    topic, group, _, _, idle = _pools(program)
+    full = np.flatnonzero(np.isin(group, list(groups)) & (pools.units(solution) == idle))
+    pair_pool, pair_pos = _idle_pairs(program, topic[full], group[full])
     out: set[int] = set()
-    for i in np.flatnonzero(taken).tolist():
-        k = program.layout.rack_at[i]
-        if taken[i] > round(solution[pools.into[k][i]]):
-            out.add(k)
+    for g, i, taken in _per_broker(group[full][pair_pool], pair_pos):
+        if taken > round(solution[pools.into[g][i]]):
+            out.add(g)
     return out
 
 
-def saturation_rows(program: ProgramState, racks: Collection[int]) -> None:
-    """The columns and rows of the module docstring, in ``racks``."""
-    if not racks or not program.pools.topic:
+def saturation_rows(program: ProgramState, groups: Collection[int]) -> None:
+    """The columns and rows of the module docstring, in ``groups`` of brokers."""
+    if not groups or not program.pools.topic:
         return
-    topic, rack, first, count, idle = _pools(program)
-    full = np.flatnonzero(np.isin(rack, list(racks)) & (_most(program)[topic, rack] >= idle))
+    topic, group, first, count, idle = _pools(program)
+    most = _most(program)[topic, group // PER_RACK]
+    full = np.flatnonzero(np.isin(group, list(groups)) & (most >= idle))
     if not len(full):
         return
     _fill_columns(program, first[full], count[full], idle[full])
     s = len(program.upper) - len(full) + np.arange(len(full))
-    pair_pool, pair_pos = _idle_pairs(program, topic[full], rack[full])
-    order = np.argsort(pair_pos, kind="stable")
-    pair_pool, pair_pos = pair_pool[order], pair_pos[order]
-    for a, b in runs(pair_pos):
-        i = int(pair_pos[a])
-        z = program.pools.into[program.layout.rack_at[i]][i]
+    pair_pool, pair_pos = _idle_pairs(program, topic[full], group[full])
+    pair_group = group[full][pair_pool]
+    order = np.lexsort((pair_pos, pair_group))
+    pair_pool, pair_pos, pair_group = pair_pool[order], pair_pos[order], pair_group[order]
+    key = pair_group * len(program.layout.brokers) + pair_pos
+    for a, b in runs(key):
+        z = program.pools.into[int(pair_group[a])][int(pair_pos[a])]
         program.ones(s[pair_pool[a:b]], -np.inf, 0, OTHER, minus=[z])
 
 
+def _per_broker(group: np.ndarray, pos: np.ndarray) -> list[tuple[int, int, int]]:
+    """(group, broker position, how many) of the (group, position) pairs given."""
+    pairs, taken = np.unique(np.stack([group, pos]), axis=1, return_counts=True)
+    return list(zip(pairs[0].tolist(), pairs[1].tolist(), taken.tolist(), strict=True))
+
+
 def _pools(program: ProgramState) -> tuple[np.ndarray, ...]:
-    """Per pool: topic, rack, first column, columns and idle brokers (copies)."""
+    """Per pool: topic, group of brokers, first column, columns and idle brokers (copies)."""
     pools = program.pools
-    topic, rack, first, count = (
+    topic, group, first, count = (
         np.frombuffer(values, dtype=np.int64).copy()
-        for values in (pools.topic, pools.rack, pools.first, pools.count)
+        for values in (pools.topic, pools.group, pools.first, pools.count)
     )
     # A pool's columns together take up to one extra per idle broker (pools.pool_columns).
     idle = pools.summed(np.frombuffer(program.upper, dtype=np.float64))
-    return topic, rack, first, count, idle
+    return topic, group, first, count, idle
 
 
 def _most(program: ProgramState) -> np.ndarray:
@@ -103,18 +111,13 @@ def _fill_columns(program: ProgramState, first: np.ndarray, count: np.ndarray, i
     program.add_rows(entries, (np.full(m, -np.inf), (idle - 1).astype(np.float64)), [OTHER] * m)
 
 
-def _idle_pairs(program: ProgramState, topic: np.ndarray, rack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per pool given by ``topic`` and ``rack``, each broker of the rack idle for the topic (none of
-    its extras has a column of its own there): (pool index, broker position) pairs."""
-    layout = program.layout
-    sizes = np.asarray(layout.sizes, dtype=np.int64)
-    flat = np.fromiter(
-        (layout.position[b] for members in layout.members for b in members),
-        dtype=np.int64,
-        count=int(sizes.sum()),
-    )
-    pair_pool = np.repeat(np.arange(len(topic)), sizes[rack])
-    pair_pos = flat[spans(starts(sizes)[rack], sizes[rack])]
-    brokers = len(layout.brokers)
+def _idle_pairs(program: ProgramState, topic: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per pool given by ``topic`` and ``group``, each broker of the group idle for the topic (none
+    of its extras has a column of its own there): (pool index, broker position) pairs."""
+    groups = program.groups
+    sizes = groups.size[group]
+    pair_pool = np.repeat(np.arange(len(topic)), sizes)
+    pair_pos = groups.flat[spans(groups.start[group], sizes)]
+    brokers = len(program.layout.brokers)
     idle = are_idle(holders_of(program.extras, brokers), topic[pair_pool] * brokers + pair_pos)
     return pair_pool[idle], pair_pos[idle]

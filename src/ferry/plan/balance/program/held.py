@@ -1,7 +1,7 @@
 """The balance program solved again for a few topics, every other topic held where a solution put it.
 
 After a pooled optimum the rows of most extras it left out
-(:class:`~ferry.plan.balance.program.pools.LooseRows`) are checked, and the topics that break one
+(:class:`~ferry.plan.balance.program.loose_rows.LooseRows`) are checked, and the topics that break one
 have those rows posed and the program solved again
 (:func:`~ferry.plan.balance.program.integer_program._posed_again`). Solved whole, that second solve
 cost as much as the first: on the skewed start of `benchmarks/plan_quality.py --shapes` a min-cost
@@ -32,7 +32,7 @@ from collections.abc import Collection
 
 import numpy as np
 
-from ferry.plan.balance.program.pools import LooseRows
+from ferry.plan.balance.program.loose_rows import LooseRows
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.solvers.parts import optimum
 

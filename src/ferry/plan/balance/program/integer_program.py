@@ -55,6 +55,7 @@ from ferry.plan.balance.program.held import held_optimum, partners
 from ferry.plan.balance.program.loaded import loaded_brokers
 from ferry.plan.balance.program.pinned_run import runs_pinned
 from ferry.plan.balance.program.plain_topics import PLAIN_CHUNK, add_plain, is_plain
+from ferry.plan.balance.program.pool_groups import LOADED, PER_RACK
 from ferry.plan.balance.program.pools import split, tight
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.program.topic_rows import add_topic
@@ -127,8 +128,10 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
         solution, rounds = again, rounds + 1
         found, failed, taken = split(state.layout, state.extras, state.pools, solution)
         capped = state.loose.broken(solution)
-    state.broke.unpool = tight(taken, failed, {k for _, k in state.refined.unpool})
-    if state.broke.unpool:
+    state.broke.together = {g // PER_RACK for g in failed if g % PER_RACK == LOADED}
+    others = [g for g in failed if g % PER_RACK != LOADED]
+    state.broke.unpool = tight(taken, others, {k for _, k in state.refined.unpool})
+    if state.broke.unpool or state.broke.together:
         # The next program poses these from the start.
         state.broke.saturate, state.broke.capped = fresh, capped | state.loose.broken(solution)
     else:

@@ -1,5 +1,5 @@
-"""Loaded brokers: those whose own extras fill their band, given columns of their own where a
-topic's pool would need them.
+"""Loaded brokers: those whose own extras fill their band, pooled apart where a topic's pool would
+need them.
 
 A pool (:mod:`ferry.plan.balance.program.pools`) stands for the brokers of a rack idle for its
 topic, as if any of them could take its extras. On a skewed start a few brokers of each rack hold
@@ -14,13 +14,16 @@ Which brokers are loaded is read before solving: broker ``b`` is when the topics
 it than their base number at least its room, ``band_hi + slack - base load``
 (:func:`loaded_brokers`). The pooled optimum gives a broker about ``room - those topics`` pooled
 extras, as each of those topics keeps a replica by taking an extra there: the test picks out the
-brokers it leaves none. A loaded broker idle for a topic gets a column ``x[t, b]`` of its own where
-the topic may give the rack more extras (``min(extras, most in the rack)``) than the rack's other
-idle brokers number (:func:`needs_loaded`), and stays in the pool elsewhere, where the others can
-take all the pool may hold: on a cluster that gained brokers most old brokers are loaded, and
-columns of their own for every topic would bring the program near the full one, for pools that
-split anyway. A pooled program with columns of their own for some idle brokers is still a
-relaxation of the full program whose every split is a solution of it: the optimum is the same.
+brokers it leaves none. Where a topic may give a rack more extras (``min(extras, most in the
+rack)``) than the rack's idle brokers that are not loaded number (:func:`needs_loaded`), it pools
+the rack's loaded brokers apart from the others (:mod:`ferry.plan.balance.program.pool_groups`):
+each pool then stands for brokers of one kind, and the loaded brokers' pool takes what their own
+``z`` allow. Elsewhere the others can take all the pool may hold, and one pool stands for every
+idle broker of the rack. A pooled program with pools of two kinds is still a relaxation of the
+full program whose every split is a solution of it: the optimum is the same. Before, loaded
+brokers got a column of their own per topic instead: on a cluster that grew from 120 to 132
+brokers over six racks, all 120 old ones are loaded, and those columns made the first program
+several times the size of the pooled one.
 """
 
 from __future__ import annotations
@@ -58,11 +61,12 @@ def loaded_brokers(brokers: int, demands: Sequence[TopicDemand], room: np.ndarra
 
 @dataclass(frozen=True)
 class LoadedPools:
-    """Of a run of topics: per topic and rack, whether its loaded brokers get columns of their own
-    (``own``); per holder entry, whether it is such a loaded broker (``take``); and the loaded
-    brokers holding nothing of a topic that get one (``topic``, ``pos``)."""
+    """Of a run of topics: per topic and rack, whether its loaded brokers pose its row of most extras
+    (``posed``); per holder entry, whether it is a loaded broker given a column of its own
+    (``take``); and the loaded brokers holding nothing of a topic that get one (``topic``,
+    ``pos``)."""
 
-    own: np.ndarray
+    posed: np.ndarray
     take: np.ndarray
     topic: np.ndarray
     pos: np.ndarray
@@ -73,12 +77,14 @@ def loaded_pools(
     demands: Sequence[TopicDemand],
     loaded: Collection[int],
     entries: tuple[np.ndarray, np.ndarray, np.ndarray],
-    most: np.ndarray,
+    limits: tuple[np.ndarray, np.ndarray],
 ) -> LoadedPools:
     """:class:`LoadedPools` of ``demands``, whose holders are ``entries`` (per entry its topic, broker
-    position and whether it has an extra of its own), and which may give each rack up to ``most``
-    extras (0 where the rack takes none)."""
+    position and whether it has an extra of its own). ``limits``: per topic and rack the most extras
+    it may give the rack (0 where the rack takes none), and per rack whether its loaded brokers are
+    pooled apart (:mod:`~ferry.plan.balance.program.pool_groups`; columns of their own elsewhere)."""
     topic, pos, above = entries
+    most, apart = limits
     racks = len(layout.members)
     rack_at = np.asarray(layout.rack_at, dtype=np.int64)
     is_loaded = np.zeros(len(layout.brokers), dtype=bool)
@@ -92,11 +98,15 @@ def loaded_pools(
     idle = np.where(opened, np.asarray(layout.sizes, dtype=np.int64)[None, :] - per_pool(above), 0)
     in_rack = np.bincount(rack_at[is_loaded], minlength=racks)
     idle_loaded = np.where(opened, in_rack[None, :] - per_pool(above & is_loaded[pos]), 0)
-    own = needs_loaded(most, idle, idle_loaded)
+    posed = needs_loaded(most, idle, idle_loaded)
+    own = posed & ~apart[None, :]
     take = is_loaded[pos] & ~above & own[topic, rack_at[pos]]
-    new_topic, new_pos = _holding_nothing(demands, loaded)
+    single = [i for i in loaded if not apart[rack_at[i]]]
+    if not single:
+        return LoadedPools(posed, take, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    new_topic, new_pos = _holding_nothing(demands, single)
     chosen = own[new_topic, rack_at[new_pos]]
-    return LoadedPools(own, take, new_topic[chosen], new_pos[chosen])
+    return LoadedPools(posed, take, new_topic[chosen], new_pos[chosen])
 
 
 def _holding_nothing(
@@ -122,7 +132,8 @@ def _as_sequence(picked: int | tuple[int, ...]) -> Sequence[int]:
 
 def needs_loaded(most: np.ndarray, idle: np.ndarray, loaded: np.ndarray) -> np.ndarray:
     """Per pool of ``idle`` brokers, ``loaded`` of them, whose topic may give its rack up to
-    ``most`` extras: whether its loaded brokers get columns of their own (module docstring)."""
+    ``most`` extras: whether the others may not take all the pool holds, and the topic's row of most
+    extras in the rack is posed (module docstring)."""
     out: np.ndarray = (loaded > 0) & (most > idle - loaded)
     return out
 
@@ -133,9 +144,10 @@ def loaded_idle(
     held: Collection[int],
     idle: Mapping[int, int],
     loaded: Collection[int],
-) -> list[int]:
-    """The ``loaded`` positions idle for the topic (not in ``held``) in the racks of ``idle`` (per open
-    rack, its idle brokers) whose pool would need them (:func:`needs_loaded`)."""
+) -> tuple[dict[int, list[int]], set[int]]:
+    """Per rack of ``idle`` (per open rack, its brokers idle for the topic: not in ``held``), its
+    ``loaded`` brokers idle for the topic; and the racks where they pose the topic's row of most
+    extras (:func:`needs_loaded`)."""
     taken = set(held)
     by_rack: dict[int, list[int]] = {}
     for i in sorted(loaded):
@@ -145,4 +157,4 @@ def loaded_idle(
     most = np.array([min(d.quota.extras, d.quota.rack_extras[k][1]) for k in racks])
     count = np.array([len(by_rack[k]) for k in racks])
     needs = needs_loaded(most, np.array([idle[k] for k in racks]), count)
-    return [i for k, need in zip(racks, needs.tolist(), strict=True) if need for i in by_rack[k]]
+    return by_rack, {k for k, need in zip(racks, needs.tolist(), strict=True) if need}

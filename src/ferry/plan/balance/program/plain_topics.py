@@ -54,8 +54,9 @@ def add_plain(program: ProgramState, topics: list[int], *, pinned: bool = False)
     own = np.zeros(opened.shape, dtype=bool)
     if program.loaded:
         most = np.where(opened, np.minimum(extras[:, None], bounds[:, :, 1]), 0)
-        found = loaded_pools(layout, demands, program.loaded, (h.topic, h.pos, is_x), most)
-        own, take = found.own, found.take
+        limits = (most, program.groups.apart)
+        found = loaded_pools(layout, demands, program.loaded, (h.topic, h.pos, is_x), limits)
+        own, take = found.posed, found.take
         distinct, rows = distinct_bases(demands)
         h, order = h.joined(found.topic, found.pos, distinct[rows[found.topic], found.pos])
         is_x = np.concatenate([is_x | take, np.ones(len(found.topic), dtype=bool)])[order]
@@ -69,8 +70,7 @@ def add_plain(program: ProgramState, topics: list[int], *, pinned: bool = False)
     follows = ~fixed if tail is None else ~fixed & ~tail.on
     _keep(program, topics, h, fixed, follows)
     # A rack row of most extras may be left out (loose): only the topic's row bounds a pool for sure.
-    most = np.broadcast_to(extras[:, None], opened.shape)
-    cols = RunLayout.of(program, h, (rack, is_x, opened, most), tail)
+    cols = RunLayout.of(program, h, (rack, is_x, opened, extras), tail)
     carries = (follows & (h.free > h.base))[is_x]
     x_col = np.full(len(h.pos), -1, dtype=np.int32)
     x_col[is_x] = cols.x
@@ -153,7 +153,7 @@ def _columns(
     size[x] = h.shed[is_x]
     pooled = cols.pooled
     _, pool_upper, fines = pool_columns(
-        cols.idle[pooled.topic, pooled.rack], cols.most[pooled.topic, pooled.rack]
+        cols.idle[pooled.topic, pooled.group], cols.most[pooled.topic, pooled.group]
     )
     upper[pooled.cols - start] = pool_upper
     if placed is not None:
@@ -189,9 +189,9 @@ def _records(
     pooled = cols.pooled
     program.pools.extend(
         ids[pooled.topic],
-        pooled.rack,
-        cols.pool[pooled.topic, pooled.rack],
-        cols.pool_count[pooled.topic, pooled.rack],
+        pooled.group,
+        cols.pool[pooled.topic, pooled.group],
+        cols.pool_count[pooled.topic, pooled.group],
     )
 
 
@@ -207,8 +207,8 @@ def _rows(
     bounds), posed or, where only a loose upper bound, left to
     :attr:`~ferry.plan.balance.program.state.ProgramState.loose`; then a pinned run's rows
     (:meth:`~ferry.plan.balance.program.pinned_run.PinnedRun.rows`). ``limits``: per topic and rack
-    its bounds, per topic its extras, and per topic and rack whether its loaded brokers have columns of
-    their own (its row of most extras is then posed: :mod:`ferry.plan.balance.program.loaded`)."""
+    its bounds, per topic its extras, and per topic and rack whether its loaded brokers pose its row
+    of most extras (:mod:`ferry.plan.balance.program.loaded`)."""
     bounds, extras, own = limits
     lo, hi = bounds[:, :, 0], bounds[:, :, 1]
     loose, posed = _rack_rows(program, topics, (lo, hi, own), cols)
@@ -264,10 +264,11 @@ def _rack_rows(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per topic and rack, whether its rack row is left out (loose), and whether it is posed."""
     lo, hi, own = limits
-    present = cols.x_in + cols.pool_count > 0
-    wanted = present & ~((lo == 0) & (hi >= cols.x_in + cols.idle))
-    capped = _capped(program, topics, cols.pool_count.shape[1])
-    loose = wanted & (lo == 0) & (cols.pool_count > 0) & ~own & ~capped
+    pooling = cols.per_rack(cols.pool_count) > 0
+    present = (cols.x_in > 0) | pooling
+    wanted = present & ~((lo == 0) & (hi >= cols.x_in + cols.per_rack(cols.idle)))
+    capped = _capped(program, topics, cols.x_in.shape[1])
+    loose = wanted & (lo == 0) & pooling & ~own & ~capped
     return loose, wanted & ~loose
 
 

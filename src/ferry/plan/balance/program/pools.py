@@ -15,18 +15,20 @@ the rack's topics pooled is what its brokers take. At 100,000 topics on 200 brok
 more of a topic than its base (one of its replicas must go): pooled too, "large: unequal 20/20/17 +
 0/0/2" of `benchmarks/plan_quality.py` plans in about three quarters of the time (docs/benchmarks.md).
 Topics with single-replica partitions are not pooled: their leader rows count each broker's extras.
-A broker whose own extras fill its band is not counted idle where a pool could need it: it gets a
-column of its own there (:mod:`ferry.plan.balance.program.loaded`).
+Brokers whose own extras fill their band are pooled apart from the others where a pool could need
+them (:mod:`ferry.plan.balance.program.loaded`): a pool stands for the brokers of one group of the
+rack (:mod:`ferry.plan.balance.program.pool_groups`), every broker of it elsewhere.
 
 Every solution of the full program gives one of the pooled program with the same objective, so the
 pooled optimum keeps at least as many replicas; and any split of each ``y[t, rack]`` over distinct
 idle brokers of the topic that gives each broker its ``z[rack, b]`` meets every row of the full
-program. :func:`split` finds one by a flow per rack (topics to their idle brokers, one each). Where
-none exists because pools filled every idle broker of a rack and some broker could not take one of
-each, rows rule that out and the program is solved again at once
-(:mod:`ferry.plan.balance.program.full_pools`). Otherwise the pools that could not be placed get a column per
-broker in the next program (:func:`tight`, :class:`Refinements`); the balance pass solves a few such rounds
-(:func:`ferry.plan.balance.assign_extras._solve_pooled`), then the full program.
+program. :func:`split` finds one by a flow per group of brokers (topics to their idle brokers, one
+each). Where none exists because pools filled every idle broker of a group and some broker could
+not take one of each, rows rule that out and the program is solved again at once
+(:mod:`ferry.plan.balance.program.full_pools`). Otherwise the pools that could not be placed get a
+column per broker in the next program (:func:`tight`, :class:`Refinements`); the balance pass
+solves a few such rounds (:func:`ferry.plan.balance.assign_extras._solve_pooled`), then the full
+program.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ import numpy as np
 
 from ferry.plan.balance.program.columns import Columns, TopicColumns, extend_from
 from ferry.plan.balance.program.loaded import loaded_idle
-from ferry.plan.balance.solvers.transport import POOL, RACK
+from ferry.plan.balance.program.pool_groups import EVERY, LOADED, OTHERS, PER_RACK, PoolGroups, group
+from ferry.plan.balance.solvers.transport import POOL
 from ferry.plan.consecutive import spans, starts
 from ferry.plan.forked import forked_map
 from ferry.plan.prepare.demand import TopicDemand
@@ -52,14 +55,15 @@ class Pools:
     """Where the pooled columns of a program are, and the split of its solution.
 
     Each pool is ``count`` (1 to 3: :func:`pool_columns`) consecutive columns from ``first``, of
-    one topic and rack; in typed arrays: a million pools at 100,000 topics."""
+    one topic and group of brokers (:mod:`~ferry.plan.balance.program.pool_groups`); in typed
+    arrays: a million pools at 100,000 topics."""
 
     topic: array[int] = field(default_factory=lambda: array("q"))
-    rack: array[int] = field(default_factory=lambda: array("q"))
+    group: array[int] = field(default_factory=lambda: array("q"))
     first: array[int] = field(default_factory=lambda: array("q"))
     count: array[int] = field(default_factory=lambda: array("q"))
     into: dict[int, dict[int, int]] = field(default_factory=dict)
-    """Per rack with a pool, broker position -> its ``z`` column."""
+    """Per group with a pool, broker position -> its ``z`` column."""
     split: list[list[int]] = field(default_factory=list)
     """Per topic, the idle broker positions its pooled extras went to (once solved)."""
 
@@ -67,28 +71,28 @@ class Pools:
     def empty(cls, topics: int) -> Pools:
         return cls(split=[[] for _ in range(topics)])
 
-    def add(self, t: int, k: int, cols: Sequence[int]) -> None:
-        """Topic ``t``'s pool in rack ``k``: ``cols``, consecutive."""
+    def add(self, t: int, g: int, cols: Sequence[int]) -> None:
+        """Topic ``t``'s pool of group ``g``: ``cols``, consecutive."""
         self.topic.append(t)
-        self.rack.append(k)
+        self.group.append(g)
         self.first.append(cols[0])
         self.count.append(len(cols))
 
-    def extend(self, topic: np.ndarray, rack: np.ndarray, first: np.ndarray, count: np.ndarray) -> None:
-        """Pools in bulk, each given by its topic, rack, first column and count."""
+    def extend(self, topic: np.ndarray, group: np.ndarray, first: np.ndarray, count: np.ndarray) -> None:
+        """Pools in bulk, each given by its topic, group, first column and count."""
         for target, values in (
             (self.topic, topic),
-            (self.rack, rack),
+            (self.group, group),
             (self.first, first),
             (self.count, count),
         ):
             extend_from(target, values)
 
     def columns(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every pooled column and its rack, pool by pool."""
+        """Every pooled column and its group, pool by pool."""
         count = np.frombuffer(self.count, dtype=np.int64)
         cols = spans(np.frombuffer(self.first, dtype=np.int64), count)
-        return cols, np.repeat(np.frombuffer(self.rack, dtype=np.int64), count)
+        return cols, np.repeat(np.frombuffer(self.group, dtype=np.int64), count)
 
     def units(self, solution: np.ndarray) -> np.ndarray:
         """Per pool, the extras it took in ``solution``."""
@@ -104,18 +108,18 @@ class Pools:
         return out
 
     def taken(self, solution: np.ndarray) -> dict[int, list[tuple[int, int]]]:
-        """Per rack, (topic, extras) of the pools that took any in ``solution``, in the order built."""
+        """Per group, (topic, extras) of the pools that took any in ``solution``, in the order built."""
         out: dict[int, list[tuple[int, int]]] = {k: [] for k in self.into}
         if not self.topic:
             return out
         units = self.units(solution)
         took = np.flatnonzero(units > 0)
-        topic, rack = (
+        topic, groups = (
             np.frombuffer(self.topic, dtype=np.int64)[took],
-            np.frombuffer(self.rack, dtype=np.int64)[took],
+            np.frombuffer(self.group, dtype=np.int64)[took],
         )
-        for t, k, u in zip(topic.tolist(), rack.tolist(), units[took].tolist(), strict=True):
-            out[k].append((t, u))
+        for t, g, u in zip(topic.tolist(), groups.tolist(), units[took].tolist(), strict=True):
+            out[g].append((t, u))
         return out
 
 
@@ -171,98 +175,37 @@ class Refinements:
     excess to other topics' racks (on small clusters, where a rack's brokers are few, and on a
     skewed start): the 100k skewed shape of `benchmarks/plan_quality.py --shapes` took three pooled
     rounds that way, two this way (38 s -> 33 s)."""
+    together: set[int] = field(default_factory=set)
+    """Racks whose loaded brokers' pools could not be split: not pooled apart
+    (:mod:`~ferry.plan.balance.program.pool_groups`)."""
     saturate: set[int] = field(default_factory=set)
-    """Racks whose full pools get rows (:mod:`ferry.plan.balance.program.full_pools`): an optimum filled more
-    pools than a broker idle for them could take."""
+    """Groups of brokers whose full pools get rows (:mod:`ferry.plan.balance.program.full_pools`): an
+    optimum filled more pools than a broker idle for them could take."""
 
     def __bool__(self) -> bool:
-        return bool(self.unpool or self.capped or self.saturate)
+        return bool(self.unpool or self.capped or self.saturate or self.together)
 
     def add(self, other: Refinements) -> None:
         self.unpool |= other.unpool
+        self.together |= other.together
         self.saturate |= other.saturate
         self.every_cap |= bool(other.capped)
         self.capped |= other.capped
 
 
-class LooseRows:
-    """Rows of most extras a pooled program leaves out and checks after solving
-    (:attr:`ferry.plan.balance.program.state.ProgramState.loose`); in typed arrays: a million of them at
-    100,000 topics."""
-
-    def __init__(self) -> None:
-        self.topic, self.rack, self.most = array("q"), array("q"), array("q")
-        self.owner, self.cols = array("q"), array("q")
-
-    def add(self, t: int, k: int, cols: Sequence[int], most: int) -> None:
-        """Topic ``t`` gives at most ``most`` extras to rack ``k``, where ``cols`` are its columns."""
-        self.owner.extend([len(self.topic)] * len(cols))
-        self.cols.extend(cols)
-        self.topic.append(t)
-        self.rack.append(k)
-        self.most.append(most)
-
-    def extend(
-        self, topic: np.ndarray, rack: np.ndarray, most: np.ndarray, owner: np.ndarray, cols: np.ndarray
-    ) -> None:
-        """Rows in bulk: per row its topic, rack and most extras; per column the row (numbered
-        from 0 here) it belongs to."""
-        extend_from(self.owner, owner + len(self.topic))
-        extend_from(self.cols, cols)
-        extend_from(self.topic, topic)
-        extend_from(self.rack, rack)
-        extend_from(self.most, most)
-
-    def pose(self, program: Columns, topics: Collection[int] | None = None) -> None:
-        """The rows left out of ``topics`` (``None``: of every topic), posed now as rack rows of
-        ``program``; the others stay left out."""
-        if not self.topic:
-            return
-        topic, owner = np.frombuffer(self.topic, dtype=np.int64), np.frombuffer(self.owner, dtype=np.int64)
-        chosen = np.ones(len(topic), dtype=bool) if topics is None else np.isin(topic, list(topics))
-        cols, most = np.frombuffer(self.cols, dtype=np.int64), np.frombuffer(self.most, dtype=np.int64)
-        mine, rows = chosen[owner], int(chosen.sum())
-        extend_from(program.rows, (np.cumsum(chosen) - 1)[owner[mine]] + len(program.lows))
-        extend_from(program.cols, cols[mine])
-        extend_from(program.vals, np.ones(int(mine.sum())))
-        extend_from(program.lows, np.zeros(rows))
-        extend_from(program.highs, most[chosen])
-        program.kinds.extend([RACK] * rows)
-        rest = ~chosen
-        left = (topic[rest], np.frombuffer(self.rack, dtype=np.int64)[rest], most[rest])
-        owned = ((np.cumsum(rest) - 1)[owner[~mine]], cols[~mine])
-        self.topic, self.rack, self.most = array("q"), array("q"), array("q")
-        self.owner, self.cols = array("q"), array("q")
-        self.extend(*left, *owned)
-
-    def broken(self, solution: np.ndarray) -> set[tuple[int, int]]:
-        """The (topic, rack) rows that ``solution`` breaks."""
-        topic, rack, spare = self.spare(solution)
-        over = np.flatnonzero(spare < -0.5)
-        return {(int(topic[r]), int(rack[r])) for r in over.tolist()}
-
-    def spare(self, solution: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per row: its topic, its rack, and how many extras under its most ``solution`` gives
-        (negative where it breaks the row)."""
-        topic, rack = np.frombuffer(self.topic, dtype=np.int64), np.frombuffer(self.rack, dtype=np.int64)
-        if not len(topic):
-            return topic, rack, np.zeros(0)
-        cols = np.frombuffer(self.cols, dtype=np.int64)
-        sums = np.bincount(
-            np.frombuffer(self.owner, dtype=np.int64), weights=solution[cols], minlength=len(topic)
-        )
-        spare: np.ndarray = np.frombuffer(self.most, dtype=np.int64) - sums
-        return topic, rack, spare
-
-
 def holders(
-    layout: RackLayout, d: TopicDemand, unpooled: Container[int] = (), loaded: Collection[int] = ()
-) -> tuple[list[int], dict[int, int]]:
+    layout: RackLayout,
+    d: TopicDemand,
+    unpooled: Container[int] = (),
+    loaded: Collection[int] = (),
+    groups: PoolGroups | None = None,
+) -> tuple[list[int], dict[int, int], set[int]]:
     """The positions open to the topic's extras
     (:meth:`~ferry.plan.prepare.quotas.TopicQuota.extra_positions`) that hold more of it than their base
-    quota, sit in an ``unpooled`` rack or are ``loaded`` where the pool would need them
-    (:mod:`ferry.plan.balance.program.loaded`), and per other open rack how many of its brokers are idle
-    for it (module docstring)."""
+    quota, sit in an ``unpooled`` rack or are ``loaded`` brokers of a rack not pooled apart where
+    the pool would need them; per group of brokers (of ``groups``: every broker of a rack where none
+    given) of another open rack how many are idle for it (module docstring); and the racks where its
+    ``loaded`` brokers pose its row of most extras (:mod:`ferry.plan.balance.program.loaded`)."""
     sizes = layout.sizes
     idle = {k: sizes[k] for k, (_, hi) in enumerate(d.quota.rack_extras) if hi > 0 and k not in unpooled}
     base = d.quota.base
@@ -270,33 +213,41 @@ def holders(
     held = [i for i in positions if layout.rack_at[i] in idle and d.held[i] > base[i]]
     for i in held:
         idle[layout.rack_at[i]] -= 1
-    if loaded:
-        mine = loaded_idle(layout, d, held, idle, loaded)
-        for i in mine:
-            idle[layout.rack_at[i]] -= 1
-        held = sorted([*held, *mine])
+    in_loaded, posed = loaded_idle(layout, d, held, idle, loaded) if loaded else ({}, set())
+    per_group: dict[int, int] = {}
+    mine: list[int] = []
+    for k, m in idle.items():
+        if groups is not None and groups.apart[k]:
+            per_group[group(k, OTHERS)] = m - len(in_loaded.get(k, ()))
+            per_group[group(k, LOADED)] = len(in_loaded.get(k, ()))
+        elif k in posed:
+            # Loaded brokers of a rack mostly of others: columns of their own (pool_groups).
+            mine += in_loaded[k]
+            per_group[group(k, EVERY)] = m - len(in_loaded[k])
+        else:
+            per_group[group(k, EVERY)] = m
+    held = sorted([*held, *mine])
     if unpooled:
         own = {k for k, (_, hi) in enumerate(d.quota.rack_extras) if hi > 0 and k in unpooled}
         held = sorted([*held, *(layout.position[b] for k in own for b in layout.members[k])])
-    return held, {k: m for k, m in idle.items() if m > 0}
+    return held, {g: m for g, m in per_group.items() if m > 0}, posed
 
 
-def pool_rows(program: Columns, layout: RackLayout, pools: Pools, by_broker: dict[int, list[int]]) -> None:
-    """Per rack with pooled extras, ``z[rack, b]`` into each of its brokers' band rows (``by_broker``:
-    per broker position, the columns of its row), and the pool row: what the rack's topics pooled is
-    what its brokers take."""
+def pool_rows(program: Columns, groups: PoolGroups, pools: Pools, by_broker: dict[int, list[int]]) -> None:
+    """Per group of brokers with pooled extras, ``z[group, b]`` into each of its brokers' band rows
+    (``by_broker``: per broker position, the columns of its row), and the pool row: what the
+    group's topics pooled is what its brokers take."""
     if not pools.topic:
         return
-    cols, rack = pools.columns()
-    order = np.argsort(rack, kind="stable")
-    cols, rack = cols[order], rack[order]
-    racks = np.unique(rack)
-    bounds = [*np.searchsorted(rack, racks).tolist(), len(rack)]
+    cols, group_of = pools.columns()
+    order = np.argsort(group_of, kind="stable")
+    cols, group_of = cols[order], group_of[order]
+    present = np.unique(group_of)
+    bounds = [*np.searchsorted(group_of, present).tolist(), len(group_of)]
     most = np.add.reduceat(np.frombuffer(program.upper, dtype=np.float64)[cols], bounds[:-1]).tolist()
-    for j, k in enumerate(racks.tolist()):
-        into = pools.into[k] = {}
-        for b in layout.members[k]:
-            i = layout.position[b]
+    for j, g in enumerate(present.tolist()):
+        into = pools.into[g] = {}
+        for i in groups.members(g):
             into[i] = program.column(most[j])
             by_broker.setdefault(i, []).append(into[i])
         program.ones(cols[bounds[j] : bounds[j + 1]], 0, 0, POOL, minus=list(into.values()))
@@ -308,23 +259,24 @@ def split(
     pools: Pools,
     solution: np.ndarray,
 ) -> tuple[list[list[int]], list[int], dict[int, list[tuple[int, int]]]]:
-    """Per topic, the idle brokers that take its pooled extras (module docstring), the racks whose
-    pools could not be split, and per rack the pools that took extras (:meth:`Pools.taken`)."""
+    """Per topic, the idle brokers that take its pooled extras (module docstring), the groups of
+    brokers whose pools could not be split, and per group the pools that took extras
+    (:meth:`Pools.taken`)."""
     out: list[list[int]] = [[] for _ in pools.split]
     taken = pools.taken(solution)
     holding = holders_of(extras, len(layout.brokers))
-    racks = list(pools.into.items())
+    groups = list(pools.into.items())
 
-    def rack(j: int) -> list[tuple[int, int]] | None:
-        k, into = racks[j]
-        return _split_rack(layout, holding, taken[k], into, solution)
+    def one(j: int) -> list[tuple[int, int]] | None:
+        g, into = groups[j]
+        return _split_group(layout, holding, taken[g], into, solution)
 
-    # Each rack's pools split on their own: in forked processes where there are cores for them.
+    # Each group's pools split on their own: in forked processes where there are cores for them.
     failed = []
-    found = forked_map(rack, [len(taken[k]) * len(into) for k, into in racks])
-    for (k, _), pairs in zip(racks, found, strict=True):
+    found = forked_map(one, [len(taken[g]) * len(into) for g, into in groups])
+    for (g, _), pairs in zip(groups, found, strict=True):
         if pairs is None:
-            failed.append(k)
+            failed.append(g)
         for t, b in pairs or ():
             out[t].append(b)
     return out, failed, taken
@@ -348,33 +300,35 @@ def are_idle(holding: np.ndarray, pairs: np.ndarray) -> np.ndarray:
 
 
 def tight(
-    taken: dict[int, list[tuple[int, int]]], racks: Sequence[int], again: Container[int]
+    taken: dict[int, list[tuple[int, int]]], groups: Sequence[int], again: Container[int]
 ) -> set[tuple[int, int]]:
-    """The (topic, rack) pools to give their own columns where ``racks`` could not be split.
+    """The (topic, rack) pools to give their own columns where ``groups`` of brokers could not be
+    split.
 
     A pool of one extra goes to any idle broker; those of several must find as many distinct ones
-    among the brokers the rack's other pools leave them, and where no split exists some of them
+    among the brokers the group's other pools leave them, and where no split exists some of them
     could not (a broker idle for many topics that pooled all their idle brokers, say). So those are
-    unpooled; in a rack that failed before (``again``), or whose pools all hold one extra, every
-    pool that took an extra."""
+    unpooled, every broker of their rack; in a rack that failed before (``again``), or in a group
+    whose pools all hold one extra, every pool that took an extra."""
     out: set[tuple[int, int]] = set()
-    for k in racks:
-        several = {(t, k) for t, y in taken[k] if y > 1}
+    for g in groups:
+        k = g // PER_RACK
+        several = {(t, k) for t, y in taken[g] if y > 1}
         if k in again or not several:
-            several = {(t, k) for t, _ in taken[k]}
+            several = {(t, k) for t, _ in taken[g]}
         out |= several
     return out
 
 
-def _split_rack(
+def _split_group(
     layout: RackLayout,
     holding: np.ndarray,
     taken: list[tuple[int, int]],
     into: dict[int, int],
     solution: np.ndarray,
 ) -> list[tuple[int, int]] | None:
-    """Split one rack's pools that ``taken`` extras (topic, extras): topics to their idle brokers
-    of the rack (``into``: per broker position, its pool column) by a flow, as (topic, broker)
+    """Split one group's pools that ``taken`` extras (topic, extras): topics to their idle brokers
+    of the group (``into``: per broker position, its ``z`` column) by a flow, as (topic, broker)
     pairs; ``None`` where no split exists. ``holding``: :func:`holders_of` the program's extras."""
     from ortools.graph.python import min_cost_flow
 

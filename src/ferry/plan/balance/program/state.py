@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from ferry.plan.balance.program.columns import Columns, TopicColumns
+from ferry.plan.balance.program.loose_rows import LooseRows
 from ferry.plan.balance.program.pinned_set import PinnedSet
-from ferry.plan.balance.program.pools import LooseRows, Pools, Refinements
+from ferry.plan.balance.program.pool_groups import PoolGroups
+from ferry.plan.balance.program.pools import Pools, Refinements
 from ferry.plan.balance.setting import Outside, size_scale
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.prepare.shrink_groups import Group
@@ -74,8 +77,8 @@ class ProgramState(Columns):
         self.pools = Pools.empty(len(demands))
         self.loaded = loaded
         """Broker positions whose own extras fill their band: where a topic's pool would need them,
-        each takes the topic's extras through a column of its own (:mod:`ferry.plan.balance.program.loaded`);
-        ``None``: read from the band when the pooled program is built."""
+        they are pooled apart (:mod:`ferry.plan.balance.program.loaded`); ``None``: read from the band
+        when the pooled program is built."""
         self.broke = Refinements()
         """The pools of the optimum that could not be split over brokers, and the rows left out
         (:attr:`loose`) that it broke: :func:`~ferry.plan.balance.program.integer_program.solve`
@@ -109,6 +112,12 @@ class ProgramState(Columns):
         """Every topic's columns counting kept replicas (position -1)."""
         self.constant = [0] * len(demands)
         self.scale = scale if scale is not None else size_scale(layout, demands)
+
+    @cached_property
+    def groups(self) -> PoolGroups:
+        """The groups of brokers pools stand for (:mod:`~ferry.plan.balance.program.pool_groups`),
+        read once :attr:`loaded` is known (when the program is built)."""
+        return PoolGroups.of(self.layout, self.loaded or (), self.refined.together)
 
     @property
     def unpooled(self) -> bool:

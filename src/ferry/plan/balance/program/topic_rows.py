@@ -12,6 +12,7 @@ import numpy as np
 
 from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.pinned_rows import InRack, pinned_columns, rack_capacity
+from ferry.plan.balance.program.pool_groups import PER_RACK
 from ferry.plan.balance.program.pools import holders, pool_columns
 from ferry.plan.balance.program.rack_room import rack_room_row
 from ferry.plan.balance.program.state import ProgramState
@@ -76,15 +77,12 @@ def _extras(
     pooled: dict[int, list[int]] = {}
     if d.quota.extras > 0:
         idle: dict[int, int] = {}
+        posed: set[int] = set()
         if pooling and not d.single_replica:
             # Single-replica partitions' leader rows count the extras of each broker.
-            at, idle = holders(layout, d, state.unpool.get(t, ()), state.loaded or ())
+            at, idle, posed = holders(layout, d, state.unpool.get(t, ()), state.loaded or (), state.groups)
         else:
             at = d.quota.extra_positions(layout)
-        # Racks whose loaded brokers idle for the topic have columns of their own: their rows of
-        # most extras are posed (ferry.plan.balance.program.loaded).
-        loaded = state.loaded or frozenset()
-        own = {layout.rack_at[i] for i in at if i in loaded and d.held[i] <= d.quota.base[i]}
         # In bulk: a cluster of 10,000 topics x 200 brokers has two million of these columns.
         first = len(state.upper)
         mine = {i: first + j for j, i in enumerate(at)}
@@ -92,7 +90,8 @@ def _extras(
         state.gain.extend([0] * len(at))
         state.size.extend([d.shed[i] for i in at])
         state.extras.add(t, list(mine), list(mine.values()))
-        pooled = _pooled(state, t, idle)
+        pooled = _by_rack(_pooled(state, t, idle))
+        rack_idle = _by_rack({g: [m] for g, m in idle.items()})
         everyone = [*mine.values(), *(c for cols in pooled.values() for c in cols)]
         if _racks_decide(d):
             state.implied.append(len(state.lows))
@@ -102,19 +101,28 @@ def _extras(
             by_rack.setdefault(layout.rack_at[i], []).append(c)
         for k, (lo_k, hi_k) in enumerate(d.quota.rack_extras):
             cols = by_rack.get(k, [])
-            brokers = len(cols) + idle.get(k, 0)
+            brokers = len(cols) + sum(rack_idle.get(k, ()))
             cols.extend(pooled.get(k, ()))
             if not cols or (lo_k == 0 and hi_k >= brokers):
                 continue
-            if lo_k == 0 and k in idle and not state.capped(t, k) and k not in own:
+            if lo_k == 0 and k in rack_idle and not state.capped(t, k) and k not in posed:
                 state.loose.add(t, k, cols, hi_k)
             else:
                 state.ones(cols, lo_k, hi_k, RACK)
     return mine, pooled
 
 
+def _by_rack(per_group: dict[int, list[int]]) -> dict[int, list[int]]:
+    """Per rack, the values of its groups of brokers (:mod:`~ferry.plan.balance.program.pool_groups`)
+    in ``per_group``, one after the other."""
+    out: dict[int, list[int]] = {}
+    for g, values in per_group.items():
+        out.setdefault(g // PER_RACK, []).extend(values)
+    return out
+
+
 def _pooled(state: ProgramState, t: int, idle: dict[int, int]) -> dict[int, list[int]]:
-    """Per rack, ``y[t, rack]`` over its ``idle`` brokers, in the columns of
+    """Per group of brokers, ``y[t, group]`` over its ``idle`` brokers, in the columns of
     :func:`~ferry.plan.balance.program.pools.pool_columns`. In bulk: a million of them at 100,000
     topics."""
     if not idle:
@@ -124,9 +132,9 @@ def _pooled(state: ProgramState, t: int, idle: dict[int, int]) -> dict[int, list
     count, upper, fines = pool_columns(np.fromiter(idle.values(), dtype=np.int64, count=len(idle)), most)
     c = len(state.upper)
     out: dict[int, list[int]] = {}
-    for k, n in zip(idle, count.tolist(), strict=True):
-        out[k] = list(range(c, c + n))
-        state.pools.add(t, k, out[k])
+    for g, n in zip(idle, count.tolist(), strict=True):
+        out[g] = list(range(c, c + n))
+        state.pools.add(t, g, out[g])
         c += n
     cols = np.arange(len(state.upper), c)
     extend_from(state.penalty, np.repeat(cols, fines))
