@@ -1,5 +1,5 @@
-"""Loaded brokers: those whose own extras fill their band, pooled apart where a topic's pool would
-need them.
+"""Loaded brokers: those whose own extras fill their band, given columns of their own or pooled
+apart where a topic's pool would need them.
 
 A pool (:mod:`ferry.plan.balance.program.pools`) stands for the brokers of a rack idle for its
 topic, as if any of them could take its extras. On a skewed start a few brokers of each rack hold
@@ -15,15 +15,15 @@ it than their base number at least its room, ``band_hi + slack - base load``
 (:func:`loaded_brokers`). The pooled optimum gives a broker about ``room - those topics`` pooled
 extras, as each of those topics keeps a replica by taking an extra there: the test picks out the
 brokers it leaves none. Where a topic may give a rack more extras (``min(extras, most in the
-rack)``) than the rack's idle brokers that are not loaded number (:func:`needs_loaded`), it pools
-the rack's loaded brokers apart from the others (:mod:`ferry.plan.balance.program.pool_groups`):
-each pool then stands for brokers of one kind, and the loaded brokers' pool takes what their own
-``z`` allow. Elsewhere the others can take all the pool may hold, and one pool stands for every
-idle broker of the rack. A pooled program with pools of two kinds is still a relaxation of the
-full program whose every split is a solution of it: the optimum is the same. Before, loaded
-brokers got a column of their own per topic instead: on a cluster that grew from 120 to 132
-brokers over six racks, all 120 old ones are loaded, and those columns made the first program
-several times the size of the pooled one.
+rack)``) than the rack's idle brokers that are not loaded number (:func:`needs_loaded`), each loaded
+broker idle for it gets a column ``x[t, b]`` of its own, and the topic's row of most extras in the
+rack is posed; elsewhere the others can take all the pool may hold. In a rack at least half loaded
+such columns for most topics would bring the program near the full one (on a cluster grown from 120
+to 132 brokers over six racks all old brokers are loaded): there every topic pools the loaded
+brokers apart from the others instead (:mod:`ferry.plan.balance.program.pool_groups`), and their
+pool takes what their own ``z`` allow. A pooled program with columns of their own for some idle
+brokers, or with pools of two kinds, is still a relaxation of the full program whose every split
+is a solution of it: the optimum is the same.
 """
 
 from __future__ import annotations

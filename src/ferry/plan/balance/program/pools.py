@@ -15,9 +15,10 @@ the rack's topics pooled is what its brokers take. At 100,000 topics on 200 brok
 more of a topic than its base (one of its replicas must go): pooled too, "large: unequal 20/20/17 +
 0/0/2" of `benchmarks/plan_quality.py` plans in about three quarters of the time (docs/benchmarks.md).
 Topics with single-replica partitions are not pooled: their leader rows count each broker's extras.
-Brokers whose own extras fill their band are pooled apart from the others where a pool could need
-them (:mod:`ferry.plan.balance.program.loaded`): a pool stands for the brokers of one group of the
-rack (:mod:`ferry.plan.balance.program.pool_groups`), every broker of it elsewhere.
+Brokers whose own extras fill their band (:mod:`ferry.plan.balance.program.loaded`) get columns of
+their own where a pool could need them or, in a rack at least half of them, are pooled apart from the
+others: a pool then stands for the brokers of one group of the rack
+(:mod:`ferry.plan.balance.program.pool_groups`).
 
 Every solution of the full program gives one of the pooled program with the same objective, so the
 pooled optimum keeps at least as many replicas; and any split of each ``y[t, rack]`` over distinct
