@@ -244,6 +244,10 @@ SHAPES = [
     # which the ten racks of 20 above never give; skewed, and grown by two brokers a rack.
     Shape("skewed rebalance, 6 racks of 22", "skewed", 132, 0, 6, 80_000, ODD),
     Shape("grown 120->132, 6 racks", "grown", 120, 12, 6, 80_000, ODD),
+    # Three racks at RF 3: the strict rule asks one replica in each rack of every partition, so a
+    # skewed start's partitions with two replicas in one rack owe a replica to another rack.
+    Shape("skewed rebalance, 3 racks of 20", "skewed", 60, 0, 3, 80_000, ODD),
+    Shape("grown 96->100, 4 racks", "grown", 96, 4, 4, 80_000, ODD),
 ]
-"""1M partitions each (within a few percent, RF 3; 10 racks but the last two, 6);
+"""1M partitions each (within a few percent, RF 3; 10 racks but the last four: 6, 6, 3 and 4);
 ``Shape.scaled(0.1, "100k")`` gives the 100k ones."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ferry.plan.balance.solvers.flow_parts import COST_RANGE, INFEASIBLE, Network, min_cost_flow
 from ferry.plan.balance.solvers.incidence import row_of
 from ferry.plan.balance.solvers.slots import KEPT, PAIR, Slots, wire
 
@@ -191,29 +192,26 @@ class Transport:
     def _solved(self, costs: np.ndarray) -> np.ndarray | Unsolved | _CostRange | None:
         """The flows at ``costs`` (per column), as :meth:`solve` gives them, or that the solver found
         the costs' range too wide."""
-        from ortools.graph.python import min_cost_flow
-
         supply = self.supply.copy()
         # A lower bound is flow that must pass: it leaves the tail's supply and joins the head's.
         np.subtract.at(supply, self.inner.tails, self.inner.lows)
         np.add.at(supply, self.inner.heads, self.inner.lows)
         supply[-1] -= supply.sum()
-        flow = min_cost_flow.SimpleMinCostFlow()
-        flow.add_arcs_with_capacity_and_unit_cost(
+        network = Network(
             np.concatenate([self.column_tail, self.inner.tails]),
             np.concatenate([self.column_head, self.inner.heads]),
             np.concatenate([self.column_cap, self.inner.highs - self.inner.lows]),
             np.concatenate([costs, np.zeros(len(self.inner.tails), dtype=np.int64)]),
+            supply,
         )
-        flow.set_nodes_supplies(np.arange(len(supply)), supply)
-        status = flow.solve()
-        if status == flow.INFEASIBLE:
+        status, flows = min_cost_flow(network)
+        if status == INFEASIBLE:
             return None
-        if status == flow.BAD_COST_RANGE:
+        if status == COST_RANGE:
             return _CostRange()
-        if status != flow.OPTIMAL:
+        if flows is None:
             return UNSOLVED
-        values: np.ndarray = flow.flows(np.arange(self.columns)).astype(np.float64)
+        values: np.ndarray = flows[: self.columns].astype(np.float64)
         return values
 
 
