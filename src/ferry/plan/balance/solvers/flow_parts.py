@@ -58,13 +58,14 @@ def min_cost_flow(network: Network) -> tuple[str, np.ndarray | None]:
 def _parts(network: Network) -> np.ndarray | None:
     """Per node but the sink, the part it is solved in; ``None`` where the network does not fall
     apart into two parts of :data:`PART_FROM` arcs or more."""
+    sink = len(network.supply) - 1
+    tails, heads = network.tails, network.heads
+    # Too small for two parts: scipy's graph routines not even loaded.
+    if len(tails) < 2 * PART_FROM or np.any(tails == sink):
+        return None
     from scipy.sparse import coo_array
     from scipy.sparse.csgraph import connected_components
 
-    sink = len(network.supply) - 1
-    tails, heads = network.tails, network.heads
-    if np.any(tails == sink):
-        return None
     inside = (network.caps > 0) & (heads != sink)
     links = coo_array((np.ones(int(inside.sum())), (tails[inside], heads[inside])), shape=(sink, sink))
     count, labels = connected_components(links, directed=False)
