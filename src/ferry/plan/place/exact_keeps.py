@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from ferry.model.goal import RackMode
 from ferry.plan.balance.repair.kept_flow import kept_replicas
 from ferry.plan.place.drops import apply_keeps
+from ferry.plan.place.exact_fill import fill_exactly
 from ferry.plan.place.placement import place
 from ferry.plan.prepare.topic_demand import free_layouts
 from ferry.plan.racks import RackLayout
@@ -51,7 +52,8 @@ def place_again(
     if keeps is None:
         return fallbacks
     apply_keeps(fresh, dict(enumerate(keeps)))
-    again = place(fresh, layout, by_broker, RackMode.STRICT)
+    # The greedy filling and its paths may push out a kept replica where a flow fills every slot.
+    again = 0 if fill_exactly(fresh, layout, by_broker) else place(fresh, layout, by_broker, RackMode.STRICT)
     if again > fallbacks or fresh.kept <= work.kept:
         return fallbacks
     work.slots, work.load, work.kept = fresh.slots, fresh.load, fresh.kept
