@@ -76,9 +76,3 @@ class PoolGroups:
 def group(rack: int, kind: int) -> int:
     """The group of ``kind`` in ``rack``."""
     return PER_RACK * rack + kind
-
-
-def rack_of(groups: np.ndarray) -> np.ndarray:
-    """Per group number, its rack."""
-    out: np.ndarray = groups // PER_RACK
-    return out
