@@ -1,6 +1,7 @@
-"""Rows for full pools (ferry.plan.balance.program.full_pools): where a pooled optimum fills more pools of a
-rack than a broker idle for them can take, the next program keeps the rack's pools, rules such optima
-out, splits, and keeps the full program's optimum."""
+"""Where a pooled optimum fills more pools of a rack than a broker idle for them can take: in a network
+program those racks are solved again with a column per idle broker (ferry.plan.balance.program.idle_columns),
+otherwise rows rule such optima out (ferry.plan.balance.program.full_pools); either way the program keeps the
+rack's pools, splits, and keeps the full program's optimum."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from support.clusters import generated
 from ferry.model import Goal
 from ferry.plan.balance.bands import broker_band
 from ferry.plan.balance.program import full_pools as saturation
+from ferry.plan.balance.program import idle_columns
 from ferry.plan.balance.program import integer_program as program_module
 from ferry.plan.balance.program.integer_program import solve
 from ferry.plan.balance.program.pools import Refinements
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
 from ferry.plan.balance.setting import Setting
+from ferry.plan.balance.solvers.transport import UNSOLVED
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
@@ -38,16 +41,46 @@ CASES = [(3, 5, 0.0), (9, 5, 0.5), (7, 8, 0.0), (0, 8, 0.5), (34, 8, 2.0)]
 
 
 @pytest.mark.parametrize(("seed", "partitions", "skew"), CASES)
-def test_full_pools_no_broker_can_take_are_ruled_out_and_the_program_splits(
+def test_a_network_whose_full_pools_no_broker_can_take_is_solved_per_idle_broker_and_splits(
     seed: int, partitions: int, skew: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     layout, demands, setting = _posed(seed, partitions, skew)
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
+    assert full is not None
+    solved_again: list[set[int]] = []
+    solve_again = idle_columns.per_broker_optimum
+
+    def recorded(program: ProgramState, groups: set[int]) -> object:
+        solved_again.append(set(groups))
+        return solve_again(program, groups)
+
+    monkeypatch.setattr(program_module, "per_broker_optimum", recorded)
+    pooled = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
+    found = solve(pooled, setting)
+    assert solved_again, "the pooled optimum's full pools no broker could take were solved again"
+    assert found is not None and not pooled.unpooled
+    assert sum(found.kept) == sum(full.kept)
+    assert len(pooled.kinds) == len(pooled.lows) and not pooled.broke.saturate  # no row was added
+    assert all(len(split) == len(set(split)) for split in pooled.pools.split)  # one extra a broker
+    assert pooled.posed is None  # the matrix kept for solving again is let go
+    # Bands hold: every broker's load is within the band the program was given.
+    loads = [sum(q[i] for q in found.quotas) for i in range(len(layout.brokers))]
+    assert all(lo <= load <= hi for load, (lo, hi) in zip(loads, setting.band, strict=True))
+
+
+@pytest.mark.parametrize(("seed", "partitions", "skew"), CASES)
+def test_full_pools_no_broker_can_take_are_ruled_out_by_rows_and_the_program_splits(
+    seed: int, partitions: int, skew: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    layout, demands, setting = _posed(seed, partitions, skew)
+    # As if rows of no network's kind were posed: rows against full pools, HiGHS solves again.
+    monkeypatch.setattr(program_module, "is_network", lambda program: False)
     full = solve(ProgramState(layout, demands, room_rows=set()), setting)
     pooled = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
     found = solve(pooled, setting)
     assert found is not None and full is not None and not pooled.unpooled
     assert sum(found.kept) == sum(full.kept)
-    assert pooled.posed is None  # the matrix kept for solving again is let go
+    assert pooled.posed is None
     # Without the rows, the same optimum comes back and its pools cannot be split.
     monkeypatch.setattr(saturation, "saturation_rows", lambda program, racks: None)
     monkeypatch.setattr(program_module, "saturation_rows", lambda program, racks: None)
@@ -68,3 +101,17 @@ def test_a_later_program_poses_the_rows_from_the_start(seed: int, partitions: in
     assert found is not None and full is not None and not later.unpooled
     assert list(later.pools.topic) == list(first.pools.topic)  # every rack kept its pools
     assert sum(found.kept) == sum(full.kept)
+
+
+def test_where_the_flow_cannot_answer_rows_rule_the_full_pools_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    layout, demands, setting = _posed(*CASES[0])
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
+    monkeypatch.setattr(idle_columns, "flow_optimum", lambda **posed: UNSOLVED)
+    pooled = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
+    found = solve(pooled, setting)
+    assert found is not None and full is not None and not pooled.unpooled
+    assert sum(found.kept) == sum(full.kept)
+    # The rows were posed: per fillable pool a column beyond those the program was built with.
+    built = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
+    program_module.build(built, setting)
+    assert len(pooled.upper) > len(built.upper)

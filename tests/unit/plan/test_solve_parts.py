@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from ferry.plan.balance.program.columns import Columns
 from ferry.plan.balance.program.pinned_rows import _never_binds
 from ferry.plan.balance.solvers import parts as solve
+from ferry.plan.balance.solvers.network_program import as_network
 from ferry.plan.balance.solvers.rowless import WithRowless
 from ferry.plan.balance.solvers.transport import BROKER, TOPIC
 from ferry.plan.prepare.demand import Pinned
@@ -166,7 +167,7 @@ def test_a_column_in_no_row_of_a_network_keeps_its_replica_and_the_rest_is_solve
     program, alone = _with_rowless(implied=True)
     matrix = program.posed_matrix()
     bounds = (np.array(program.lows), np.array(program.highs), np.array(program.upper, dtype=np.float64))
-    network = solve._network(matrix, list(program.kinds), bounds, program.implied, None)
+    network = as_network(matrix, list(program.kinds), bounds, program.implied, None)
     assert isinstance(network, WithRowless)  # a flow, not HiGHS, solves it
     flowed = program.optimum(1e-9, relax_first=False)
     reference, _ = _with_rowless(implied=False)  # the row stays: HiGHS solves the same program

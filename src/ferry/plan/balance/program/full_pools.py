@@ -17,6 +17,11 @@ and only the parts the new rows touch are solved again (:mod:`ferry.plan.balance
 others). Every split meets these rows, so the optimum is unchanged; they only rule out pooled optima no split
 can realise. Before, such a rack's pools got a column per broker in a second program, built again in
 Python and larger to solve (that case: 8.56 s at a06f868, 6.09 s at 5c56dcb, docs/benchmarks.md).
+
+A network program (min-cost flow solves it, its rows of other kinds all implied) is solved again with a
+column per idle broker in those groups instead (:mod:`ferry.plan.balance.program.idle_columns`), which
+keeps it a network; these rows serve the others, and a network the flow solver could not answer.
+
 The rows are not posed up front: on a million partitions over three racks of 60 ("huge: unequal
 60/60/57 + 0/0/3"), whose pools split anyway, that took 254 s against 90 s without them.
 """
@@ -44,7 +49,7 @@ def oversaturated(program: ProgramState, solution: np.ndarray, groups: Collectio
         return set()
     topic, group, _, _, idle = _pools(program)
     full = np.flatnonzero(np.isin(group, list(groups)) & (pools.units(solution) == idle))
-    pair_pool, pair_pos = _idle_pairs(program, topic[full], group[full])
+    pair_pool, pair_pos = idle_pairs(program, topic[full], group[full])
     out: set[int] = set()
     for g, i, taken in _per_broker(group[full][pair_pool], pair_pos):
         if taken > round(solution[pools.into[g][i]]):
@@ -63,7 +68,7 @@ def saturation_rows(program: ProgramState, groups: Collection[int]) -> None:
         return
     _fill_columns(program, first[full], count[full], idle[full])
     s = len(program.upper) - len(full) + np.arange(len(full))
-    pair_pool, pair_pos = _idle_pairs(program, topic[full], group[full])
+    pair_pool, pair_pos = idle_pairs(program, topic[full], group[full])
     pair_group = group[full][pair_pool]
     order = np.lexsort((pair_pos, pair_group))
     pair_pool, pair_pos, pair_group = pair_pool[order], pair_pos[order], pair_group[order]
@@ -111,7 +116,7 @@ def _fill_columns(program: ProgramState, first: np.ndarray, count: np.ndarray, i
     program.add_rows(entries, (np.full(m, -np.inf), (idle - 1).astype(np.float64)), [OTHER] * m)
 
 
-def _idle_pairs(program: ProgramState, topic: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def idle_pairs(program: ProgramState, topic: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per pool given by ``topic`` and ``group``, each broker of the group idle for the topic (none
     of its extras has a column of its own there): (pool index, broker position) pairs."""
     groups = program.groups

@@ -52,6 +52,7 @@ from ferry.plan.balance.program.broker_rows import band_rows, base_load, leader_
 from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.full_pools import oversaturated, saturation_rows
 from ferry.plan.balance.program.held import held_optimum, partners
+from ferry.plan.balance.program.idle_columns import is_network, per_broker_optimum
 from ferry.plan.balance.program.loaded import loaded_brokers
 from ferry.plan.balance.program.pinned_run import runs_pinned
 from ferry.plan.balance.program.plain_topics import PLAIN_CHUNK, add_plain, is_plain
@@ -60,6 +61,7 @@ from ferry.plan.balance.program.pools import split, tight
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.program.topic_rows import add_topic
 from ferry.plan.balance.setting import Setting
+from ferry.plan.balance.solvers.transport import UNSOLVED, Unsolved
 from ferry.plan.consecutive import batched
 from ferry.plan.prepare.shrink_groups import realise
 
@@ -106,18 +108,24 @@ def _relax_first(state: ProgramState) -> bool:
 
 def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
     """Split the pools of ``solution`` (:attr:`Pools.split`), or say why not
-    (:attr:`ProgramState.broke`). Where full pools no broker could take are why, rows rule them
-    out and the program is solved again first (:mod:`ferry.plan.balance.program.full_pools`):
-    only its parts with those rows are. Where the pools split but a row left out is broken
-    (:attr:`ProgramState.loose`), those topics' loose rows are posed and the program solved again
-    near its optimum, without building it again (:func:`_posed_again`; a second program was built
-    before, on the 100k shapes of racks of 30 to 6 brokers and of the skewed start of
-    `benchmarks/plan_quality.py --shapes`)."""
+    (:attr:`ProgramState.broke`). Where full pools no broker could take are why, the program is
+    solved again first: a network with a column per idle broker in the groups that failed
+    (:mod:`ferry.plan.balance.program.idle_columns`), otherwise with rows that rule such pools out
+    (:mod:`ferry.plan.balance.program.full_pools`), only its parts with those rows. Where the pools
+    split but a row left out is broken (:attr:`ProgramState.loose`), those topics' loose rows are
+    posed and the program solved again near its optimum, without building it again
+    (:func:`_posed_again`; a second program was built before, on the 100k shapes of racks of 30 to 6
+    brokers and of the skewed start of `benchmarks/plan_quality.py --shapes`)."""
     found, failed, taken = split(state.layout, state.extras, state.pools, solution)
     fresh = oversaturated(state, solution, set(failed) - state.refined.saturate)
     if fresh:
-        saturation_rows(state, fresh)
-        if (again := _optimum(state)) is None:
+        again = per_broker_optimum(state, fresh) if is_network(state) else UNSOLVED
+        if isinstance(again, Unsolved):
+            saturation_rows(state, fresh)
+            again = _optimum(state)
+        else:
+            fresh = set()  # posed nowhere: the next program need not pose them either
+        if again is None:
             return None
         solution = again
         found, failed, taken = split(state.layout, state.extras, state.pools, solution)

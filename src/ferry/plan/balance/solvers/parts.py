@@ -16,9 +16,9 @@ import numpy as np
 from highspy import HighsBasis
 
 from ferry.plan.balance.solvers import highs as solver
-from ferry.plan.balance.solvers.rowless import WithRowless, rowless
+from ferry.plan.balance.solvers.network_program import fines_of, flow_optimum
 from ferry.plan.balance.solvers.side_by_side import side_by_side
-from ferry.plan.balance.solvers.transport import NETWORK, Transport, Unsolved
+from ferry.plan.balance.solvers.transport import Unsolved
 
 _ALL = slice(None)
 _NO_PRESOLVE = {"presolve": "off"}
@@ -111,56 +111,30 @@ def optimum(
     each part from where an earlier solve of it ended (:class:`Starts`); ``presolve``:
     :attr:`Approach.presolve`.
     """
-    n = len(upper)
+    flows = flow_optimum(matrix, lows, highs, kinds, upper, gain, size, penalty, implied, groups)
+    if not isinstance(flows, Unsolved):
+        return flows
     gains, sizes = np.array(gain, dtype=np.int64), np.array(size, dtype=np.int64)
-    low_array, high_array, uppers = np.array(lows), np.array(highs), np.array(upper)
-    fines = np.zeros(n, dtype=np.int64)
-    if len(penalty):
-        # A column named twice is fined twice (a pool's full unit: ferry.plan.balance.program.pools).
-        np.add.at(fines, np.asarray(penalty, dtype=np.int64), 1)
-    network = _network(matrix, list(kinds), (low_array, high_array, uppers), implied, groups)
-    if network is not None:
-        flows = network.solve(gains, sizes, fines)
-        if not isinstance(flows, Unsolved):
-            return flows
     # Sizes stay below 0.5 in total (:func:`ferry.plan.balance.setting.size_scale`).
-    costs = _Costs(-(gains + sizes * scale), fines)
+    costs = _Costs(-(gains + sizes * scale), fines_of(len(upper), penalty))
+    return _without_implied(
+        (matrix, np.array(lows), np.array(highs), np.array(upper), costs),
+        implied,
+        Approach(relax_first, presolve, cutoff),
+        starts,
+    )
+
+
+def _without_implied(
+    part: _Costed, implied: Sequence[int], approach: Approach, starts: Starts | None
+) -> np.ndarray | None:
+    """HiGHS's optimum of the program without its ``implied`` rows (:func:`_in_parts`)."""
+    matrix, lows, highs, upper, costs = part
     if len(implied):
         kept = np.ones(len(lows), dtype=bool)
         kept[np.asarray(implied, dtype=np.int64)] = False
-        matrix, low_array, high_array = matrix[kept], low_array[kept], high_array[kept]
-    approach = Approach(relax_first, presolve, cutoff)
-    return _in_parts(matrix, low_array, high_array, uppers, costs, approach=approach, starts=starts)
-
-
-def _network(
-    matrix: Any,
-    kinds: list[str],
-    bounds: tuple[np.ndarray, np.ndarray, np.ndarray],
-    implied: Sequence[int],
-    groups: tuple[np.ndarray, np.ndarray] | None,
-) -> Transport | WithRowless | None:
-    """The program as a network, without its implied rows of no network kind (a pinned
-    partition's row of at most ``rf`` replicas where its rack rows imply it), and with the
-    columns those leave in no row apart (:mod:`ferry.plan.balance.solvers.rowless`)."""
-    lows, highs, upper = bounds
-    dropped = [r for r in implied if kinds[r] not in NETWORK]
-    if sum(k not in NETWORK for k in kinds) > len(dropped):
-        return None  # a row of no network's kind stays: no need to cut the matrix to see it
-    if dropped and len(dropped) < len(kinds):
-        kept = np.ones(len(kinds), dtype=bool)
-        kept[np.asarray(dropped, dtype=np.int64)] = False
-        if groups is not None:  # grouped rows are of network kinds: none is dropped, all renumbered
-            groups = ((np.cumsum(kept) - 1)[groups[0]], groups[1])
         matrix, lows, highs = matrix[kept], lows[kept], highs[kept]
-        kinds = [k for k, keep in zip(kinds, kept.tolist(), strict=True) if keep]
-    alone = rowless(matrix)
-    if not alone.any():
-        return Transport.of(matrix, kinds, lows, highs, upper, groups)
-    if not np.all(np.isfinite(upper[alone])):
-        return None  # a column that gains without bound: HiGHS says what that program is
-    network = Transport.of(matrix[:, ~alone], kinds, lows, highs, upper[~alone], groups)
-    return None if network is None else WithRowless(network, alone, upper)
+    return _in_parts(matrix, lows, highs, upper, costs, approach=approach, starts=starts)
 
 
 @dataclass(frozen=True)
@@ -252,6 +226,8 @@ def _links(matrix: Any) -> Any:
     return csr_array((ones, matrix.indices + rows, starts), shape=(rows + columns, rows + columns))
 
 
+_Costed = tuple[Any, np.ndarray, np.ndarray, np.ndarray, "_Costs"]
+"""A program for HiGHS: its matrix, row bounds, column bounds and costs."""
 _Part = tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """A part of a program: its matrix, row bounds, column bounds and objective."""
 _Where = tuple[np.ndarray, np.ndarray]

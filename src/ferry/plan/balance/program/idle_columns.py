@@ -1,0 +1,151 @@
+"""A network program whose pools could not be split, solved again with a column per idle broker in
+the groups that failed, without building it again.
+
+A pool (:mod:`ferry.plan.balance.program.pools`) passes its extras to its group's brokers through
+one ``z`` per broker, as if any idle broker could take any of them; on a skewed start over three
+racks at RF 3 a few brokers of each rack can take far fewer pooled extras than the pools that fill
+every idle broker ask of them, and no split exists
+(:mod:`ferry.plan.balance.program.full_pools`). Rows against full pools make the program one
+HiGHS must solve; on 100k partitions of that shape ("skewed rebalance, 3 racks of 20" of
+`benchmarks/plan_quality.py --shapes`) it took 8.2 s, more than half the plan.
+
+Where the program is a network (every row of no network kind implied by others), the groups that
+failed are instead given what the full program has there: per pool and broker idle for its topic a
+column ``x[t, b]`` (up to one extra), in the pool's topic and rack rows and the broker's band row,
+while the pool's columns and the group's ``z`` are held at zero. That is still a network, solved by
+min-cost flow from the matrix already posed (:func:`per_broker_optimum`), and the optimum read back
+into the pooled columns: each pool the extras its brokers took, each ``z`` what its broker took.
+Those pools then split (their per-broker optimum is a split), and the program with these groups
+exact is a relaxation of the full program no looser than the pooled one, so where the other groups
+split too the optimum is the full program's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+import numpy as np
+
+from ferry.plan.balance.program.full_pools import idle_pairs
+from ferry.plan.balance.program.state import ProgramState
+from ferry.plan.balance.solvers.network_program import flow_optimum, network_kinds
+from ferry.plan.balance.solvers.transport import BROKER, POOL, Unsolved
+from ferry.plan.consecutive import spans, starts
+
+
+def is_network(program: ProgramState) -> bool:
+    """Whether every row of the program that is of no network kind is implied by others (the min-cost
+    flow leaves those out: :mod:`ferry.plan.balance.solvers.network_program`)."""
+    return network_kinds(program.kinds, program.implied)
+
+
+def per_broker_optimum(program: ProgramState, groups: Collection[int]) -> np.ndarray | Unsolved | None:
+    """An optimum of the posed program with the pools of ``groups`` given a column per idle broker
+    (module docstring), read back into the program's columns; ``None`` where it has none;
+    :data:`~ferry.plan.balance.solvers.transport.UNSOLVED` where min-cost flow cannot answer (the caller
+    poses rows against full pools instead)."""
+    from scipy.sparse import hstack
+
+    matrix = program.posed_matrix()
+    pools = program.pools
+    topic, group, first, count = (
+        np.frombuffer(values, dtype=np.int64)
+        for values in (pools.topic, pools.group, pools.first, pools.count)
+    )
+    chosen = np.flatnonzero(np.isin(group, list(groups)))
+    pair_pool, pair_pos = idle_pairs(program, topic[chosen], group[chosen])
+    added = _idle_columns(program, groups, first[chosen][pair_pool], pair_pos)
+    width = len(pair_pool)
+    upper = np.concatenate([np.frombuffer(program.upper, dtype=np.float64), np.ones(width)])
+    upper[spans(first[chosen], count[chosen])] = 0.0
+    upper[[z for g in groups for z in pools.into[g].values()]] = 0.0
+    none = np.zeros(width, dtype=np.int64)
+    found = flow_optimum(
+        matrix=hstack([matrix, added], format="csr"),
+        lows=program.lows,
+        highs=program.highs,
+        kinds=program.kinds,
+        upper=upper,
+        gain=np.concatenate([np.frombuffer(program.gain, dtype=np.int64), none]),
+        size=np.concatenate([np.frombuffer(program.size, dtype=np.int64), none]),
+        penalty=program.penalty,
+        implied=program.implied,
+        groups=(np.array(program.grouped[0], dtype=np.int64), np.array(program.grouped[1], dtype=np.int64)),
+    )
+    if not isinstance(found, np.ndarray):
+        return found
+    solution = found[: matrix.shape[1]].copy()
+    taken = np.rint(found[matrix.shape[1] :]).astype(np.int64)
+    _read_back(program, solution, (chosen, pair_pool, pair_pos, taken))
+    return solution
+
+
+def _idle_columns(
+    program: ProgramState, groups: Collection[int], pool_column: np.ndarray, pos: np.ndarray
+) -> Any:
+    """The columns of (pool, idle broker) pairs, each given by a column of its pool and the broker's
+    position: in the rows that pool column is in but its pool row, and in the broker's band row."""
+    from scipy.sparse import coo_array
+
+    matrix = program.posed_matrix()
+    kinds = np.array(program.kinds)
+    columns = matrix.tocsc()
+    rows, values, owner = _pool_entries(columns, pool_column, kinds)
+    band = _band_rows(columns, program, groups, kinds)
+    width = len(pos)
+    entries = np.concatenate([values, np.ones(width)])
+    at = (np.concatenate([rows, band[pos]]), np.concatenate([owner, np.arange(width)]))
+    return coo_array((entries, at), shape=(matrix.shape[0], width))
+
+
+def _pool_entries(columns: Any, pool_columns: np.ndarray, kinds: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The rows and values of each of ``pool_columns`` (of the CSC ``columns``) but its pool row, and
+    per entry its place in ``pool_columns``: a broker's column enters the rows its pool's does."""
+    counts = np.diff(columns.indptr)[pool_columns]
+    at = spans(columns.indptr[pool_columns], counts)
+    owner = np.repeat(np.arange(len(pool_columns)), counts)
+    rows, values = columns.indices[at], columns.data[at]
+    keep = kinds[rows] != POOL
+    return rows[keep], values[keep], owner[keep]
+
+
+def _band_rows(columns: Any, program: ProgramState, groups: Collection[int], kinds: np.ndarray) -> np.ndarray:
+    """Per broker position, its band row (-1 where none of ``groups`` has it): the broker row its
+    ``z`` enters."""
+    out = np.full(len(program.layout.brokers), -1, dtype=np.int64)
+    for g in groups:
+        for pos, z in program.pools.into[g].items():
+            rows = columns.indices[columns.indptr[z] : columns.indptr[z + 1]]
+            out[pos] = int(rows[kinds[rows] == BROKER][0])
+    return out
+
+
+def _read_back(
+    program: ProgramState, solution: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+) -> None:
+    """Into ``solution``: per chosen pool the extras its brokers took, over its columns in order up to
+    each one's bound, and per broker of the groups its ``z``: what it took."""
+    chosen, pair_pool, pair_pos, taken = pairs
+    pools = program.pools
+    first = np.frombuffer(pools.first, dtype=np.int64)[chosen]
+    count = np.frombuffer(pools.count, dtype=np.int64)[chosen]
+    units = np.bincount(pair_pool, weights=taken, minlength=len(chosen)).astype(np.int64)
+    cols = spans(first, count)
+    bound = np.rint(np.frombuffer(program.upper, dtype=np.float64)[cols]).astype(np.int64)
+    pool = np.repeat(np.arange(len(chosen)), count)
+    before = np.cumsum(bound) - bound - starts_of(bound, count)[pool]
+    solution[cols] = np.clip(units[pool] - before, 0, bound)
+    per_broker = np.bincount(pair_pos, weights=taken, minlength=len(program.layout.brokers))
+    group = np.frombuffer(pools.group, dtype=np.int64)[chosen]
+    for g in np.unique(group).tolist():
+        for pos, z in pools.into[g].items():
+            solution[z] = per_broker[pos]
+
+
+def starts_of(bound: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Per pool of ``count`` consecutive columns, the bounds of the columns of the pools before it."""
+    ends = np.cumsum(bound)
+    at = starts(count)
+    out: np.ndarray = np.where(at > 0, ends[np.maximum(at - 1, 0)], 0)
+    return out
