@@ -51,3 +51,19 @@ def batched(items: Iterable[T], size: int) -> Iterator[tuple[T, ...]]:
     it = iter(items)
     while chunk := tuple(islice(it, size)):
         yield chunk
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values of a 1-D array, sorted: ``np.unique(values)`` by sorting. Asked for the
+    values alone, numpy 2.4's ``np.unique`` goes through a hash table, which on millions of distinct
+    integers (the columns of a 1M-partition balance program) takes about a hundred times as long."""
+    out = np.sort(values)
+    if len(out):
+        out = out[np.r_[True, out[1:] != out[:-1]]]
+    return out
+
+
+def all_distinct(values: np.ndarray) -> bool:
+    """Whether no value of a 1-D array repeats (by sorting: :func:`distinct`)."""
+    ordered = np.sort(values)
+    return bool(np.all(ordered[1:] != ordered[:-1]))

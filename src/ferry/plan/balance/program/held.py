@@ -35,6 +35,7 @@ import numpy as np
 from ferry.plan.balance.program.loose_rows import LooseRows
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.solvers.parts import optimum
+from ferry.plan.consecutive import distinct
 
 PARTNERS = 5
 """Topics freed per broken one (:func:`partners`)."""
@@ -108,7 +109,7 @@ def partners(loose: LooseRows, solution: np.ndarray, broken: Collection[tuple[in
     topic, rack, spare = loose.spare(solution)
     crowded = np.unique(np.fromiter((k for _, k in broken), dtype=np.int64))
     breaking = np.unique(np.fromiter((t for t, _ in broken), dtype=np.int64))
-    able = np.unique(topic[np.isin(rack, crowded) & (spare > 0.5) & ~np.isin(topic, breaking)])
+    able = distinct(topic[np.isin(rack, crowded) & (spare > 0.5) & ~np.isin(topic, breaking)])
     count = min(len(able), PARTNERS * len(breaking))
     if count == 0:
         return set()

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ferry.plan.balance.solvers.incidence import row_of
+from ferry.plan.consecutive import all_distinct, distinct
 
 if TYPE_CHECKING:
     from scipy.sparse import csr_array
@@ -108,8 +109,8 @@ def _holders(matrix: csr_array, rows: np.ndarray) -> tuple[np.ndarray, np.ndarra
     owners = part.indices
     cols = np.repeat(np.arange(n), np.diff(part.indptr))
     minus, plus = part.data == -1.0, part.data == 1.0
-    once = len(np.unique(cols[plus])) == int(plus.sum()) and len(np.unique(cols[minus])) == int(minus.sum())
-    if not np.all(minus | plus) or not once or len(np.unique(owners[minus])) != int(minus.sum()):
+    once = all_distinct(cols[plus]) and all_distinct(cols[minus])
+    if not np.all(minus | plus) or not once or not all_distinct(owners[minus]):
         return None
     holder[cols[plus]] = rows[owners[plus]]
     extra_of[owners[minus]] = cols[minus]
@@ -154,7 +155,7 @@ def wire(
     tail, head = ends[0].copy(), ends[1].copy()
     n_rows = len(up)
     rows, extra_of = slots.rows, slots.extra_of
-    found = np.unique(slots.group[np.concatenate([rows, slots.pairs])])
+    found = distinct(slots.group[np.concatenate([rows, slots.pairs])])
     at = np.searchsorted(found, slots.group)  # per row: its group's index (rows with one)
     with_x = extra_of >= 0
     lo = np.full(len(found), n_rows, dtype=np.int64)

@@ -26,6 +26,7 @@ import numpy as np
 from ferry.plan.balance.solvers.flow_parts import COST_RANGE, INFEASIBLE, Network, min_cost_flow
 from ferry.plan.balance.solvers.incidence import row_of
 from ferry.plan.balance.solvers.slots import KEPT, PAIR, Slots, wire
+from ferry.plan.consecutive import all_distinct
 
 if TYPE_CHECKING:
     # Only the driver solves; the Spark workers import this module but must not pay for scipy.
@@ -347,7 +348,7 @@ def _racks(
         return None
     nodes = np.flatnonzero(node_of == np.arange(len(rows)))
     taken = cols[(node_of == np.arange(len(rows)))[owner]]
-    if len(np.unique(taken)) != len(taken) or np.any(topic_of[cols] != topic_of[smallest][owner]):
+    if not all_distinct(taken) or np.any(topic_of[cols] != topic_of[smallest][owner]):
         return None
     node_rows = rows[nodes]
     rack_of[taken] = np.repeat(node_rows, lengths[nodes])
