@@ -134,7 +134,7 @@ def _read_back(
     cols = spans(first, count)
     bound = np.rint(np.frombuffer(program.upper, dtype=np.float64)[cols]).astype(np.int64)
     pool = np.repeat(np.arange(len(chosen)), count)
-    before = np.cumsum(bound) - bound - starts_of(bound, count)[pool]
+    before = np.cumsum(bound) - bound - _starts_of(bound, count)[pool]
     solution[cols] = np.clip(units[pool] - before, 0, bound)
     per_broker = np.bincount(pair_pos, weights=taken, minlength=len(program.layout.brokers))
     group = np.frombuffer(pools.group, dtype=np.int64)[chosen]
@@ -143,7 +143,7 @@ def _read_back(
             solution[z] = per_broker[pos]
 
 
-def starts_of(bound: np.ndarray, count: np.ndarray) -> np.ndarray:
+def _starts_of(bound: np.ndarray, count: np.ndarray) -> np.ndarray:
     """Per pool of ``count`` consecutive columns, the bounds of the columns of the pools before it."""
     ends = np.cumsum(bound)
     at = starts(count)
