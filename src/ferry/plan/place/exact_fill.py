@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ferry.plan.balance.solvers.flow_parts import OPTIMAL, min_cost_flow, with_lows
 from ferry.plan.racks import RackLayout
 from ferry.plan.topic_work import Slot, TopicWork
 
@@ -29,8 +30,6 @@ from ferry.plan.topic_work import Slot, TopicWork
 def fill_exactly(work: TopicWork, layout: RackLayout, quota: Mapping[int, int]) -> bool:
     """Fill every open slot of ``work`` (strict racks) under ``quota`` (per target broker) by the
     flow of the module docstring; ``False``, and ``work`` unchanged, where none fills them all."""
-    from ortools.graph.python import min_cost_flow
-
     slots = [s for s in work.slots if s.open > 0]
     if not slots:
         return True
@@ -39,16 +38,10 @@ def fill_exactly(work: TopicWork, layout: RackLayout, quota: Mapping[int, int]) 
     tail, head, low, cap, cost = (np.array(v, dtype=np.int64) for v in arcs.columns())
     supply = np.zeros(sink + 1, dtype=np.int64)
     supply[: len(slots)] = [s.open for s in slots]
-    # A lower bound is flow that must pass: it leaves the tail's supply and joins the head's.
-    np.subtract.at(supply, tail, low)
-    np.add.at(supply, head, low)
-    supply[sink] -= supply.sum()
-    flow = min_cost_flow.SimpleMinCostFlow()
-    flow.add_arcs_with_capacity_and_unit_cost(tail, head, cap - low, cost)
-    flow.set_nodes_supplies(np.arange(sink + 1), supply)
-    if flow.solve() != flow.OPTIMAL:
+    status, flows = min_cost_flow(with_lows((tail, head, low, cap, cost), supply))
+    if status != OPTIMAL or flows is None:
         return False
-    taken = flow.flows(np.array([arc for arc, _, _ in arcs.choices], dtype=np.int64))
+    taken = flows[np.array([arc for arc, _, _ in arcs.choices], dtype=np.int64)]
     for (_, j, b), used in zip(arcs.choices, taken.tolist(), strict=True):
         if used:
             work.add(slots[j], b)

@@ -42,8 +42,9 @@ from ferry.plan.prepare.demand import extra_bounds
 
 def oversaturated(program: ProgramState, solution: np.ndarray, groups: Collection[int]) -> set[int]:
     """Those of ``groups`` of brokers where some broker is idle for more full pools in ``solution``
-    than its ``z`` lets it take; only where the program is no network (the rows would make it one
-    HiGHS must solve, and a network's pools are given columns per broker instead)."""
+    than its ``z`` lets it take; only where the program has rows of :data:`OTHER` kind, implied or
+    not (a program without any is a plain network, whose failed pools get columns per broker in the
+    next program: :func:`ferry.plan.balance.program.pools.tight`)."""
     pools = program.pools
     if not groups or not pools.topic or OTHER not in program.kinds:
         return set()

@@ -55,7 +55,7 @@ def per_broker_optimum(program: ProgramState, groups: Collection[int]) -> np.nda
     )
     chosen = np.flatnonzero(np.isin(group, list(groups)))
     pair_pool, pair_pos = idle_pairs(program, topic[chosen], group[chosen])
-    added = _idle_columns(program, groups, first[chosen][pair_pool], pair_pos)
+    added = _idle_columns(program, matrix, groups, (first[chosen][pair_pool], pair_pos))
     width = len(pair_pool)
     upper = np.concatenate([np.frombuffer(program.upper, dtype=np.float64), np.ones(width)])
     upper[spans(first[chosen], count[chosen])] = 0.0
@@ -82,13 +82,14 @@ def per_broker_optimum(program: ProgramState, groups: Collection[int]) -> np.nda
 
 
 def _idle_columns(
-    program: ProgramState, groups: Collection[int], pool_column: np.ndarray, pos: np.ndarray
+    program: ProgramState, matrix: Any, groups: Collection[int], pairs: tuple[np.ndarray, np.ndarray]
 ) -> Any:
-    """The columns of (pool, idle broker) pairs, each given by a column of its pool and the broker's
-    position: in the rows that pool column is in but its pool row, and in the broker's band row."""
+    """The columns of (pool, idle broker) ``pairs``, each given by a column of its pool and the
+    broker's position: in the rows of ``matrix`` (the posed rows) that pool column is in but its pool
+    row, and in the broker's band row."""
     from scipy.sparse import coo_array
 
-    matrix = program.posed_matrix()
+    pool_column, pos = pairs
     kinds = np.array(program.kinds)
     columns = matrix.tocsc()
     rows, values, owner = _pool_entries(columns, pool_column, kinds)

@@ -37,6 +37,20 @@ class Network:
     supply: np.ndarray
 
 
+def with_lows(
+    arcs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], supply: np.ndarray
+) -> Network:
+    """Arcs (tail, head, lower bound, capacity, cost) as a :class:`Network` over nodes with ``supply``
+    (the last node the sink, taking what the others supply): a lower bound is flow that must pass,
+    so it leaves the tail's supply and joins the head's, and the arc keeps the room above it."""
+    tails, heads, lows, highs, costs = arcs
+    supply = supply.copy()
+    np.subtract.at(supply, tails, lows)
+    np.add.at(supply, heads, lows)
+    supply[-1] -= supply.sum()
+    return Network(tails, heads, highs - lows, costs, supply)
+
+
 def min_cost_flow(network: Network) -> tuple[str, np.ndarray | None]:
     """What the solve came to and, at an optimum, the flow on each arc (module docstring)."""
     part = _parts(network)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ferry.plan.balance.solvers.flow_parts import COST_RANGE, INFEASIBLE, Network, min_cost_flow
+from ferry.plan.balance.solvers.flow_parts import COST_RANGE, INFEASIBLE, min_cost_flow, with_lows
 from ferry.plan.balance.solvers.incidence import row_of
 from ferry.plan.balance.solvers.slots import KEPT, PAIR, Slots, wire
 from ferry.plan.consecutive import all_distinct
@@ -193,19 +193,14 @@ class Transport:
     def _solved(self, costs: np.ndarray) -> np.ndarray | Unsolved | _CostRange | None:
         """The flows at ``costs`` (per column), as :meth:`solve` gives them, or that the solver found
         the costs' range too wide."""
-        supply = self.supply.copy()
-        # A lower bound is flow that must pass: it leaves the tail's supply and joins the head's.
-        np.subtract.at(supply, self.inner.tails, self.inner.lows)
-        np.add.at(supply, self.inner.heads, self.inner.lows)
-        supply[-1] -= supply.sum()
-        network = Network(
+        arcs = (
             np.concatenate([self.column_tail, self.inner.tails]),
             np.concatenate([self.column_head, self.inner.heads]),
-            np.concatenate([self.column_cap, self.inner.highs - self.inner.lows]),
+            np.concatenate([np.zeros(self.columns, dtype=np.int64), self.inner.lows]),
+            np.concatenate([self.column_cap, self.inner.highs]),
             np.concatenate([costs, np.zeros(len(self.inner.tails), dtype=np.int64)]),
-            supply,
         )
-        status, flows = min_cost_flow(network)
+        status, flows = min_cost_flow(with_lows(arcs, self.supply))
         if status == INFEASIBLE:
             return None
         if status == COST_RANGE:
