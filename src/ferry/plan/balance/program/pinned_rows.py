@@ -10,9 +10,11 @@ is ``lo``), kept plus owed is ``lo`` at some optimum (``z`` only costs room), so
 counts the constant ``lo`` and the partition gets no ``z`` there: on three racks at three replicas,
 where every rack's bounds are (1, 1), a partition two to a rack needs no ``z`` at all.
 
-Most topics ask no lower bound of their pinned partitions (more racks than replicas) and get no
-rack-room rows in the first solve; their columns and rows are posed in one go with numpy, in the
-order the loop over partitions would pose them, so the program and its optimum are the same."""
+Most topics get no rack-room rows in the first solve, and ask their pinned partitions either no
+lower bound (more racks than replicas) or, in every rack with one, exactly as many replicas as the
+rack's upper bound (three racks at three replicas): no ``z`` then. Their columns and rows are posed
+in one go with numpy, in the order the loop over partitions would pose them, so the program and its
+optimum are the same."""
 
 from __future__ import annotations
 
@@ -48,8 +50,8 @@ def pinned_columns(
     in_rack = {k: InRack() for k in binding_floors(layout, d)}
     if not d.pinned:
         return {}, in_rack, {}, {}
-    if plain_pins(program, t, d):
-        on_broker, kept_in_rack = _in_bulk(program, t, d)
+    if owes_plainly(program, t, d):
+        on_broker, kept_in_rack = _in_bulk(program, t, d, in_rack)
         return on_broker, in_rack, kept_in_rack, {}
     on_broker, kept_in_rack, room_cols = _one_by_one(program, t, d, in_rack)
     return on_broker, in_rack, kept_in_rack, room_cols
@@ -115,19 +117,32 @@ def plain_pins(program: ProgramState, t: int, d: TopicDemand) -> bool:
     """Whether every pinned partition of the topic gets only its pair rows and its row of at most
     ``rf`` replicas (:func:`_in_bulk`): no rack asks a lower bound of it, every replica is in sync
     (or none is told apart), and the topic gets no rack-room row."""
+    bounds = {p.bounds for p in d.pinned}
+    return _rows_alike(program, t, d) and not any(lo > 0 for b in bounds if b for lo, _ in b)
+
+
+def owes_plainly(program: ProgramState, t: int, d: TopicDemand) -> bool:
+    """Whether :func:`_in_bulk` poses the topic's pinned partitions: as :func:`plain_pins`, but a rack
+    may ask a lower bound where it is the rack's upper bound too. A partition then keeps no more there
+    than it owes, so it owes the rack that bound (module docstring) and gets no ``z``."""
+    bounds = {p.bounds for p in d.pinned}
+    return _rows_alike(program, t, d) and all(lo in (0, hi) for b in bounds if b for lo, hi in b)
+
+
+def _rows_alike(program: ProgramState, t: int, d: TopicDemand) -> bool:
+    """Every replica of the pinned partitions in sync (or none told apart), and no rack-room row."""
     if d.rack_room and program.room_topics(t):
-        return False
-    if any(lo > 0 for bounds in {p.bounds for p in d.pinned} if bounds for lo, _ in bounds):
         return False
     return all(set(p.replicas) <= set(p.in_sync) for p in d.pinned if p.in_sync)
 
 
 def _in_bulk(
-    program: ProgramState, t: int, d: TopicDemand
+    program: ProgramState, t: int, d: TopicDemand, in_rack: dict[int, InRack]
 ) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
-    """The columns and rows :func:`pinned_columns` poses for a topic :func:`plain_pins` admits, in the same
-    order, with a few array operations instead of a loop per partition (most partitions of a skewed
-    start are pinned); returns the columns per broker position and per rack."""
+    """The columns and rows :func:`pinned_columns` poses for a topic :func:`owes_plainly` admits, in the
+    same order, with a few array operations instead of a loop per partition (most partitions of a skewed
+    start are pinned); adds what the partitions owe racks to ``in_rack``; returns the columns per broker
+    position and per rack."""
     layout = program.layout
     racks = len(layout.members)
     n = len(d.pinned)
@@ -139,6 +154,7 @@ def _in_bulk(
     program.add_columns(np.ones(total), np.ones(total, dtype=np.int64), sizes[pins.pin])
     program.kept.extend(np.full(total, t), np.full(total, -1), cols)
     counts = pins.counts()
+    owed = pins.lo > 0  # what is kept there counts in the rack's capacity row, not the replicas row
     # A pair row per rack a partition holds more replicas in than the rack's upper bound allows.
     over = pins.bounded[:, None] & (counts > pins.hi)
     per_pin = over.sum(axis=1)
@@ -150,13 +166,14 @@ def _in_bulk(
     pair_row[pair_pin, pair_rack] = pair_ids
     in_pair = pair_row[pins.pin, pins.rack]
     replicas_row = base + per_pin
-    rows = np.concatenate((in_pair[in_pair >= 0], replicas_row[pins.pin]))
+    counted = ~owed[pins.pin, pins.rack]
+    rows = np.concatenate((in_pair[in_pair >= 0], replicas_row[pins.pin[counted]]))
     order = np.argsort(rows, kind="stable")
-    entry_cols = np.concatenate((cols[in_pair >= 0], cols))[order]
+    entry_cols = np.concatenate((cols[in_pair >= 0], cols[counted]))[order]
     nrows = n + len(pair_pin)
     lows, highs = np.full(nrows, -np.inf), np.empty(nrows)
     highs[pair_ids] = pins.hi[pair_pin, pair_rack]
-    highs[replicas_row] = pins.rf
+    highs[replicas_row] = pins.rf - pins.lo.sum(axis=1)
     kinds = np.full(nrows, OTHER, dtype=object)
     kinds[pair_ids] = PAIR
     start = len(program.lows)
@@ -164,9 +181,22 @@ def _in_bulk(
     extend_from(program.grouped[0], start + pair_ids)
     extend_from(program.grouped[1], t * racks + pair_rack)
     # The row of at most ``rf`` replicas where even keeping the most each rack allows fits (_never_binds).
-    binds = ~pins.bounded | (np.minimum(counts, pins.hi).sum(axis=1) > pins.rf)
+    most = np.maximum(np.minimum(counts, pins.hi), pins.lo)
+    binds = ~pins.bounded | (most.sum(axis=1) > pins.rf)
     extend_from(program.implied, start + replicas_row[~binds])
+    _owe(in_rack, pins.lo)
     return _grouped(pins.position, cols), _grouped(pins.rack, cols)
+
+
+def _owe(in_rack: dict[int, InRack], lo: np.ndarray) -> None:
+    """What partitions owe racks (``lo``: per partition and rack, the bound each owes), into
+    ``in_rack`` as :func:`_bounded` adds it: a rack new to it in the order the partitions first owe
+    one, then by rack."""
+    racks = np.flatnonzero(lo.any(axis=0))
+    first = (lo[:, racks] > 0).argmax(axis=0)
+    totals = lo.sum(axis=0)
+    for k in racks[np.lexsort((racks, first))].tolist():
+        in_rack.setdefault(k, InRack()).owed += int(totals[k])
 
 
 def _grouped(keys: np.ndarray, cols: np.ndarray) -> dict[int, list[int]]:

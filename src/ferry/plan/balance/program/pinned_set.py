@@ -33,6 +33,8 @@ class PinnedSet:
     """Per partition and rack, the most replicas it may hold there (its factor where unbounded)."""
     bounded: np.ndarray
     """Per partition, whether racks bound it."""
+    lo: np.ndarray
+    """Per partition and rack, the fewest replicas it must hold there (0 where unbounded)."""
 
     @classmethod
     def of(cls, pins: Sequence[Pinned], cols: np.ndarray, layout: RackLayout) -> PinnedSet:
@@ -47,9 +49,9 @@ class PinnedSet:
         # Few distinct bounds (one per factor): a table of them, and per partition its row.
         table: dict[RackBounds | None, int] = {}
         which = [table.setdefault(p.bounds, len(table)) for p in pins]
-        unbounded = [-1] * racks
-        his = np.array([[hi for _, hi in b] if b is not None else unbounded for b in table], dtype=np.int64)
-        hi = his[np.asarray(which, dtype=np.int64)]
+        unbounded = [(0, -1)] * racks
+        table_bounds = np.array([b if b is not None else unbounded for b in table], dtype=np.int64)
+        los, hi = (table_bounds[np.asarray(which, dtype=np.int64), :, side] for side in (0, 1))
         bounded = hi[:, 0] >= 0
         return cls(
             tuple(pins),
@@ -61,6 +63,7 @@ class PinnedSet:
             rf,
             np.where(bounded[:, None], hi, rf[:, None]),
             bounded,
+            los,
         )
 
     def parts(self, pin_count: np.ndarray, cols: np.ndarray) -> list[PinnedSet]:
@@ -79,6 +82,7 @@ class PinnedSet:
                 self.rf[a:b],
                 self.hi[a:b],
                 self.bounded[a:b],
+                self.lo[a:b],
             )
             for a, b, r, s in zip(pin_at[:-1], pin_at[1:], rep_at[:-1], rep_at[1:], strict=True)
         ]
