@@ -106,7 +106,7 @@ def test_a_later_program_poses_the_rows_from_the_start(seed: int, partitions: in
 def test_where_the_flow_cannot_answer_rows_rule_the_full_pools_out(monkeypatch: pytest.MonkeyPatch) -> None:
     layout, demands, setting = _posed(*CASES[0])
     full = solve(ProgramState(layout, demands, room_rows=set()), setting)
-    monkeypatch.setattr(idle_columns, "flow_optimum", lambda **posed: UNSOLVED)
+    monkeypatch.setattr(idle_columns, "network_optimum", lambda *network, **costs: UNSOLVED)
     pooled = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
     found = solve(pooled, setting)
     assert found is not None and full is not None and not pooled.unpooled

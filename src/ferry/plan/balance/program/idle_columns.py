@@ -29,7 +29,7 @@ import numpy as np
 
 from ferry.plan.balance.program.full_pools import idle_pairs
 from ferry.plan.balance.program.state import ProgramState
-from ferry.plan.balance.solvers.network_program import flow_optimum, network_kinds
+from ferry.plan.balance.solvers.network_program import as_network, network_kinds, network_optimum
 from ferry.plan.balance.solvers.transport import BROKER, POOL, Unsolved
 from ferry.plan.consecutive import spans, starts
 
@@ -55,23 +55,26 @@ def per_broker_optimum(program: ProgramState, groups: Collection[int]) -> np.nda
     )
     chosen = np.flatnonzero(np.isin(group, list(groups)))
     pair_pool, pair_pos = idle_pairs(program, topic[chosen], group[chosen])
-    added = _idle_columns(program, matrix, groups, (first[chosen][pair_pool], pair_pos))
     width = len(pair_pool)
     upper = np.concatenate([np.frombuffer(program.upper, dtype=np.float64), np.ones(width)])
     upper[spans(first[chosen], count[chosen])] = 0.0
     upper[[z for g in groups for z in pools.into[g].values()]] = 0.0
+    # The widened matrix goes to as_network alone, which lets it go once cut: at a million
+    # partitions three copies of it (and the added columns) were held while the network was built.
+    lows, highs = (np.frombuffer(values, dtype=np.float64) for values in (program.lows, program.highs))
+    network = as_network(
+        hstack([matrix, _idle_columns(program, matrix, groups, (first[chosen][pair_pool], pair_pos))], "csr"),
+        list(program.kinds),
+        (lows, highs, upper),
+        program.implied,
+        (np.array(program.grouped[0], dtype=np.int64), np.array(program.grouped[1], dtype=np.int64)),
+    )
     none = np.zeros(width, dtype=np.int64)
-    found = flow_optimum(
-        matrix=hstack([matrix, added], format="csr"),
-        lows=program.lows,
-        highs=program.highs,
-        kinds=program.kinds,
-        upper=upper,
+    found = network_optimum(
+        network,
         gain=np.concatenate([np.frombuffer(program.gain, dtype=np.int64), none]),
         size=np.concatenate([np.frombuffer(program.size, dtype=np.int64), none]),
         penalty=program.penalty,
-        implied=program.implied,
-        groups=(np.array(program.grouped[0], dtype=np.int64), np.array(program.grouped[1], dtype=np.int64)),
     )
     if not isinstance(found, np.ndarray):
         return found

@@ -81,7 +81,12 @@ def _parts(network: Network) -> np.ndarray | None:
     from scipy.sparse.csgraph import connected_components
 
     inside = (network.caps > 0) & (heads != sink)
-    links = coo_array((np.ones(int(inside.sum())), (tails[inside], heads[inside])), shape=(sink, sink))
+    # Handed a CSR matrix of float64 weights, scipy's graph routines take it as it is; a COO one (of
+    # 64-bit ends) they copy and convert: at ten million arcs twice the memory and three times the time.
+    index = np.int32 if sink < np.iinfo(np.int32).max else np.int64
+    ends = (tails[inside].astype(index), heads[inside].astype(index))
+    links = coo_array((np.ones(len(ends[0])), ends), shape=(sink, sink)).tocsr()
+    del ends
     count, labels = connected_components(links, directed=False)
     if count < 2:
         return None

@@ -36,11 +36,20 @@ def flow_optimum(
     :data:`~ferry.plan.balance.solvers.transport.UNSOLVED` where it is no network or the flow solver
     could not answer."""
     bounds = (np.array(lows), np.array(highs), np.array(upper))
-    network = as_network(matrix, list(kinds), bounds, implied, groups)
+    return network_optimum(as_network(matrix, list(kinds), bounds, implied, groups), gain, size, penalty)
+
+
+def network_optimum(
+    network: Transport | WithRowless | None,
+    gain: Sequence[int] | np.ndarray,
+    size: Sequence[int] | np.ndarray,
+    penalty: Sequence[int] = (),
+) -> np.ndarray | Unsolved | None:
+    """:func:`flow_optimum` of a program :func:`as_network` made a network of (``None``: it did not)."""
     if network is None:
         return UNSOLVED
-    gains, sizes = np.array(gain, dtype=np.int64), np.array(size, dtype=np.int64)
-    return network.solve(gains, sizes, fines_of(len(upper), penalty))
+    gains, sizes = np.asarray(gain, dtype=np.int64), np.asarray(size, dtype=np.int64)
+    return network.solve(gains, sizes, fines_of(len(gains), penalty))
 
 
 def fines_of(columns: int, penalty: Sequence[int]) -> np.ndarray:
@@ -61,7 +70,11 @@ def as_network(
 ) -> Transport | WithRowless | None:
     """The program as a network, without its implied rows of no network kind (a pinned
     partition's row of at most ``rf`` replicas where its rack rows imply it), and with the
-    columns those leave in no row apart (:mod:`ferry.plan.balance.solvers.rowless`)."""
+    columns those leave in no row apart (:mod:`ferry.plan.balance.solvers.rowless`).
+
+    ``matrix`` is cut into a copy without those rows, then one without those columns, each let go
+    once the next is made: a caller that holds no ``matrix`` of its own (it passes the matrix made
+    for the call) lets at most two copies live at once, the network's arrays beside the last."""
     lows, highs, upper = bounds
     if not network_kinds(kinds, implied):
         return None  # a row of no network's kind stays: no need to cut the matrix to see it
@@ -78,5 +91,6 @@ def as_network(
         return Transport.of(matrix, kinds, lows, highs, upper, groups)
     if not np.all(np.isfinite(upper[alone])):
         return None  # a column that gains without bound: HiGHS says what that program is
-    network = Transport.of(matrix[:, ~alone], kinds, lows, highs, upper[~alone], groups)
+    matrix = matrix[:, ~alone]
+    network = Transport.of(matrix, kinds, lows, highs, upper[~alone], groups)
     return None if network is None else WithRowless(network, alone, upper)

@@ -193,14 +193,18 @@ class Transport:
     def _solved(self, costs: np.ndarray) -> np.ndarray | Unsolved | _CostRange | None:
         """The flows at ``costs`` (per column), as :meth:`solve` gives them, or that the solver found
         the costs' range too wide."""
-        arcs = (
-            np.concatenate([self.column_tail, self.inner.tails]),
-            np.concatenate([self.column_head, self.inner.heads]),
-            np.concatenate([np.zeros(self.columns, dtype=np.int64), self.inner.lows]),
-            np.concatenate([self.column_cap, self.inner.highs]),
-            np.concatenate([costs, np.zeros(len(self.inner.tails), dtype=np.int64)]),
+        # The arcs go to with_lows alone: their lower bounds and capacities are let go once folded.
+        network = with_lows(
+            (
+                np.concatenate([self.column_tail, self.inner.tails]),
+                np.concatenate([self.column_head, self.inner.heads]),
+                np.concatenate([np.zeros(self.columns, dtype=np.int64), self.inner.lows]),
+                np.concatenate([self.column_cap, self.inner.highs]),
+                np.concatenate([costs, np.zeros(len(self.inner.tails), dtype=np.int64)]),
+            ),
+            self.supply,
         )
-        status, flows = min_cost_flow(with_lows(arcs, self.supply))
+        status, flows = min_cost_flow(network)
         if status == INFEASIBLE:
             return None
         if status == COST_RANGE:
