@@ -248,6 +248,9 @@ SHAPES = [
     # skewed start's partitions with two replicas in one rack owe a replica to another rack.
     Shape("skewed rebalance, 3 racks of 20", "skewed", 60, 0, 3, 80_000, ODD),
     Shape("grown 96->100, 4 racks", "grown", 96, 4, 4, 80_000, ODD),
+    # The same start over three racks of 66: every broker is idle for most topics' extras in its
+    # rack (a topic's dozen or so replicas per rack over 66 brokers), where racks of 20 leave few idle.
+    Shape("skewed rebalance, three racks of 66", "skewed", 198, 0, 3, 80_000, ODD),
 ]
-"""1M partitions each (within a few percent, RF 3; 10 racks but the last four: 6, 6, 3 and 4);
+"""1M partitions each (within a few percent, RF 3; 10 racks but the last five: 6, 6, 3, 4 and 3);
 ``Shape.scaled(0.1, "100k")`` gives the 100k ones."""
