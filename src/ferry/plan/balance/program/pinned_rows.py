@@ -156,7 +156,7 @@ def _in_bulk(
     counts = pins.counts()
     owed = pins.lo > 0  # what is kept there counts in the rack's capacity row, not the replicas row
     # A pair row per rack a partition holds more replicas in than the rack's upper bound allows.
-    over = pins.bounded[:, None] & (counts > pins.hi)
+    over = pins.over(counts)
     per_pin = over.sum(axis=1)
     base = np.concatenate(([0], np.cumsum(per_pin + 1)[:-1]))
     pair_pin, pair_rack = np.nonzero(over)
@@ -180,10 +180,7 @@ def _in_bulk(
     program.add_rows((rows[order], entry_cols, np.ones(len(order))), (lows, highs), kinds.tolist())
     extend_from(program.grouped[0], start + pair_ids)
     extend_from(program.grouped[1], t * racks + pair_rack)
-    # The row of at most ``rf`` replicas where even keeping the most each rack allows fits (_never_binds).
-    most = np.maximum(np.minimum(counts, pins.hi), pins.lo)
-    binds = ~pins.bounded | (most.sum(axis=1) > pins.rf)
-    extend_from(program.implied, start + replicas_row[~binds])
+    extend_from(program.implied, start + replicas_row[~pins.binding(counts)])
     _owe(in_rack, pins.lo)
     return _grouped(pins.position, cols), _grouped(pins.rack, cols)
 

@@ -127,7 +127,7 @@ class PinnedRun:
         kept_row = on & ~fixed
         has_f = kept_row & (h.free > 0)
         counts = pins.counts()
-        over = pins.bounded[:, None] & (counts > pins.hi)
+        over = pins.over(counts)
         pin_rows = np.bincount(pin_topic, weights=over.sum(axis=1) + 1, minlength=n).astype(np.int64)
         return cls(
             pins,
@@ -139,7 +139,7 @@ class PinnedRun:
             has_f,
             np.fromiter(sizes, dtype=np.int64, count=len(every)),
             over,
-            ~pins.bounded | (np.minimum(counts, pins.hi).sum(axis=1) > pins.rf),
+            pins.binding(counts),
             np.bincount(rep_topic, minlength=n) + np.bincount(h.topic[has_f], minlength=n),
             pin_rows,
             pin_rows + np.bincount(h.topic[kept_row], minlength=n),

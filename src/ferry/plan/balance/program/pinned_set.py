@@ -92,6 +92,21 @@ class PinnedSet:
         racks = self.hi.shape[1]
         return np.bincount(self.pin * racks + self.rack, minlength=len(self.pins) * racks).reshape(-1, racks)
 
+    def over(self, counts: np.ndarray) -> np.ndarray:
+        """Per partition and rack, whether it holds more there (``counts``: :meth:`counts`) than the
+        rack's upper bound allows: a pair row each."""
+        out: np.ndarray = self.bounded[:, None] & (counts > self.hi)
+        return out
+
+    def binding(self, counts: np.ndarray) -> np.ndarray:
+        """Per partition, whether its row of at most ``rf`` replicas (kept, or owed to racks with a
+        lower bound) can bind: not where keeping the most each rack allows, and owing each rack its
+        lower bound, adds up to no more than ``rf``
+        (:func:`~ferry.plan.balance.program.pinned_rows._never_binds`)."""
+        most = np.maximum(np.minimum(counts, self.hi), self.lo)
+        out: np.ndarray = ~self.bounded | (most.sum(axis=1) > self.rf)
+        return out
+
     def kept(self, x: np.ndarray) -> dict[int, frozenset[int]]:
         """Per partition (its index in the topic), the brokers the solution ``x`` keeps it on."""
         used = x[self.cols] > 0.5
