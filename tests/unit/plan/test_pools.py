@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import itertools
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.clusters import generated
@@ -270,16 +272,36 @@ def test_plain_topics_built_in_bulk_give_the_same_program(
     _assert_same_program(bulk_built, alone)
 
 
-def test_a_skewed_starts_pinned_topics_built_in_runs_give_the_same_program() -> None:
-    """On 10k partitions of the skewed shape of `benchmarks/shapes.py` nearly every topic not plain
-    has pinned partitions and is built in a pinned run: the same program as topic by topic."""
-    skewed = next(s for s in shapes.SHAPES if s.start == "skewed").scaled(0.01, "10k")
+@pytest.mark.parametrize("name", ["skewed rebalance, 200 brokers", "skewed rebalance, 3 racks of 20"])
+def test_a_skewed_starts_pinned_topics_built_in_runs_give_the_same_program(name: str) -> None:
+    """On 10k partitions of the skewed shapes of `benchmarks/shapes.py` nearly every topic not plain
+    has pinned partitions and is built in a pinned run: the same program as topic by topic. On three
+    racks at three replicas those partitions owe every rack one replica, and the topics have rack
+    floors whose capacity rows their rack rows cover."""
+    skewed = next(s for s in shapes.SHAPES if s.name == name).scaled(0.01, "10k")
     snapshot, goal = shapes.snapshot_and_goal(shapes.generate(skewed, 7))
     layout, demands = _posed(snapshot, goal)  # type: ignore[arg-type]
     setting = Setting(broker_band(layout, demands), 0, None, False)
     bulk_built, alone = (_built(layout, demands, setting, bulk, room_rows=set()) for bulk in (True, False))
     in_runs = [t for t, d in enumerate(demands) if runs_pinned(bulk_built, t, d)]
     assert len(in_runs) > len(demands) // 2
+    _assert_same_program(bulk_built, alone)
+
+
+def test_a_topic_whose_rack_floor_asks_more_than_its_rack_row_is_built_on_its_own() -> None:
+    """A floor above what the rack row asks gives the topic a rack capacity row, which runs do not
+    build: with every pinned topic's floors raised by one, topics are built one by one (the program
+    is the same either way)."""
+    three = next(s for s in shapes.SHAPES if s.name == "skewed rebalance, 3 racks of 20").scaled(0.01, "10k")
+    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(three, 7))
+    layout, demands = _posed(snapshot, goal)  # type: ignore[arg-type]
+    raised = [
+        replace(d, rack_floor=tuple(f + 1 for f in d.rack_floor)) if d.pinned and d.rack_floor else d
+        for d in demands
+    ]
+    setting = Setting(broker_band(layout, raised), 0, None, False)
+    bulk_built, alone = (_built(layout, raised, setting, bulk, room_rows=set()) for bulk in (True, False))
+    assert not any(runs_pinned(bulk_built, t, d) for t, d in enumerate(raised))
     _assert_same_program(bulk_built, alone)
 
 
@@ -311,7 +333,7 @@ def _assert_same_program(bulk_built: ProgramState, alone: ProgramState) -> None:
         assert (mine is None) == (theirs is None)
         if mine is not None and theirs is not None:
             assert mine.pins == theirs.pins
-            for field in ("brokers", "position", "cols", "pin", "rack", "rf", "hi", "bounded"):
+            for field in ("brokers", "position", "cols", "pin", "rack", "rf", "hi", "bounded", "lo"):
                 assert getattr(mine, field).tolist() == getattr(theirs, field).tolist(), field
 
 

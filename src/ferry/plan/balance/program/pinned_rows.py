@@ -18,6 +18,7 @@ optimum are the same."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -113,18 +114,12 @@ def _room_rows(
             program.row([(w, 1.0), *here], -np.inf, hi)
 
 
-def plain_pins(program: ProgramState, t: int, d: TopicDemand) -> bool:
-    """Whether every pinned partition of the topic gets only its pair rows and its row of at most
-    ``rf`` replicas (:func:`_in_bulk`): no rack asks a lower bound of it, every replica is in sync
-    (or none is told apart), and the topic gets no rack-room row."""
-    bounds = {p.bounds for p in d.pinned}
-    return _rows_alike(program, t, d) and not any(lo > 0 for b in bounds if b for lo, _ in b)
-
-
 def owes_plainly(program: ProgramState, t: int, d: TopicDemand) -> bool:
-    """Whether :func:`_in_bulk` poses the topic's pinned partitions: as :func:`plain_pins`, but a rack
-    may ask a lower bound where it is the rack's upper bound too. A partition then keeps no more there
-    than it owes, so it owes the rack that bound (module docstring) and gets no ``z``."""
+    """Whether every pinned partition of the topic gets only its pair rows and its row of at most
+    ``rf`` replicas (:func:`_in_bulk`): a rack asks no lower bound of it or one that is the rack's
+    upper bound too (it then keeps no more there than it owes, so it owes the rack that bound, module
+    docstring, and gets no ``z``), every replica is in sync (or none is told apart), and the topic
+    gets no rack-room row."""
     bounds = {p.bounds for p in d.pinned}
     return _rows_alike(program, t, d) and all(lo in (0, hi) for b in bounds if b for lo, hi in b)
 
@@ -220,6 +215,29 @@ def binding_floors(layout: RackLayout, d: TopicDemand) -> list[int]:
     for k, b in zip(layout.rack_at, d.quota.base, strict=True):
         base[k] += b
     return [k for k in floored if d.rack_floor[k] > base[k] + d.quota.rack_extras[k][0]]
+
+
+def capacity_posed(layout: RackLayout, d: TopicDemand) -> bool:
+    """Whether the topic poses a rack capacity row (:func:`rack_capacity`), where its pinned
+    partitions owe racks only their upper bounds (:func:`owes_plainly`: no ``z``), and it has no
+    shrinking group.
+
+    A rack with a floor then counts only its extras, at least ``floor + owed - base`` of them, and
+    the row is left out where the topic's rack row asks as many already: on three racks at three
+    replicas, where every partition not pinned keeps one replica per rack and every pinned one owes
+    each rack one, the floor and what is owed are the rack's base and least extras exactly. A rack
+    without a floor that pinned partitions owe counts what free partitions keep there: posed."""
+    racks = len(layout.members)
+    owed = [0] * racks
+    for bounds, n in Counter(p.bounds for p in d.pinned if p.bounds).items():
+        for k, (lo, _) in enumerate(bounds):
+            owed[k] += lo * n
+    floor = d.rack_floor or (0,) * racks
+    base = layout.base_by_rack(d.quota.base)
+    extras = d.quota.rack_extras
+    return any(
+        owed[k] > 0 if floor[k] == 0 else floor[k] + owed[k] - base[k] > extras[k][0] for k in range(racks)
+    )
 
 
 def _bounded(

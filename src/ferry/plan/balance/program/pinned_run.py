@@ -3,15 +3,17 @@ sit on, built at once with the run's extras (:mod:`ferry.plan.balance.program.pl
 
 On a skewed start most topics hold a few pinned partitions (two replicas in one rack) and nothing
 else a plain topic lacks: a topic qualifies (:func:`runs_pinned`) where its partitions get only
-their pair rows and their row of at most ``rf`` replicas
-(:func:`~ferry.plan.balance.program.pinned_rows.plain_pins`), and it has no shrinking group, rack
-floor, unpooled rack or rack-room row. Its program is a plain topic's (extras, pools, topic and
-rack rows) and, after those, what
+their pair rows and their row of at most ``rf`` replicas, owing a rack no more than its upper
+bound (:func:`~ferry.plan.balance.program.pinned_rows.owes_plainly`), and it has no shrinking
+group, rack capacity row (:func:`~ferry.plan.balance.program.pinned_rows.capacity_posed`),
+unpooled rack or rack-room row. Three racks at three replicas qualify: every rack's bounds are
+(1, 1). Its program is a plain topic's (extras, pools, topic and rack rows) and, after those, what
 :func:`~ferry.plan.balance.program.topic_rows.add_topic` adds for it:
 
 - columns: a ``k[p, b]`` per pinned replica in the partitions' order, then an ``f[t, b]`` per
   holder row below that has free replicas to keep, by broker position;
-- rows: per pinned partition its pair rows (by rack) and its row of at most ``rf`` replicas; then
+- rows: per pinned partition its pair rows (by rack) and its row of at most ``rf`` replicas (less
+  what it owes racks, whose replicas it leaves out); then
   a holder row (:data:`~ferry.plan.balance.solvers.slots.KEPT`) per broker holding a pinned
   replica of the topic that may exceed its quota: ``k`` columns there, ``f``, less ``x``.
 
@@ -28,7 +30,7 @@ from itertools import chain
 
 import numpy as np
 
-from ferry.plan.balance.program.pinned_rows import binding_floors, plain_pins
+from ferry.plan.balance.program.pinned_rows import capacity_posed, owes_plainly
 from ferry.plan.balance.program.pinned_set import PinnedSet
 from ferry.plan.balance.program.run_holders import Holders
 from ferry.plan.balance.program.state import ProgramState
@@ -40,13 +42,13 @@ from ferry.plan.prepare.demand import TopicDemand
 
 def in_runs(program: ProgramState, t: int, d: TopicDemand) -> bool:
     """Whether nothing but its pinned partitions keeps topic ``t`` from a run of plain topics: no
-    single-replica partitions, shrinking groups, rack floors its rack rows do not already cover
-    (:func:`~ferry.plan.balance.program.pinned_rows.binding_floors`), unpooled racks or rack-room
-    rows posed."""
+    single-replica partitions, shrinking groups, rack capacity rows its rack rows do not already
+    cover (:func:`~ferry.plan.balance.program.pinned_rows.capacity_posed`), unpooled racks or
+    rack-room rows posed."""
     return not (
         d.single_replica
         or d.shrink_groups
-        or binding_floors(program.layout, d)
+        or capacity_posed(program.layout, d)
         or t in program.unpool
         or (d.rack_room and program.room_topics(t))
     )
@@ -54,7 +56,7 @@ def in_runs(program: ProgramState, t: int, d: TopicDemand) -> bool:
 
 def runs_pinned(program: ProgramState, t: int, d: TopicDemand) -> bool:
     """Whether topic ``t`` is built in a pinned run (module docstring); the program must be pooling."""
-    return bool(d.pinned) and in_runs(program, t, d) and plain_pins(program, t, d)
+    return bool(d.pinned) and in_runs(program, t, d) and owes_plainly(program, t, d)
 
 
 @dataclass(frozen=True)
@@ -174,16 +176,8 @@ class PinnedRun:
         columns (:meth:`columns`) and per holder entry its ``x`` column (-1: none)."""
         k, f, x_col = cols
         pins, n = self.pins, len(topics)
-        per_pin = self.over.sum(axis=1)
-        # A partition's pair rows, then its row of at most ``rf`` replicas.
-        pin_at = first[self.pin_topic] + starts(per_pin + 1) - starts(self.pin_rows)[self.pin_topic]
-        pair_pin, pair_rack = np.nonzero(self.over)
-        pair_row = pin_at[pair_pin] + rank(pair_pin, per_pin)
-        rep_row = pin_at + per_pin
-        table = np.full(self.over.shape, -1, dtype=np.int64)
-        table[pair_pin, pair_rack] = pair_row
-        in_pair = table[pins.pin, pins.rack]
-        paired = in_pair >= 0
+        pair_pin, pair_rack, pair_row, rep_row = self._partition_rows(first)
+        part_rows, part_cols = self._partition_entries(pair_pin, pair_rack, (pair_row, rep_row), k)
         held = np.flatnonzero(self.kept_row)
         topic = h.topic[held]
         kept_at = np.full(len(h.pos), -1, dtype=np.int64)
@@ -191,12 +185,10 @@ class PinnedRun:
         rep_kept = kept_at[self.entry]
         at_kept = rep_kept >= 0
         with_f, with_x = np.flatnonzero(self.has_f), held[x_col[held] >= 0]
-        ones = int(paired.sum()) + len(k) + int(at_kept.sum())
+        ones = len(part_rows) + int(at_kept.sum())
         entries = (
-            np.concatenate(
-                [in_pair[paired], rep_row[pins.pin], rep_kept[at_kept], kept_at[with_f], kept_at[with_x]]
-            ),
-            np.concatenate([k[paired], k, k[at_kept], f, x_col[with_x]]),
+            np.concatenate([part_rows, rep_kept[at_kept], kept_at[with_f], kept_at[with_x]]),
+            np.concatenate([part_cols, k[at_kept], f, x_col[with_x]]),
             np.concatenate([np.ones(ones + len(f)), np.full(len(with_x), -1.0)]),
             np.concatenate(
                 [np.zeros(ones, dtype=np.int64), np.ones(len(f), dtype=np.int64), np.full(len(with_x), 2)]
@@ -215,10 +207,38 @@ class PinnedRun:
         return TailRows(
             entries,
             np.concatenate([pair_row, rep_row, kept_at[held]]),
-            np.concatenate([pins.hi[pair_pin, pair_rack], pins.rf, h.base[held]]).astype(np.float64),
+            np.concatenate(
+                [pins.hi[pair_pin, pair_rack], pins.rf - pins.lo.sum(axis=1), h.base[held]]
+            ).astype(np.float64),
             kinds,
             (grouped_rows[order], groups[order]),
             rep_row[~self.binds],
+        )
+
+    def _partition_rows(self, first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per pair row its partition, rack and row; per partition its row of at most ``rf`` replicas:
+        a partition's pair rows, then that row, each topic's from ``first``."""
+        per_pin = self.over.sum(axis=1)
+        pin_at = first[self.pin_topic] + starts(per_pin + 1) - starts(self.pin_rows)[self.pin_topic]
+        pair_pin, pair_rack = np.nonzero(self.over)
+        return pair_pin, pair_rack, pin_at[pair_pin] + rank(pair_pin, per_pin), pin_at + per_pin
+
+    def _partition_entries(
+        self, pair_pin: np.ndarray, pair_rack: np.ndarray, rows: tuple[np.ndarray, np.ndarray], k: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The entries (row, column) of the partitions' ``rows`` (pair rows, replica rows), the pair rows'
+        first: a replica in its rack's pair row, and in its partition's replica row unless the partition
+        owes the rack (it counts in the rack's capacity row then)."""
+        pins = self.pins
+        pair_row, rep_row = rows
+        table = np.full(self.over.shape, -1, dtype=np.int64)
+        table[pair_pin, pair_rack] = pair_row
+        in_pair = table[pins.pin, pins.rack]
+        paired = in_pair >= 0
+        counted = pins.lo[pins.pin, pins.rack] == 0
+        return (
+            np.concatenate([in_pair[paired], rep_row[pins.pin[counted]]]),
+            np.concatenate([k[paired], k[counted]]),
         )
 
     def record(
