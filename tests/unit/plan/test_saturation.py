@@ -5,6 +5,10 @@ rack's pools, splits, and keeps the full program's optimum."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+import numpy as np
 import pytest
 from support.clusters import generated
 
@@ -22,6 +26,9 @@ from ferry.plan.balance.solvers.transport import UNSOLVED
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+import shapes  # the benchmarks folder is no package: found by path
 
 
 def _posed(seed: int, partitions: int, skew: float) -> tuple[RackLayout, list[TopicDemand], Setting]:
@@ -47,17 +54,12 @@ def test_a_network_whose_full_pools_no_broker_can_take_is_solved_per_idle_broker
     layout, demands, setting = _posed(seed, partitions, skew)
     full = solve(ProgramState(layout, demands, room_rows=set()), setting)
     assert full is not None
-    solved_again: list[set[int]] = []
-    solve_again = idle_columns.per_broker_optimum
-
-    def recorded(program: ProgramState, groups: set[int]) -> object:
-        solved_again.append(set(groups))
-        return solve_again(program, groups)
-
-    monkeypatch.setattr(program_module, "per_broker_optimum", recorded)
+    solved_again = _recorded(monkeypatch)
     pooled = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
     found = solve(pooled, setting)
     assert solved_again, "the pooled optimum's full pools no broker could take were solved again"
+    # Columns per idle broker in the pools that can fill were enough: no second flow.
+    assert [every for _, every in solved_again] == [False]
     assert found is not None and not pooled.unpooled
     assert sum(found.kept) == sum(full.kept)
     assert len(pooled.kinds) == len(pooled.lows) and not pooled.broke.saturate  # no row was added
@@ -66,6 +68,40 @@ def test_a_network_whose_full_pools_no_broker_can_take_is_solved_per_idle_broker
     # Bands hold: every broker's load is within the band the program was given.
     loads = [sum(q[i] for q in found.quotas) for i in range(len(layout.brokers))]
     assert all(lo <= load <= hi for load, (lo, hi) in zip(loads, setting.band, strict=True))
+
+
+def _recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[set[int], bool]]:
+    """The groups and ``every`` of each call of the per-broker flow, as the program makes them."""
+    calls: list[tuple[set[int], bool]] = []
+    solve_again = idle_columns.per_broker_optimum
+
+    def recorded(program: ProgramState, groups: set[int], *, every: bool = False) -> object:
+        calls.append((set(groups), every))
+        return solve_again(program, groups, every=every)
+
+    monkeypatch.setattr(program_module, "per_broker_optimum", recorded)
+    return calls
+
+
+@pytest.mark.parametrize(("seed", "partitions", "skew"), CASES[:3])
+def test_where_the_pools_that_can_fill_are_not_enough_every_pool_of_the_group_gets_columns(
+    seed: int, partitions: int, skew: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As if no pool could fill, the first flow solves the pooled program again and its groups still
+    fail: the second gives every pool of theirs a column per idle broker, and that splits."""
+    layout, demands, setting = _posed(seed, partitions, skew)
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
+    monkeypatch.setattr(
+        idle_columns, "can_fill", lambda program: np.zeros(len(program.pools.topic), dtype=bool)
+    )
+    calls = _recorded(monkeypatch)
+    pooled = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
+    found = solve(pooled, setting)
+    assert [every for _, every in calls] == [False, True]
+    assert calls[0][0] == calls[1][0]
+    assert found is not None and full is not None and not pooled.unpooled
+    assert sum(found.kept) == sum(full.kept)
+    assert all(len(split) == len(set(split)) for split in pooled.pools.split)
 
 
 @pytest.mark.parametrize(("seed", "partitions", "skew"), CASES)
@@ -115,3 +151,25 @@ def test_where_the_flow_cannot_answer_rows_rule_the_full_pools_out(monkeypatch: 
     built = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
     program_module.build(built, setting)
     assert len(pooled.upper) > len(built.upper)
+
+
+def test_on_a_skewed_start_over_three_racks_only_the_pools_that_can_fill_get_columns_per_broker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On 30k partitions of the three-rack skewed start of `benchmarks/shapes.py` the pooled optimum
+    fills pools a broker of each rack cannot take; solved again with columns per idle broker in the
+    pools that can fill (under a third of them), the others pooled as they were, it splits and keeps
+    what the full program keeps."""
+    three = next(s for s in shapes.SHAPES if s.name == "skewed rebalance, 3 racks of 20").scaled(0.03, "30k")
+    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(three, 7))
+    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
+    demands = retarget(layout, [prepare_topic(p, goal, layout)[1] for p in in_scope(snapshot, goal)])
+    setting = Setting(broker_band(layout, demands), 0, None, False)
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
+    calls = _recorded(monkeypatch)
+    pooled = ProgramState(layout, demands, room_rows=set(), pool=True)
+    found = solve(pooled, setting)
+    assert [every for _, every in calls] == [False]
+    assert found is not None and full is not None and not pooled.unpooled
+    assert sum(found.kept) == sum(full.kept)
+    assert all(len(split) == len(set(split)) for split in pooled.pools.split)

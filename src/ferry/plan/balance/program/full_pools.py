@@ -63,8 +63,7 @@ def saturation_rows(program: ProgramState, groups: Collection[int]) -> None:
     if not groups or not program.pools.topic:
         return
     topic, group, first, count, idle = _pools(program)
-    most = _most(program)[topic, group // PER_RACK]
-    full = np.flatnonzero(np.isin(group, list(groups)) & (most >= idle))
+    full = np.flatnonzero(np.isin(group, list(groups)) & can_fill(program))
     if not len(full):
         return
     _fill_columns(program, first[full], count[full], idle[full])
@@ -95,6 +94,14 @@ def _pools(program: ProgramState) -> tuple[np.ndarray, ...]:
     # A pool's columns together take up to one extra per idle broker (pools.pool_columns).
     idle = pools.summed(np.frombuffer(program.upper, dtype=np.float64))
     return topic, group, first, count, idle
+
+
+def can_fill(program: ProgramState) -> np.ndarray:
+    """Per pool, whether its topic and rack rows allow it as many extras as it has idle brokers: only
+    such a pool can fill."""
+    topic, group, _, _, idle = _pools(program)
+    out: np.ndarray = _most(program)[topic, group // PER_RACK] >= idle
+    return out
 
 
 def _most(program: ProgramState) -> np.ndarray:

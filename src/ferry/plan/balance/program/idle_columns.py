@@ -10,14 +10,19 @@ HiGHS must solve; on 100k partitions of that shape ("skewed rebalance, 3 racks o
 `benchmarks/plan_quality.py --shapes`) it took 8.2 s, more than half the plan.
 
 Where the program is a network (every row of no network kind implied by others), the groups that
-failed are instead given what the full program has there: per pool and broker idle for its topic a
-column ``x[t, b]`` (up to one extra), in the pool's topic and rack rows and the broker's band row,
-while the pool's columns and the group's ``z`` are held at zero. That is still a network, solved by
-min-cost flow from the matrix already posed (:func:`per_broker_optimum`), and the optimum read back
-into the pooled columns: each pool the extras its brokers took, each ``z`` what its broker took.
-Those pools then split (their per-broker optimum is a split), and the program with these groups
-exact is a relaxation of the full program no looser than the pooled one, so where the other groups
-split too the optimum is the full program's.
+failed are instead given what the full program has there: per pool that can fill (its topic and rack
+rows allow as many extras as it has idle brokers) and broker idle for its topic a column ``x[t, b]``
+(up to one extra), in the pool's topic and rack rows and the broker's band row, while the pool's
+own columns are held at zero. That is still a network, solved by min-cost flow from the matrix
+already posed (:func:`per_broker_optimum`), and the optimum read back into the pooled columns: each
+such pool the extras its brokers took, each ``z`` what its broker took of them on top of what it
+took from the pools left as they were. Only a full pool can ask a broker for more than it can take,
+and a pool that cannot fill is never full, so the pools left pooled mostly split; where a group
+still does not, every pool of it gets such columns and its ``z`` is held at zero (``every``). The
+program with these pools exact is a relaxation of the full program no looser than the pooled one,
+and a split of it is a solution of the full one, so where every group splits the optimum is the full
+program's. On that shape under a third of the failed groups' pools can fill, and the flow is that
+much narrower (docs/benchmarks.md, "Only the pools that can fill, per broker").
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ferry.plan.balance.program.full_pools import idle_pairs
+from ferry.plan.balance.program.full_pools import can_fill, idle_pairs
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.solvers.network_program import as_network, network_kinds, network_optimum
 from ferry.plan.balance.solvers.transport import BROKER, POOL, Unsolved
@@ -40,9 +45,12 @@ def is_network(program: ProgramState) -> bool:
     return network_kinds(program.kinds, program.implied)
 
 
-def per_broker_optimum(program: ProgramState, groups: Collection[int]) -> np.ndarray | Unsolved | None:
-    """An optimum of the posed program with the pools of ``groups`` given a column per idle broker
-    (module docstring), read back into the program's columns; ``None`` where it has none;
+def per_broker_optimum(
+    program: ProgramState, groups: Collection[int], *, every: bool = False
+) -> np.ndarray | Unsolved | None:
+    """An optimum of the posed program with the pools of ``groups`` that can fill (``every``: all
+    of them) given a column per idle broker (module docstring), read back into the program's
+    columns; ``None`` where it has none;
     :data:`~ferry.plan.balance.solvers.transport.UNSOLVED` where min-cost flow cannot answer (the caller
     poses rows against full pools instead)."""
     from scipy.sparse import hstack
@@ -53,12 +61,16 @@ def per_broker_optimum(program: ProgramState, groups: Collection[int]) -> np.nda
         np.frombuffer(values, dtype=np.int64)
         for values in (pools.topic, pools.group, pools.first, pools.count)
     )
-    chosen = np.flatnonzero(np.isin(group, list(groups)))
+    picked = np.isin(group, list(groups))
+    if not every:
+        picked &= can_fill(program)
+    chosen = np.flatnonzero(picked)
     pair_pool, pair_pos = idle_pairs(program, topic[chosen], group[chosen])
     width = len(pair_pool)
     upper = np.concatenate([np.frombuffer(program.upper, dtype=np.float64), np.ones(width)])
     upper[spans(first[chosen], count[chosen])] = 0.0
-    upper[[z for g in groups for z in pools.into[g].values()]] = 0.0
+    if every:
+        upper[[z for g in groups for z in pools.into[g].values()]] = 0.0
     # The widened matrix goes to as_network alone, which lets it go once cut: at a million
     # partitions three copies of it (and the added columns) were held while the network was built.
     lows, highs = (np.frombuffer(values, dtype=np.float64) for values in (program.lows, program.highs))
@@ -129,7 +141,7 @@ def _read_back(
     program: ProgramState, solution: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 ) -> None:
     """Into ``solution``: per chosen pool the extras its brokers took, over its columns in order up to
-    each one's bound, and per broker of the groups its ``z``: what it took."""
+    each one's bound, and per broker of the groups, into its ``z``: what it took of them."""
     chosen, pair_pool, pair_pos, taken = pairs
     pools = program.pools
     first = np.frombuffer(pools.first, dtype=np.int64)[chosen]
@@ -144,7 +156,7 @@ def _read_back(
     group = np.frombuffer(pools.group, dtype=np.int64)[chosen]
     for g in np.unique(group).tolist():
         for pos, z in pools.into[g].items():
-            solution[z] = per_broker[pos]
+            solution[z] += per_broker[pos]
 
 
 def _starts_of(bound: np.ndarray, count: np.ndarray) -> np.ndarray:

@@ -61,7 +61,7 @@ from ferry.plan.balance.program.pools import split, tight
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.program.topic_rows import add_topic
 from ferry.plan.balance.setting import Setting
-from ferry.plan.balance.solvers.transport import UNSOLVED, Unsolved
+from ferry.plan.balance.solvers.transport import Unsolved
 from ferry.plan.consecutive import batched
 from ferry.plan.prepare.shrink_groups import realise
 
@@ -119,16 +119,10 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
     found, failed, taken = split(state.layout, state.extras, state.pools, solution)
     fresh = oversaturated(state, solution, set(failed) - state.refined.saturate)
     if fresh:
-        again = per_broker_optimum(state, fresh) if is_network(state) else UNSOLVED
-        if isinstance(again, Unsolved):
-            saturation_rows(state, fresh)
-            again = _optimum(state)
-        else:
-            fresh = set()  # posed nowhere: the next program need not pose them either
-        if again is None:
+        redone = _full_pools_again(state, fresh)
+        if redone is None:
             return None
-        solution = again
-        found, failed, taken = split(state.layout, state.extras, state.pools, solution)
+        solution, (found, failed, taken), fresh = redone
     capped, rounds = state.loose.broken(solution), 0
     while capped and not failed:
         if (again := _posed_again(state, solution, capped, every=rounds == LOOSE_ROUNDS)) is None:
@@ -145,6 +139,31 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
     else:
         state.pools.split = found
     return solution
+
+
+def _full_pools_again(
+    state: ProgramState, groups: set[int]
+) -> tuple[np.ndarray, tuple[list[list[int]], list[int], dict[int, list[tuple[int, int]]]], set[int]] | None:
+    """The program solved again where full pools kept ``groups`` from splitting, and split; with the
+    groups whose rows against full pools it posed (the next program poses them from the start);
+    ``None`` without an optimum. A network first gets a column per idle broker in those groups' pools
+    that can fill, then where a group still fails in all its pools
+    (:mod:`ferry.plan.balance.program.idle_columns`); the rows are posed only where the flow cannot
+    answer."""
+    for every in (False, True) if is_network(state) else ():
+        again = per_broker_optimum(state, groups, every=every)
+        if isinstance(again, Unsolved):
+            break
+        if again is None:
+            return None
+        found = split(state.layout, state.extras, state.pools, again)
+        if every or not groups & set(found[1]):
+            return again, found, set()
+    saturation_rows(state, groups)
+    solution = _optimum(state)
+    if solution is None:
+        return None
+    return solution, split(state.layout, state.extras, state.pools, solution), groups
 
 
 LOOSE_ROUNDS = 3
