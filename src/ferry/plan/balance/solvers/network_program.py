@@ -73,8 +73,9 @@ def as_network(
     columns those leave in no row apart (:mod:`ferry.plan.balance.solvers.rowless`).
 
     ``matrix`` is cut into a copy without those rows, then one without those columns, each let go
-    once the next is made: a caller that holds no ``matrix`` of its own (it passes the matrix made
-    for the call) lets at most two copies live at once, the network's arrays beside the last."""
+    once the next is made, the last once the network has read it: a caller that holds no ``matrix``
+    of its own (it passes the matrix made for the call) lets at most two copies live at once, and
+    none beside the network's arrays."""
     lows, highs, upper = bounds
     if not network_kinds(kinds, implied):
         return None  # a row of no network's kind stays: no need to cut the matrix to see it
@@ -87,10 +88,13 @@ def as_network(
         matrix, lows, highs = matrix[kept], lows[kept], highs[kept]
         kinds = [k for k, keep in zip(kinds, kept.tolist(), strict=True) if keep]
     alone = rowless(matrix)
-    if not alone.any():
-        return Transport.of(matrix, kinds, lows, highs, upper, groups)
-    if not np.all(np.isfinite(upper[alone])):
+    if alone.any() and not np.all(np.isfinite(upper[alone])):
         return None  # a column that gains without bound: HiGHS says what that program is
-    matrix = matrix[:, ~alone]
-    network = Transport.of(matrix, kinds, lows, highs, upper[~alone], groups)
+    # The last copy goes to the network in a list, which it empties: this frame holds none of it
+    # while the network's arrays are made (the three-rack 1M start peaked there).
+    held = [matrix[:, ~alone] if alone.any() else matrix]
+    del matrix
+    if not alone.any():
+        return Transport.of(held, kinds, lows, highs, upper, groups)
+    network = Transport.of(held, kinds, lows, highs, upper[~alone], groups)
     return None if network is None else WithRowless(network, alone, upper)

@@ -95,15 +95,17 @@ class Transport:
     @classmethod
     def of(
         cls,
-        matrix: csr_array,
+        given: csr_array | list[csr_array],
         kinds: list[str],
         lows: np.ndarray,
         highs: np.ndarray,
         upper: np.ndarray,
         groups: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> Transport | None:
-        """The network of the program, or ``None`` if it is not one. ``groups``: the (topic, rack)
-        group of each holder and pair row (:class:`~ferry.plan.balance.solvers.slots.Slots`)."""
+        """The network of the program (``given``: its matrix, or a list of it alone, taken out and let
+        go once read), or ``None`` if it is not one. ``groups``: the (topic, rack) group of each holder
+        and pair row (:class:`~ferry.plan.balance.solvers.slots.Slots`)."""
+        matrix = given.pop() if isinstance(given, list) else given
         if matrix.shape[1] == 0 or any(k not in NETWORK for k in kinds):
             return None
         if not np.all(upper == np.rint(upper)):
@@ -118,12 +120,14 @@ class Transport:
             return None
         topics, brokers = np.flatnonzero(kind == TOPIC), np.flatnonzero(kind == BROKER)
         pools = np.flatnonzero(kind == POOL)
-        return cls._build(matrix, (topics, brokers, pools), *found, slots, (lows, highs, upper))
+        shape = matrix.shape
+        del matrix  # handed over in a list: the network's arrays are made without it
+        return cls._build(shape, (topics, brokers, pools), *found, slots, (lows, highs, upper))
 
     @classmethod
     def _build(
         cls,
-        matrix: csr_array,
+        shape: tuple[int, int],
         rows: tuple[np.ndarray, np.ndarray, np.ndarray],
         racks: _Racks,
         ends: _Ends,
@@ -132,7 +136,7 @@ class Transport:
     ) -> Transport | None:
         topic_rows, broker_rows, pool_rows = rows
         lows, highs, upper = bounds
-        n_rows = matrix.shape[0]
+        n_rows = shape[0]
         up = np.full(n_rows, -1, dtype=np.int64)
         up[racks.rows] = racks.topics
         wired = wire(slots, (ends.tail, ends.head), upper, up)
@@ -163,7 +167,7 @@ class Transport:
         )
         feasible = racks.feasible and bool(np.all(arcs.lows <= arcs.highs))
         slotted = bool(len(slots.rows) or len(slots.pairs))
-        return cls(matrix.shape[1], tail, head, cap, supply, arcs, feasible, wired.circling, slotted)
+        return cls(shape[1], tail, head, cap, supply, arcs, feasible, wired.circling, slotted)
 
     def solve(
         self, gain: np.ndarray, size: np.ndarray, fines: np.ndarray | None = None
