@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ferry.errors import KafkaError
 from ferry.execute import throttles as thr
 from ferry.execute.journal import Journal
 from ferry.execute.pace.controller import Role
@@ -162,9 +163,21 @@ class RequestThrottles:
     ) -> tuple[int, int] | None:
         if not writes:
             return None
-        ours, released = write(self.admin, self.journal, self.request_id, writes, owned)
+        try:
+            ours, released = write(self.admin, self.journal, self.request_id, writes, owned)
+        except KafkaError:
+            # The write may have landed (a timeout in a controller failover) and the journal holds
+            # what it would own: so does this request, at a value no config has, or a run whose
+            # moves end before the next sync would never put those configs back.
+            self.applied.update(dict.fromkeys((k for k in writes if k in owned), UNSURE))
+            raise
         self.applied = {k: v for k, v in {**self.applied, **ours}.items() if k not in released}
         return len(ours), len(released)
+
+
+UNSURE = ""
+"""The value a request owns a config at when its write failed: unknown, written again by the next
+sync and put back by the restore (no throttle config is ever empty)."""
 
 
 def write(

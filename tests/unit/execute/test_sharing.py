@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -139,6 +139,46 @@ def test_a_failed_write_leaves_both_records_for_the_cleanup(journal: Journal) ->
     # Recorded before the write (it may have landed), kept until the restore is known to be done.
     assert applied[owned] == "10"
     assert applied[released] == "10"
+
+
+class _LandsUnanswered(ExecFakeAdmin):
+    """Its next config write lands, and its answer is lost (a timeout in a controller failover)."""
+
+    lose_answer = False
+
+    def alter_configs(self, writes: Mapping[ConfigKey, str | None]) -> None:
+        super().alter_configs(writes)
+        if self.lose_answer:
+            self.lose_answer = False
+            raise KafkaError("altering configs failed: RequestTimedOutError", transient=True)
+
+
+def test_a_write_whose_answer_was_lost_is_put_back_by_the_restore(journal: Journal) -> None:
+    """The throttles were written but the call failed, and the moves ended before another sync:
+    the restore still removes every one of them, as the journal says the request owns them."""
+    rid = _request(journal, [Move(A0, (1, 2), (1, 3))], 10)
+    admin = _LandsUnanswered({A0: (1, 2)})
+    throttles = sharing.RequestThrottles.load(admin, journal, rid)
+    admin.lose_answer = True
+    with pytest.raises(KafkaError):
+        throttles.sync(journal.tasks(rid))
+    assert admin.configs  # landed
+    throttles.restore()
+    assert admin.configs == {}
+    assert all(t.applied is None for t in journal.throttles(rid))
+
+
+def test_a_write_whose_answer_was_lost_is_written_again_by_the_next_sync(journal: Journal) -> None:
+    """Unsure whether the failed write landed, the next sync writes the same configs again."""
+    rid = _request(journal, [Move(A0, (1, 2), (1, 3))], 10)
+    admin = ExecFakeAdmin({A0: (1, 2)})
+    throttles = sharing.RequestThrottles.load(admin, journal, rid)
+    admin.fail_alter_configs = True
+    with pytest.raises(KafkaError):
+        throttles.sync(journal.tasks(rid))
+    admin.fail_alter_configs = False
+    assert throttles.sync(journal.tasks(rid)) is not None
+    assert admin.configs == throttles.applied
 
 
 def test_settle_with_nothing_applied_writes_nothing(journal: Journal) -> None:
