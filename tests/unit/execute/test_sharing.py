@@ -153,15 +153,21 @@ class _LandsUnanswered(ExecFakeAdmin):
             raise KafkaError("altering configs failed: RequestTimedOutError", transient=True)
 
 
+def _failed_sync(journal: Journal, admin: ExecFakeAdmin) -> tuple[int, sharing.RequestThrottles]:
+    """A request's first sync, whose write ``admin`` is set to fail."""
+    rid = _request(journal, [Move(A0, (1, 2), (1, 3))], 10)
+    throttles = sharing.RequestThrottles.load(admin, journal, rid)
+    with pytest.raises(KafkaError):
+        throttles.sync(journal.tasks(rid))
+    return rid, throttles
+
+
 def test_a_write_whose_answer_was_lost_is_put_back_by_the_restore(journal: Journal) -> None:
     """The throttles were written but the call failed, and the moves ended before another sync:
     the restore still removes every one of them, as the journal says the request owns them."""
-    rid = _request(journal, [Move(A0, (1, 2), (1, 3))], 10)
     admin = _LandsUnanswered({A0: (1, 2)})
-    throttles = sharing.RequestThrottles.load(admin, journal, rid)
     admin.lose_answer = True
-    with pytest.raises(KafkaError):
-        throttles.sync(journal.tasks(rid))
+    rid, throttles = _failed_sync(journal, admin)
     assert admin.configs  # landed
     throttles.restore()
     assert admin.configs == {}
@@ -170,12 +176,9 @@ def test_a_write_whose_answer_was_lost_is_put_back_by_the_restore(journal: Journ
 
 def test_a_write_whose_answer_was_lost_is_written_again_by_the_next_sync(journal: Journal) -> None:
     """Unsure whether the failed write landed, the next sync writes the same configs again."""
-    rid = _request(journal, [Move(A0, (1, 2), (1, 3))], 10)
     admin = ExecFakeAdmin({A0: (1, 2)})
-    throttles = sharing.RequestThrottles.load(admin, journal, rid)
     admin.fail_alter_configs = True
-    with pytest.raises(KafkaError):
-        throttles.sync(journal.tasks(rid))
+    rid, throttles = _failed_sync(journal, admin)
     admin.fail_alter_configs = False
     assert throttles.sync(journal.tasks(rid)) is not None
     assert admin.configs == throttles.applied
