@@ -99,6 +99,11 @@ def settle(admin: ClusterAdmin, journal: Journal, request_id: int) -> int:
     return 0 if changed is None else sum(changed)
 
 
+UNSURE = ""
+"""The value a request owns a config at when its write failed: unknown, written again by the next
+sync and put back by the restore (no throttle config is ever empty)."""
+
+
 @dataclass
 class RequestThrottles:
     """One request's throttle configs as the process writing them sees them.
@@ -173,11 +178,6 @@ class RequestThrottles:
             raise
         self.applied = {k: v for k, v in {**self.applied, **ours}.items() if k not in released}
         return len(ours), len(released)
-
-
-UNSURE = ""
-"""The value a request owns a config at when its write failed: unknown, written again by the next
-sync and put back by the restore (no throttle config is ever empty)."""
 
 
 def write(

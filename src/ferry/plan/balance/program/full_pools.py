@@ -63,7 +63,7 @@ def saturation_rows(program: ProgramState, groups: Collection[int]) -> None:
     if not groups or not program.pools.topic:
         return
     topic, group, first, count, idle = _pools(program)
-    full = np.flatnonzero(np.isin(group, list(groups)) & can_fill(program))
+    full = np.flatnonzero(np.isin(group, list(groups)) & _fillable(program, topic, group, idle))
     if not len(full):
         return
     _fill_columns(program, first[full], count[full], idle[full])
@@ -100,6 +100,11 @@ def can_fill(program: ProgramState) -> np.ndarray:
     """Per pool, whether its topic and rack rows allow it as many extras as it has idle brokers: only
     such a pool can fill."""
     topic, group, _, _, idle = _pools(program)
+    return _fillable(program, topic, group, idle)
+
+
+def _fillable(program: ProgramState, topic: np.ndarray, group: np.ndarray, idle: np.ndarray) -> np.ndarray:
+    """:func:`can_fill`, of the pools' topics, groups and idle brokers (:func:`_pools`)."""
     out: np.ndarray = _most(program)[topic, group // PER_RACK] >= idle
     return out
 

@@ -211,10 +211,7 @@ def binding_floors(layout: RackLayout, d: TopicDemand) -> list[int]:
     floored = [k for k, f in enumerate(d.rack_floor) if f > 0]
     if not floored or d.pinned or d.shrink_groups:
         return floored
-    base = [0] * len(layout.members)
-    for k, b in zip(layout.rack_at, d.quota.base, strict=True):
-        base[k] += b
-    return [k for k in floored if d.rack_floor[k] > base[k] + d.quota.rack_extras[k][0]]
+    return _beyond_rack_rows(layout, d, [0] * len(layout.members))
 
 
 def capacity_posed(layout: RackLayout, d: TopicDemand) -> bool:
@@ -233,11 +230,17 @@ def capacity_posed(layout: RackLayout, d: TopicDemand) -> bool:
         for k, (lo, _) in enumerate(bounds):
             owed[k] += lo * n
     floor = d.rack_floor or (0,) * racks
+    return any(n > 0 and f == 0 for n, f in zip(owed, floor, strict=True)) or bool(
+        _beyond_rack_rows(layout, d, owed)
+    )
+
+
+def _beyond_rack_rows(layout: RackLayout, d: TopicDemand, owed: list[int]) -> list[int]:
+    """The racks with a floor whose capacity row asks for more extras than the topic's rack row:
+    at least ``floor + owed - base`` of them, ``owed`` what pinned partitions owe each rack."""
     base = layout.base_by_rack(d.quota.base)
     extras = d.quota.rack_extras
-    return any(
-        owed[k] > 0 if floor[k] == 0 else floor[k] + owed[k] - base[k] > extras[k][0] for k in range(racks)
-    )
+    return [k for k, f in enumerate(d.rack_floor) if f > 0 and f + owed[k] - base[k] > extras[k][0]]
 
 
 def _bounded(

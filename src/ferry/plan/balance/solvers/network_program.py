@@ -88,13 +88,14 @@ def as_network(
         matrix, lows, highs = matrix[kept], lows[kept], highs[kept]
         kinds = [k for k, keep in zip(kinds, kept.tolist(), strict=True) if keep]
     alone = rowless(matrix)
-    if alone.any() and not np.all(np.isfinite(upper[alone])):
+    cut = bool(alone.any())
+    if cut and not np.all(np.isfinite(upper[alone])):
         return None  # a column that gains without bound: HiGHS says what that program is
     # The last copy goes to the network in a list, which it empties: this frame holds none of it
     # while the network's arrays are made (the three-rack 1M start peaked there).
-    held = [matrix[:, ~alone] if alone.any() else matrix]
+    held = [matrix[:, ~alone] if cut else matrix]
     del matrix
-    if not alone.any():
-        return Transport.of(held, kinds, lows, highs, upper, groups)
-    network = Transport.of(held, kinds, lows, highs, upper[~alone], groups)
-    return None if network is None else WithRowless(network, alone, upper)
+    network = Transport.of(held, kinds, lows, highs, upper[~alone] if cut else upper, groups)
+    if not cut or network is None:
+        return network
+    return WithRowless(network, alone, upper)
