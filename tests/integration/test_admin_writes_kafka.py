@@ -5,11 +5,14 @@ Refusals, throttle configs, elections and the cluster id are contract tests, run
 
 from __future__ import annotations
 
-from kafka_helpers import create_topics, produce, wait_until
+import pytest
+from kafka_helpers import create_topics, produce, stopped, wait_until
 
+from ferry.errors import KafkaError
 from ferry.kafka.client import KafkaPythonAdmin
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import TopicPartition
+from ferry.sandbox import Sandbox, SandboxState
 
 LEADER_RATE = "leader.replication.throttled.rate"
 FOLLOWER_RATE = "follower.replication.throttled.rate"
@@ -76,3 +79,24 @@ def test_cancel_stops_a_throttled_move(admin: KafkaPythonAdmin, bootstrap: str) 
     finally:
         admin.alter_configs(dict.fromkeys(throttle))
     _read_back(admin, list(throttle), {})
+
+
+def test_a_config_write_that_timed_out_can_land_later_and_the_admin_says_until_when(
+    kafka_sandbox: tuple[Sandbox, SandboxState], admin: KafkaPythonAdmin
+) -> None:
+    """A broker's own rate written while that broker is stopped (SIGSTOP: the request waits in its
+    socket) times out; the broker applies it once it runs again, after the write failed. The
+    admin says a failed write may land for a minute more; one that went through says nothing."""
+    sandbox, state = kafka_sandbox
+    rate = ConfigKey(ResourceType.BROKER, "4", FOLLOWER_RATE)
+    others = ",".join(f"127.0.0.1:{state.node(b).port}" for b in (1, 2, 3))
+    with KafkaPythonAdmin(others, timeout_s=1.5) as quick:
+        quick.alter_configs({rate: "1000"})
+        assert quick.config_writes_settle_in() == 0.0
+        with stopped(sandbox, (4,), for_s=3.0), pytest.raises(KafkaError):
+            quick.alter_configs({rate: "2000"})
+        assert 55.0 < quick.config_writes_settle_in() <= 65.0  # from the sending, 1.5 s before
+    try:
+        _read_back(admin, [rate], {rate: "2000"})  # landed after the call failed
+    finally:
+        admin.alter_configs({rate: None})

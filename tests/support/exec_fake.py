@@ -48,6 +48,8 @@ class ExecFakeAdmin(FakeDisks):
         self.unreachable_polls = 0
         self.unreachable_submits = 0
         self.unreachable_config_writes = 0
+        # How long a config write that failed may still land, where a test says so.
+        self.settle_in_s = 0.0
         self.late: dict[TopicPartition, tuple[int, ...]] = {}  # submissions not arrived yet
         self.cordoned: set[int] = set()
         # What DescribeTopicPartitions shows, where a test says so (else the ISR is all replicas).
@@ -181,6 +183,9 @@ class ExecFakeAdmin(FakeDisks):
                 self.configs.pop(key, None)
             else:
                 self.configs[key] = value
+
+    def config_writes_settle_in(self) -> float:
+        return self.settle_in_s
 
     def write_freeze(self, state: FreezeState) -> None:
         self.freeze = state

@@ -235,6 +235,9 @@ class FakeAdmin(FakeDisks):
             self._check_resource(key, "describing throttle configs")
         return {k: self.configs[k] for k in keys if k in self.configs}
 
+    def config_writes_settle_in(self) -> float:
+        return 0.0  # its writes fail at once or land at once
+
     def alter_configs(self, writes: Mapping[ConfigKey, str | None]) -> None:
         for key in writes:
             # kafka-python sends each broker's configs to that broker: an unknown one fails the call.

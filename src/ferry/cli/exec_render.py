@@ -18,6 +18,7 @@ from ferry.execute.events import (
     ClusterUnreachable,
     Event,
     HeldUnderMinIsr,
+    LateWritesAwaited,
     LeadersElected,
     PaceDecided,
     ProgressUpdate,
@@ -46,12 +47,22 @@ def _body(event: Event) -> str | None:
         return _pause_text(event)
     if isinstance(event, WaitingForForeign):
         return waiting_text(event)
-    if isinstance(event, ClusterUnreachable):
-        return (
-            f"cannot reach the cluster ({event.error}); trying again at the next poll"
-            f" (failing for {event.for_s:.0f} s, giving up in {event.gives_up_in_s:.0f} s)"
-        )
+    if isinstance(event, ClusterUnreachable | LateWritesAwaited):
+        return _cluster_text(event)
     return None  # ThrottlesChanged: the throttles' life is in the journal; not worth a line
+
+
+def _cluster_text(event: ClusterUnreachable | LateWritesAwaited) -> str:
+    """What the cluster's failures hold up: the run's polls, or the end of its restore."""
+    if isinstance(event, LateWritesAwaited):
+        return (
+            f"a throttle write failed in the last minute and a broker may still deliver it: waiting"
+            f" {event.for_s:.0f} s, then checking that every throttle is back"
+        )
+    return (
+        f"cannot reach the cluster ({event.error}); trying again at the next poll"
+        f" (failing for {event.for_s:.0f} s, giving up in {event.gives_up_in_s:.0f} s)"
+    )
 
 
 def _pause_text(event: SubmissionPaused | SubmissionResumed | HeldUnderMinIsr | PaceDecided) -> str | None:

@@ -69,6 +69,16 @@ class ThrottlesChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class LateWritesAwaited:
+    """A config write failed less than a minute before the restore and may still land (a broker
+    forwards it to the controller through a failover): the run waits ``for_s`` seconds, then
+    reads its throttle configs and puts back any that came back."""
+
+    request_id: int
+    for_s: float
+
+
+@dataclass(frozen=True, slots=True)
 class WaitingForForeign:
     """Pending moves wait for reassignments ferry did not start that keep their brokers busy.
 
@@ -157,6 +167,7 @@ Event = (
     | TaskFinished
     | ProgressUpdate
     | ThrottlesChanged
+    | LateWritesAwaited
     | WaitingForForeign
     | LeadersElected
     | SubmissionPaused

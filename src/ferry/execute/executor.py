@@ -37,6 +37,7 @@ from ferry.execute.batching import InFlight, held_by_foreign, in_flight_of, next
 from ferry.execute.dispatch import Dispatch
 from ferry.execute.events import (
     HeldUnderMinIsr,
+    LateWritesAwaited,
     Listener,
     PaceDecided,
     ProgressUpdate,
@@ -244,13 +245,21 @@ class Executor:
         """Restore the throttles; after a run that ended, through a cluster unreachable for a while
         (an interrupted run ends at once: its throttles wait for 'ferry resume')."""
         outage = Outage(self._ride_out_s if ride_out else 0.0)
+        write = run.throttles.restore
         while True:
             try:
-                self._say_changed(run, run.throttles.restore())
-                return
+                self._say_changed(run, write())
             except KafkaError as exc:
                 self._listener(outage.failed(exc, self._clock(), run.request_id))
                 self._sleep(run.options.poll_interval_s)
+                continue
+            # A write that failed in a controller failover can still land and put a throttle back;
+            # an interrupted run leaves that to 'ferry resume' (the journal keeps them unsure).
+            if not ride_out or (late := self._admin.config_writes_settle_in()) <= 0:
+                return
+            self._listener(LateWritesAwaited(run.request_id, late))
+            self._sleep(late)
+            write = run.throttles.restore_landed
 
     def _tick_riding_out(self, run: RunState) -> bool:
         """:meth:`_tick`, where a failure that may pass (a broker down or restarting, a timeout, a

@@ -122,6 +122,8 @@ class RequestThrottles:
     """Rates by broker and rate config that ``--pace auto`` chose, replacing ``rate`` there."""
     dir_rate: int | None = None
     """The log-dir throttle of brokers copying between their dirs."""
+    unsure: bool = False
+    """The restore left every config recorded unsure: a failed write could still land on it."""
 
     @classmethod
     def load(cls, admin: ClusterAdmin, journal: Journal, request_id: int) -> RequestThrottles:
@@ -157,11 +159,25 @@ class RequestThrottles:
         """Put back the pre-ferry values, except where another request's moves still need ours."""
         kept = wanted(self.journal, self.request_id, (), None, self.previous, self.applied.keys())
         changed = self._write(thr.changes(self.applied, kept, self.previous), {})
-        if self.applied:
-            # Left at a value another request needs as it is: that request owns it from now on.
-            self.journal.set_throttles_applied(self.request_id, dict.fromkeys(self.applied))
-            self.applied = {}
+        # What is left applied is at a value another request needs: that request owns it from now
+        # on. But a write that failed may still land on any config: until :meth:`restore_landed`
+        # has looked, the journal keeps them all unsure, for 'ferry resume' after an interruption.
+        late = self.admin.config_writes_settle_in() > 0
+        keys = self.previous if late or self.unsure else self.applied
+        if keys:
+            self.journal.set_throttles_applied(self.request_id, dict.fromkeys(keys, UNSURE if late else None))
+        self.applied, self.unsure = {}, late
         return changed
+
+    def restore_landed(self) -> tuple[int, int] | None:
+        """:meth:`restore` again, from the values the cluster holds now: a write that failed may
+        land after the restore (see :meth:`ClusterAdmin.config_writes_settle_in`)."""
+        held = self.admin.describe_throttle_configs(self.previous.keys())
+        # A config the late write deleted is absent from ``held``: the restore puts it back too.
+        self.applied = {
+            key: held.get(key, UNSURE) for key, before in self.previous.items() if held.get(key) != before
+        }
+        return self.restore()
 
     def _write(
         self, writes: Mapping[ConfigKey, str | None], owned: Mapping[ConfigKey, str]

@@ -282,6 +282,15 @@ class ClusterAdmin(Protocol):
         """IncrementalAlterConfigs: SET each entry to its value, DELETE it when the value is None."""
         ...
 
+    def config_writes_settle_in(self) -> float:
+        """Seconds until no config write of this client that failed can land any more; 0 when none can.
+
+        A write that timed out or failed over may still be applied later: the broker that got it
+        forwards it to the controller and keeps trying through a failover. Landing after a restore,
+        it would put a throttle back; a restore waits this long and looks again.
+        """
+        ...
+
     def elect_preferred_leaders(
         self, partitions: Collection[TopicPartition]
     ) -> Mapping[TopicPartition, str | None]:

@@ -10,7 +10,13 @@ import pytest
 from ferry.cli.commands.listing import listing
 from ferry.cli.exec_render import event_line
 from ferry.cli.main import main
-from ferry.execute.events import BatchSubmitted, ProgressUpdate, TaskFinished, WaitingForForeign
+from ferry.execute.events import (
+    BatchSubmitted,
+    LateWritesAwaited,
+    ProgressUpdate,
+    TaskFinished,
+    WaitingForForeign,
+)
 from ferry.execute.progress import Estimate, Progress
 from ferry.execute.states import TaskState
 from ferry.kafka.admin import OngoingReassignment
@@ -50,6 +56,10 @@ def test_event_lines() -> None:
     progress = ProgressUpdate(3, Progress(512, 2048), Estimate(256.0, 6.0), 1, 4, 2)
     assert event_line(progress) == (
         "ferry execute: request 3: 25.0% (512 B of 2.0 KiB), 1/4 moves done, 2 in flight, 256 B/s, ETA 6 s"
+    )
+    assert event_line(LateWritesAwaited(3, 41.6)) == (
+        "ferry execute: request 3: a throttle write failed in the last minute and a broker may still"
+        " deliver it: waiting 42 s, then checking that every throttle is back"
     )
     held = event_line(replace(progress, silent=frozenset({4, 2})))
     assert held is not None and held.endswith(

@@ -14,6 +14,7 @@ from ferry.execute.events import (
     BatchSubmitted,
     ClusterUnreachable,
     Event,
+    LateWritesAwaited,
     ProgressUpdate,
     WaitingForForeign,
 )
@@ -507,3 +508,62 @@ def test_a_static_run_writes_no_throttle_to_a_broker_silent_from_its_first_poll(
     rate_4 = ConfigKey(ResourceType.BROKER, "4", FOLLOWER_RATE)
     assert any(w.get(rate_4) == "1000" for w in admin.config_writes)
     assert admin.configs == {}
+
+
+class _ForwardsLate(ExecFakeAdmin):
+    """Its second config write times out unanswered, and a broker still holds it: forwarded to the
+    controller once a failover ends, it lands after the next write that follows the last move.
+    Time passes only as the executor sleeps."""
+
+    def __init__(self) -> None:
+        super().__init__(ORIGINAL)
+        self.configs.update(PRE_EXISTING)
+        self.writes = 0
+        self.forwarded: dict[ConfigKey, str | None] = {}
+
+    def alter_configs(self, writes: Mapping[ConfigKey, str | None]) -> None:
+        self.writes += 1
+        if self.writes == 2:
+            self.forwarded, self.settle_in_s = dict(writes), 600.0
+            raise KafkaError("altering configs failed: RequestTimedOutError", transient=True)
+        super().alter_configs(writes)
+        if self.forwarded and not self.moving:
+            super().alter_configs(self.forwarded)
+            self.forwarded = {}
+
+    def sleep(self, seconds: float) -> None:
+        self.settle_in_s = max(0.0, self.settle_in_s - seconds)
+
+
+def test_a_write_landing_after_the_restore_is_put_back_once_no_more_can_land(journal: Journal) -> None:
+    """A config write that failed in a controller failover lands after the run restored its
+    throttles: the run waits until no such write can land, reads its configs and puts them back."""
+    admin, events = _ForwardsLate(), []
+    ticks = iter(range(10**6))
+    executor = Executor(
+        admin, journal, listener=events.append, clock=lambda: float(next(ticks)), sleep=admin.sleep
+    )
+    rid = executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(throttle=1000))
+    executor.run(rid)
+    assert admin.writes > 2 and not admin.forwarded  # the late write landed
+    assert [e.for_s > 0 for e in events if isinstance(e, LateWritesAwaited)] == [True]
+    assert admin.configs == PRE_EXISTING
+    assert all(t.applied is None for t in journal.throttles(rid))
+    assert journal.request(rid).state is RequestState.DONE
+
+
+def test_an_interrupted_run_leaves_a_write_that_may_land_to_resume(journal: Journal) -> None:
+    """Interrupted, the run does not wait for a late write: the journal keeps every config of the
+    request unsure, and the resume puts them back."""
+    admin, events = _ForwardsLate(), []
+    executor = _executor(admin, journal, events, stop_after=3)
+    rid = executor.prepare(_plan(), bootstrap="b", options=ExecuteOptions(throttle=1000))
+    with pytest.raises(Interrupt):
+        executor.run(rid)
+    assert not [e for e in events if isinstance(e, LateWritesAwaited)]
+    assert all(t.applied is not None for t in journal.throttles(rid))
+    admin.settle_in_s = 0.0
+    admin.configs.update({ConfigKey(ResourceType.BROKER, "4", FOLLOWER_RATE): "1000"})  # it landed
+    _executor(admin, journal, events).resume(rid)
+    assert admin.configs == PRE_EXISTING
+    assert all(t.applied is None for t in journal.throttles(rid))

@@ -230,3 +230,25 @@ def test_a_sync_that_changes_nothing_reports_nothing(journal: Journal) -> None:
     throttles = sharing.RequestThrottles.load(ExecFakeAdmin({A0: (1, 2)}), journal, rid)
     assert throttles.sync(journal.tasks(rid)) is not None
     assert throttles.sync(journal.tasks(rid)) is None
+
+
+def test_restore_landed_puts_back_what_a_late_write_set_or_deleted(journal: Journal) -> None:
+    """A write that landed after the restore set one config and deleted another that had a value
+    of its own before ferry: both go back to what they were; a config left as it was is not
+    written. Until then the journal keeps the request's configs unsure."""
+    theirs, rate = _topic("a", LEADER_REPLICAS), _broker(3, FOLLOWER_RATE)
+    rid = _request(journal, [Move(A0, (1, 2), (1, 3))], 10, previous={theirs: "9:9"})
+    admin = ExecFakeAdmin({A0: (1, 2)})
+    admin.configs[theirs] = "9:9"
+    throttles = sharing.RequestThrottles.load(admin, journal, rid)
+    throttles.sync(journal.tasks(rid))
+    admin.settle_in_s = 60.0
+    throttles.restore()
+    assert admin.configs == {theirs: "9:9"}
+    assert all(t.applied is not None for t in journal.throttles(rid))
+    admin.alter_configs({theirs: None, rate: "10"})  # the late write
+    admin.settle_in_s, admin.config_writes = 0.0, []
+    assert throttles.restore_landed() == (0, 2)
+    assert admin.configs == {theirs: "9:9"}
+    assert admin.config_writes == [{theirs: "9:9", rate: None}]
+    assert all(t.applied is None for t in journal.throttles(rid))

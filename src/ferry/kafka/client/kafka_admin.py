@@ -56,6 +56,9 @@ T = TypeVar("T")
 _READ_ATTEMPTS = 4
 _RETRY_BACKOFF_S = 0.25
 _REFRESH_WAIT_S = 5.0
+_FORWARDED_FOR_S = 65.0
+"""How long a config write that failed may still land: the broker it reached forwards it to the
+controller and, through a controller failover, keeps trying for 60 s (Kafka's forwarding channel)."""
 
 
 def load_command_config(path: Path | None) -> ClientSettings:
@@ -101,6 +104,7 @@ class KafkaPythonAdmin:
     ) -> None:
         self._bootstrap = bootstrap
         self._timeout_s = timeout_s
+        self._unsettled_until = 0.0
         options = dict(settings.options) if settings else {}
         timeout_ms = int(timeout_s * 1000)
         options.setdefault("request_timeout_ms", timeout_ms)
@@ -306,7 +310,17 @@ class KafkaPythonAdmin:
         ]
         # Incremental: a plain AlterConfigs would reset every entry it does not name.
         calls = [partial(self._alter_config_group, group) for group in per_request(resources)]
-        results = self._call("altering configs", lambda: side_by_side(calls))
+        sent: list[float] = []
+
+        def attempt() -> Any:
+            sent.append(time.monotonic())
+            return side_by_side(calls)
+
+        try:
+            results = self._call("altering configs", attempt)
+        except KafkaError:
+            self._may_land(sent)
+            raise
         failed = [
             f"{rtype} {name}: {result}"
             for rtype, by_name in results.items()
@@ -314,6 +328,8 @@ class KafkaPythonAdmin:
             if result != "OK"
         ]
         denied = [f for f in failed if "AuthorizationFailed" in f]
+        if len(sent) > 1 or len(failed) > len(denied):
+            self._may_land(sent)
         if denied and len(denied) == len(failed):
             where = ", ".join(sorted(f.split(":", 1)[0] for f in denied))
             raise KafkaError(
@@ -322,6 +338,16 @@ class KafkaPythonAdmin:
             )
         if failed:
             raise KafkaError(f"altering configs failed: {'; '.join(sorted(failed))}")
+
+    def config_writes_settle_in(self) -> float:
+        """Seconds until no config write that failed can land any more (0 when none can)."""
+        return max(0.0, self._unsettled_until - time.monotonic())
+
+    def _may_land(self, sent: list[float]) -> None:
+        """A write sent at these times failed: any of them may still land, until a broker that
+        took it has given up forwarding it (counted from its sending, the last one the latest)."""
+        if sent:
+            self._unsettled_until = max(self._unsettled_until, sent[-1] + _FORWARDED_FOR_S)
 
     def _alter_config_group(self, group: list[ConfigResource]) -> Any:
         """One IncrementalAlterConfigs request: a broker's own configs to that broker, topic
