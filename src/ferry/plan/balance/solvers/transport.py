@@ -88,9 +88,9 @@ class Transport:
     """Topic to (topic, rack), broker to sink, and the slots' arcs that are no column."""
     feasible: bool = True
     circling: int = 0
+    """Most flow on arcs circling back to where it came from (:mod:`ferry.plan.balance.solvers.slots`)."""
     slotted: bool = False
     """Whether the network has holder nodes (:mod:`ferry.plan.balance.solvers.slots`)."""
-    """Most flow on arcs circling back to where it came from (:mod:`ferry.plan.balance.solvers.slots`)."""
 
     @classmethod
     def of(
