@@ -327,9 +327,9 @@ class KafkaPythonAdmin:
             for name, result in by_name.items()
             if result != "OK"
         ]
+        if len(sent) > 1:  # an earlier attempt went unanswered (a refusal is an answer: final)
+            self._may_land(sent[:-1])
         denied = [f for f in failed if "AuthorizationFailed" in f]
-        if len(sent) > 1 or len(failed) > len(denied):
-            self._may_land(sent)
         if denied and len(denied) == len(failed):
             where = ", ".join(sorted(f.split(":", 1)[0] for f in denied))
             raise KafkaError(
