@@ -46,7 +46,9 @@ frozen, it records the request, says the cluster is frozen, by whom and why, and
 frozen mid-run, the moves in flight go on. It carries on by itself after 'ferry unfreeze'.
 A poll that cannot reach the cluster (a broker restarting, a timeout, a controller failover) is
 said and tried again; after 5 minutes of failing polls the run ends interrupted (exit 5), its
-throttles restored where the cluster allows, and 'ferry resume' continues it."""
+throttles restored where the cluster allows, and 'ferry resume' continues it. A throttle write
+left unanswered that way may still land for a minute (a broker forwards it to the controller):
+a run with one in its last minute waits that out, then puts back any throttle that came back."""
 
 
 def register(subparsers: Any) -> None:
