@@ -55,13 +55,18 @@ def _body(event: Event) -> str | None:
 def _cluster_text(event: ClusterUnreachable | LateWritesAwaited) -> str:
     """What the cluster's failures hold up: the run's polls, or the end of its restore."""
     if isinstance(event, LateWritesAwaited):
-        return (
-            f"a throttle write failed in the last minute and a broker may still deliver it: waiting"
-            f" {event.for_s:.0f} s, then checking that every throttle is back"
-        )
+        return late_writes_text(event.for_s)
     return (
         f"cannot reach the cluster ({event.error}); trying again at the next poll"
         f" (failing for {event.for_s:.0f} s, giving up in {event.gives_up_in_s:.0f} s)"
+    )
+
+
+def late_writes_text(seconds: float) -> str:
+    """Why a run or a cancel waits ``seconds`` before it is done with its throttles."""
+    return (
+        f"a throttle write went unanswered and a broker may still deliver it: waiting"
+        f" {seconds:.0f} s, then checking that every throttle is as it should be"
     )
 
 

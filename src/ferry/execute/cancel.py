@@ -25,7 +25,8 @@ touched requests are settled to what their remaining moves need (:func:`ferry.ex
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ferry.errors import PreconditionError
@@ -87,8 +88,10 @@ class Outcome:
     finished: tuple[TopicPartition, ...] = ()
 
 
-def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
-    """Cancel the moves in ``scope``.
+def cancel(
+    admin: ClusterAdmin, journal: Journal, scope: Scope, wait: Callable[[float], None] = time.sleep
+) -> Outcome:
+    """Cancel the moves in ``scope``; ``wait`` waits out throttle writes that may land (:func:`_settle`).
 
     Raises:
         PreconditionError: nothing ferry knows of is in scope (unknown request, no open task).
@@ -131,7 +134,7 @@ def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
     touched = sorted({t.request_id for t in tasks if t.id in done | marked.pending | marked.submitted})
     # Throttles before the requests end: if the cluster refuses them now, the requests stay open
     # and 'ferry resume' (or their live executor) restores them, rather than nobody ever.
-    written = sum(sharing.settle(admin, journal, rid) for rid in touched)
+    written = _settle(admin, journal, touched, wait)
     stopped = (stopped | set(late.stopped)) - finished_tps
     return Outcome(
         stopped=tuple(sorted(stopped)),
@@ -145,6 +148,18 @@ def cancel(admin: ClusterAdmin, journal: Journal, scope: Scope) -> Outcome:
         throttles=written,
         finished=tuple(sorted(finished_tps)),
     )
+
+
+def _settle(
+    admin: ClusterAdmin, journal: Journal, requests: Sequence[int], wait: Callable[[float], None]
+) -> int:
+    """Settle the throttles of ``requests``, and again from the cluster's values once no write of
+    this cancel that went unanswered can land; how many configs were written."""
+    written = sum(sharing.settle(admin, journal, rid) for rid in requests)
+    if (unsettled := admin.config_writes_settle_in()) > 0:
+        wait(unsettled)
+        written += sum(sharing.settle_landed(admin, journal, rid) for rid in requests)
+    return written
 
 
 @dataclass(frozen=True, slots=True)

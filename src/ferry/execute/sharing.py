@@ -99,6 +99,17 @@ def settle(admin: ClusterAdmin, journal: Journal, request_id: int) -> int:
     return 0 if changed is None else sum(changed)
 
 
+def settle_landed(admin: ClusterAdmin, journal: Journal, request_id: int) -> int:
+    """:func:`settle` again from the values the cluster holds now, once a write that failed can no
+    longer land (see :meth:`ClusterAdmin.config_writes_settle_in`); how many configs were written."""
+    throttles = RequestThrottles.load(admin, journal, request_id)
+    throttles.read_back()
+    changed = throttles.sync(journal.tasks(request_id, [TaskState.SUBMITTED]))
+    # Left at a value the moves need (the late write put it there): this request owns it now.
+    journal.set_throttles_applied(request_id, throttles.applied)
+    return 0 if changed is None else sum(changed)
+
+
 UNSURE = ""
 """The value a request owns a config at when its write failed: unknown, written again by the next
 sync and put back by the restore (no throttle config is ever empty)."""
@@ -172,12 +183,17 @@ class RequestThrottles:
     def restore_landed(self) -> tuple[int, int] | None:
         """:meth:`restore` again, from the values the cluster holds now: a write that failed may
         land after the restore (see :meth:`ClusterAdmin.config_writes_settle_in`)."""
+        self.read_back()
+        return self.restore()
+
+    def read_back(self) -> None:
+        """Take what the cluster holds as what this request has applied: every config away from
+        its pre-ferry value (a late write may have put it there)."""
         held = self.admin.describe_throttle_configs(self.previous.keys())
-        # A config the late write deleted is absent from ``held``: the restore puts it back too.
+        # A config a late write deleted is absent from ``held``: what follows writes it back too.
         self.applied = {
             key: held.get(key, UNSURE) for key, before in self.previous.items() if held.get(key) != before
         }
-        return self.restore()
 
     def _write(
         self, writes: Mapping[ConfigKey, str | None], owned: Mapping[ConfigKey, str]

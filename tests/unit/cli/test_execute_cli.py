@@ -58,8 +58,8 @@ def test_event_lines() -> None:
         "ferry execute: request 3: 25.0% (512 B of 2.0 KiB), 1/4 moves done, 2 in flight, 256 B/s, ETA 6 s"
     )
     assert event_line(LateWritesAwaited(3, 41.6)) == (
-        "ferry execute: request 3: a throttle write failed in the last minute and a broker may still"
-        " deliver it: waiting 42 s, then checking that every throttle is back"
+        "ferry execute: request 3: a throttle write went unanswered and a broker may still deliver"
+        " it: waiting 42 s, then checking that every throttle is as it should be"
     )
     held = event_line(replace(progress, silent=frozenset({4, 2})))
     assert held is not None and held.endswith(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from ferry.execute import throttles as thr
 from ferry.execute.cancel import Scope, cancel
 from ferry.execute.journal import Journal
 from ferry.execute.options import ExecuteOptions
-from ferry.execute.records import ThrottleRecord
+from ferry.execute.records import ConfigKey, ThrottleRecord
 from ferry.execute.states import RequestState, TaskState
 from ferry.model import Broker, Move, Plan, TopicPartition
 
@@ -213,3 +214,41 @@ def test_a_move_an_executor_sends_and_that_ends_at_once_during_the_cancel_is_don
     assert {p.tp: p.replicas for p in admin.describe_partitions(["t"])} == {T0: (1, 2, 3), T1: (2, 3, 6)}
     assert [t.state for t in journal.tasks(rid)] == [TaskState.CANCELLED, TaskState.DONE]
     assert (outcome.stopped, outcome.finished) == ((T0,), (T1,))
+
+
+@dataclass
+class _LandsAfterSettling(FakeAdmin):
+    """A copy of an earlier throttle write, unanswered then, lands right after the next write."""
+
+    late: dict[ConfigKey, str | None] = field(default_factory=dict)
+    settle_in_s: float = 0.0
+
+    def alter_configs(self, writes: Mapping[ConfigKey, str | None]) -> None:
+        super().alter_configs(writes)
+        landing, self.late = self.late, {}
+        super().alter_configs(landing)
+
+    def config_writes_settle_in(self) -> float:
+        return self.settle_in_s
+
+
+def test_a_throttle_write_landing_after_the_cancel_settled_is_put_back_once_none_can_land(
+    journal: Journal,
+) -> None:
+    admin = _LandsAfterSettling.of(Broker(b) for b in range(1, 7))
+    admin.create_topic("t", {0: [1, 2, 3], 1: [2, 3, 4]})
+    admin.produce("t", 10_000_000)
+    rid = _start(admin, journal, [Move(T0, (1, 2, 3), (1, 2, 5))])
+    admin.late, admin.settle_in_s = dict(admin.configs), 60.0  # the run's first write, again
+    waited: list[float] = []
+
+    def wait(seconds: float) -> None:
+        waited.append(seconds)
+        admin.settle_in_s = 0.0
+
+    outcome = cancel(admin, journal, Scope(request=rid), wait)
+    assert waited == [60.0]
+    assert admin.configs == {}
+    assert all(t.applied is None for t in journal.throttles(rid))
+    assert outcome.stopped == (T0,)
+    assert journal.request(rid).state is RequestState.CANCELLED

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import Any
 
-from ferry.cli.exec_render import outcome_json, outcome_text
+from ferry.cli.exec_render import late_writes_text, outcome_json, outcome_text
 from ferry.cli.options import add_connection_options, add_journal_option, admin_options
 from ferry.cli.requests import journal_path, open_existing
 from ferry.errors import UsageError
@@ -73,9 +74,14 @@ def _run(args: argparse.Namespace) -> int:
     ):
         foreign = args.all and _confirm_foreign(admin, journal, args.yes)
         scope = Scope(args.request, args.topic, partition, args.all, foreign)
-        outcome = cancel(admin, journal, scope)
+        outcome = cancel(admin, journal, scope, _wait_out)
     print(dumps_json(outcome_json(outcome)) if args.json else outcome_text(outcome), end="")
     return 0
+
+
+def _wait_out(seconds: float) -> None:
+    print(f"ferry cancel: {late_writes_text(seconds)}", file=sys.stderr)
+    time.sleep(seconds)
 
 
 def _confirm_foreign(admin: ClusterAdmin, journal: Journal, yes: bool) -> bool:

@@ -12,11 +12,12 @@ import argparse
 import getpass
 import socket
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ferry.cli.exec_render import frozen_by_text, frozen_text, outcome_text
+from ferry.cli.exec_render import frozen_by_text, frozen_text, late_writes_text, outcome_text
 from ferry.cli.options import add_connection_options, add_journal_option, open_admin
 from ferry.cli.requests import journal_path
 from ferry.errors import UsageError
@@ -86,7 +87,12 @@ def _cancel_ours(admin: ClusterAdmin, path: Path) -> Outcome | None:
     with Journal.open(path) as journal:
         if not journal.tasks(states=OPEN_TASK_STATES):
             return None
-        return cancel(admin, journal, Scope(everything=True))
+        return cancel(admin, journal, Scope(everything=True), _wait_out)
+
+
+def _wait_out(seconds: float) -> None:
+    print(f"ferry freeze: {late_writes_text(seconds)}", file=sys.stderr)
+    time.sleep(seconds)
 
 
 def _unfreeze(args: argparse.Namespace) -> int:
