@@ -105,8 +105,6 @@ def settle_landed(admin: ClusterAdmin, journal: Journal, request_id: int) -> int
     throttles = RequestThrottles.load(admin, journal, request_id)
     throttles.read_back()
     changed = throttles.sync(journal.tasks(request_id, [TaskState.SUBMITTED]))
-    # Left at a value the moves need (the late write put it there): this request owns it now.
-    journal.set_throttles_applied(request_id, throttles.applied)
     return 0 if changed is None else sum(changed)
 
 
