@@ -109,8 +109,9 @@ def settle_landed(admin: ClusterAdmin, journal: Journal, request_id: int) -> int
 
 
 UNSURE = ""
-"""The value a request owns a config at when its write failed: unknown, written again by the next
-sync and put back by the restore (no throttle config is ever empty)."""
+"""The value a request owns a config at when it cannot know it (no throttle config is ever empty):
+its write failed, a write that went unanswered may still land on it, or a late write deleted it.
+The next sync writes such a config again, and the restore puts it back."""
 
 
 @dataclass
