@@ -57,6 +57,9 @@ class Shape:
     """Old brokers per rack (``racks`` of them, summing to ``old``); empty: as many in each."""
     sizes: str = "uniform"
     """uniform or lognormal (see the module docstring)."""
+    rfs: tuple[int, ...] = ()
+    """Replication factors drawn per topic from these (repeat one to weight it); empty: RF 3 for every
+    topic."""
 
     @property
     def brokers(self) -> int:
@@ -77,7 +80,7 @@ class Columns:
     """Topic index per partition (topic names are ``topic-NNNNNN``)."""
     partition: np.ndarray
     replicas: np.ndarray
-    """(partitions, RF) broker ids."""
+    """(partitions, widest RF) broker ids, a row's unused places -1 at its end."""
     size: np.ndarray
     brokers: int
     racks: int
@@ -87,6 +90,13 @@ class Columns:
 
     def __len__(self) -> int:
         return len(self.topic)
+
+    def replica_lists(self) -> list[list[int]]:
+        """Each partition's replicas, its unused places left out."""
+        rows = self.replicas.tolist()
+        if not np.any(self.replicas < 0):
+            return rows
+        return [[b for b in row if b >= 0] for row in rows]
 
     def names(self) -> list[str]:
         names = [f"topic-{t:06d}" for t in range(int(self.topic.max()) + 1)]
@@ -100,12 +110,17 @@ def generate(shape: Shape, seed: int = 7) -> Columns:
     topic = np.repeat(np.arange(shape.topics, dtype=np.int32), counts)
     first = np.repeat(np.cumsum(counts) - counts, counts)
     partition = (np.arange(len(topic)) - first).astype(np.int32)
+    # Drawn only for shapes that ask, so the RF 3 shapes draw the clusters they always drew.
+    rf = np.repeat(rng.choice(np.asarray(shape.rfs), shape.topics), counts) if shape.rfs else None
+    width = max(shape.rfs) if shape.rfs else RF
     if shape.start == "skewed":
-        replicas = _weighted(rng, len(topic), shape.brokers)
+        replicas = _weighted(rng, len(topic), shape.brokers, width, ordered=rf is not None)
     else:
         pool = np.where((topic % 2 == 0) | (shape.start != "grown"), shape.old, shape.brokers)
         start = rng.integers(0, pool)
-        replicas = ((start[:, None] + np.arange(RF)[None, :]) % pool[:, None]).astype(np.int32)
+        replicas = ((start[:, None] + np.arange(width)[None, :]) % pool[:, None]).astype(np.int32)
+    if rf is not None:
+        replicas[np.arange(width)[None, :] >= rf[:, None]] = -1
     if shape.sizes == "lognormal":
         drawn = np.exp(rng.normal(np.log(1e8), 2.0, len(topic)))
         size = np.clip(drawn, 1e3, 5e12).astype(np.int64)
@@ -132,13 +147,17 @@ def _rack_order(shape: Shape) -> tuple[int, ...]:
     return (*out, *(i % shape.racks for i in range(shape.brokers - shape.old)))
 
 
-def _weighted(rng: np.random.Generator, rows: int, brokers: int) -> np.ndarray:
-    """RF distinct brokers per row, broker i weighted 1 / (1 + 0.05 i) (Gumbel top-k)."""
+def _weighted(rng: np.random.Generator, rows: int, brokers: int, width: int, ordered: bool) -> np.ndarray:
+    """``width`` distinct brokers per row, broker i weighted 1 / (1 + 0.05 i) (Gumbel top-k);
+    ``ordered``: each row heaviest key first, so any prefix of it is a weighted draw of its own."""
     logw = -np.log1p(0.05 * np.arange(brokers))
-    out = np.empty((rows, RF), dtype=np.int32)
+    out = np.empty((rows, width), dtype=np.int32)
     for lo in range(0, rows, 50_000):
         keys = logw + rng.gumbel(size=(min(50_000, rows - lo), brokers))
-        out[lo : lo + len(keys)] = np.argpartition(-keys, RF, axis=1)[:, :RF]
+        top = np.argpartition(-keys, width, axis=1)[:, :width]
+        if ordered:  # argpartition leaves the top in no order
+            top = np.take_along_axis(top, np.argsort(-np.take_along_axis(keys, top, axis=1), axis=1), axis=1)
+        out[lo : lo + len(keys)] = top
     return out
 
 
@@ -153,7 +172,7 @@ def snapshot_and_goal(cols: Columns) -> tuple[object, object]:
     from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
 
     brokers = [Broker(i, _rack(cols, i)) for i in range(cols.brokers)]
-    rows = cols.replicas.tolist()
+    rows = cols.replica_lists()
     states = [
         PartitionState(TopicPartition(name, p), tuple(r), r[0], tuple(r), s)
         for name, p, r, s in zip(cols.names(), cols.partition.tolist(), rows, cols.size.tolist(), strict=True)
@@ -173,7 +192,7 @@ def write_json(cols: Columns, path: Path) -> None:
     brokers = [{"id": i, "rack": _rack(cols, i)} for i in range(cols.brokers)]
     with path.open("w") as out:
         out.write('{"version": 1, "brokers": ' + json.dumps(brokers) + ',\n "partitions": [\n')
-        columns = (cols.names(), cols.partition.tolist(), cols.replicas.tolist(), cols.size.tolist())
+        columns = (cols.names(), cols.partition.tolist(), cols.replica_lists(), cols.size.tolist())
         for i, (topic, p, r, size) in enumerate(zip(*columns, strict=True)):
             row = {"topic": topic, "partition": p, "replicas": r, "leader": r[0], "isr": r}
             out.write(("  " if i == 0 else ", ") + json.dumps({**row, "size_bytes": size}) + "\n")
@@ -189,9 +208,9 @@ def write_parquet(cols: Columns, folder: Path) -> None:
 
     ids = list(range(cols.brokers))
     brokers = filled({"id": ids, "rack": [_rack(cols, i) for i in ids]}, parquet.BROKERS_SCHEMA)
-    n = len(cols)
-    offsets = pa.array(np.arange(0, n * RF + 1, RF, dtype=np.int32))
-    lists = pa.ListArray.from_arrays(offsets, pa.array(cols.replicas.ravel()))
+    held = cols.replicas >= 0
+    offsets = pa.array(np.concatenate([[0], np.cumsum(held.sum(axis=1))]).astype(np.int32))
+    lists = pa.ListArray.from_arrays(offsets, pa.array(cols.replicas[held]))
     table = filled(
         {
             "topic": pa.array(cols.names(), pa.string()),
@@ -251,6 +270,11 @@ SHAPES = [
     # The same start over three racks of 66: every broker is idle for most topics' extras in its
     # rack (a topic's dozen or so replicas per rack over 66 brokers), where racks of 20 leave few idle.
     Shape("skewed rebalance, three racks of 66", "skewed", 198, 0, 3, 80_000, ODD),
+    # Replication factors mixed within one cluster, as on clusters whose topics were made by many
+    # teams (scratch topics at RF 1, a few at RF 4), and clusters with no racks at all.
+    Shape("skewed rebalance, RF 1 to 4", "skewed", 200, 0, 10, 80_000, ODD, rfs=(1, 2, 3, 3, 4)),
+    Shape("grown 180->200, no racks, RF 2 and 3", "grown", 180, 20, 0, 80_000, ODD, rfs=(2, 3)),
+    Shape("remove 20 of 200, no racks, RF 2 to 4", "remove", 200, 20, 0, 80_000, ODD, rfs=(2, 3, 3, 4)),
 ]
-"""1M partitions each (within a few percent, RF 3; 10 racks but the last five: 6, 6, 3, 4 and 3);
-``Shape.scaled(0.1, "100k")`` gives the 100k ones."""
+"""1M partitions each (within a few percent; RF 3 but the last three; 10 racks but the last eight:
+6, 6, 3, 4, 3, 10 and none twice); ``Shape.scaled(0.1, "100k")`` gives the 100k ones."""
