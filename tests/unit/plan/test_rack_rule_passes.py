@@ -12,6 +12,7 @@ from ferry.model import Goal, RackMode
 from ferry.plan.disk.state import Disk
 from ferry.plan.place.placement import place
 from ferry.plan.place.replace import plan_replace
+from ferry.plan.planner import plan
 from ferry.plan.racks import RackLayout, may_take
 from ferry.plan.topic_work import TopicWork
 
@@ -83,3 +84,38 @@ def test_placement_fills_open_slots_only_where_the_rule_allows() -> None:
             assert may_take(layout, RackMode.STRICT, slot.replicas, 4, taking, without=leaving) == (
                 layout.outside(swapped) == 0
             )
+
+
+def test_targets_without_racks_plan_as_one_rack_under_the_same_rule() -> None:
+    """No target broker has a rack: the passes see one rack of them all, the report a rack per
+    broker. Both layouts give every pass the same answer: a broker may take a replica of a
+    partition that is short of one (strict racks) and not on it already."""
+    racks: dict[int, str | None] = dict.fromkeys(range(1, 6))
+    one = RackLayout.of(racks, racks)
+    apart = RackLayout.of(racks, racks, broker_racks=True)
+    assert one.members == ((1, 2, 3, 4, 5),)
+    assert apart.members == ((1,), (2,), (3,), (4,), (5,))
+    for rf, mode in itertools.product(range(1, 6), RackMode):
+        for n in range(rf + 1):
+            for held, b in itertools.product(itertools.combinations(racks, n), racks):
+                # Under even racks a full partition is not asked about: never two on one broker only.
+                fits = b not in held and (n < rf or mode is RackMode.EVEN)
+                assert may_take(one, mode, held, rf, b) is may_take(apart, mode, held, rf, b) is fits
+                for leaving in held:
+                    swap = b == leaving or b not in held
+                    assert may_take(one, mode, held, rf, b, leaving) is may_take(
+                        apart, mode, held, rf, b, leaving
+                    )
+                    assert may_take(one, mode, held, rf, b, leaving) is swap
+                assert one.outside(held) == apart.outside(held) == 0
+    # A broker with a rack keeps the others a rack each, as before.
+    mixed = RackLayout.of({**racks, 6: "a"}, [*racks, 6])
+    assert len(mixed.members) == 6
+
+
+def test_a_cluster_without_racks_reports_no_spread_inside_a_rack() -> None:
+    # Sixteen replicas over three brokers: five, five and six.
+    cluster = snapshot([broker(b, None) for b in range(1, 4)], [partition("t", p, [1, 2]) for p in range(8)])
+    after = plan(cluster, Goal()).report.balance["after"]
+    assert after["replica_spread"] == after["topic_replica_spread_max"] == 1
+    assert after["rack_replica_spread_max"] == after["topic_rack_spread_max"] == 0

@@ -59,7 +59,8 @@ def balance_before(
 ) -> dict[str, int]:
     """The balance figures of a placement before a plan (the report's ``before``): rack violations
     are counted over every broker of the cluster, targets or not."""
-    return balance(before, targets, RackLayout.of(snapshot.racks, {*snapshot.broker_ids, *targets}))
+    layout = RackLayout.of(snapshot.racks, {*snapshot.broker_ids, *targets}, broker_racks=True)
+    return balance(before, targets, layout)
 
 
 def balance_after(
@@ -68,7 +69,7 @@ def balance_after(
     """The balance figures of a placement once a plan is done (the report's ``after``)."""
     # After the plan every replica is on a target: the rule is the targets' racks' (a rack left
     # without targets no longer counts, so RF 3 over two racks may put two in one).
-    return balance(after, targets, RackLayout.of(snapshot.racks, targets))
+    return balance(after, targets, RackLayout.of(snapshot.racks, targets, broker_racks=True))
 
 
 def least_spread(
