@@ -9,10 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.clusters import generated
 
-from ferry.model import ClusterSnapshot, Goal
+from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
 from ferry.plan.balance import assign_extras as balance
 from ferry.plan.balance.assign_extras import assign_extras
+from ferry.plan.balance.bands import broker_band
 from ferry.plan.balance.outcome import Balance
+from ferry.plan.balance.rack_totals import retarget
+from ferry.plan.balance.repair.per_partition import realise
+from ferry.plan.balance.setting import Setting
 from ferry.plan.planner import in_scope, plan, prepare_topic, target_brokers
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
@@ -93,3 +97,75 @@ def test_a_relaxation_that_breaks_room_rows_is_repaired_or_solved_again(
     assert seen == outcomes, "the case no longer takes the path it is here for; pick another seed"
     result = plan(snapshot, goal)
     assert result.figures.replica_moves == result.figures.lower_bound
+
+
+@st.composite
+def with_single_replicas(draw: st.DrawFn) -> tuple[ClusterSnapshot, Goal]:
+    """Small clusters, skewed or not, some of whose topics go down to one replica: their partitions
+    are led by that replica, so the balance program's leader cap counts them."""
+    brokers = draw(st.integers(3, 9))
+    topics = draw(st.integers(2, 9))
+    snapshot = generated(
+        brokers=brokers,
+        racks=draw(st.sampled_from([0, 2, 3])),
+        topics=topics,
+        partitions=draw(st.integers(1, 12)),
+        rf=draw(st.integers(1, 3)),
+        seed=draw(st.integers(0, 2**16)),
+        skew=draw(st.sampled_from([0.0, 2.0])),
+    )
+    singles = draw(st.sets(st.sampled_from(sorted(snapshot.topics)), min_size=1))
+    return snapshot, Goal(replication_factors=dict.fromkeys(singles, 1))
+
+
+def _cap_first(layout: RackLayout, demands: list[TopicDemand]) -> Balance:
+    """The ladder as it was posed before the cap's relaxation: each rung with the leader cap's rows
+    first, then without them."""
+    demands = retarget(layout, demands)
+    band = broker_band(layout, demands)
+    cap = divmod(sum(d.partitions for d in demands), len(layout.brokers))
+    for voluntary in (False, True):
+        for rung_band, slack in balance._rungs(layout, demands, band):
+            for leaders in (cap, None):
+                solved = balance._solve_lazily(layout, demands, Setting(rung_band, slack, leaders, voluntary))
+                if solved is not None:
+                    return realise(layout, demands, solved)
+    raise AssertionError("no rung has a solution")
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(with_single_replicas())
+def test_the_leader_cap_is_met_where_it_can_be_and_keeps_as_many_replicas(
+    case: tuple[ClusterSnapshot, Goal],
+) -> None:
+    """The cap's rows are posed only where the optimum without them breaks the cap: the answer keeps
+    as many replicas as the capped program's, and meets the cap wherever that program met it."""
+    layout, demands = _demands(*case)
+    reference = _cap_first(layout, demands)
+    found = assign_extras(layout, demands)
+    assert sum(found.kept) == sum(reference.kept)
+    targeted = retarget(layout, demands)
+    cap = divmod(sum(d.partitions for d in targeted), len(layout.brokers))
+    if balance._leaders_fit(reference, targeted, cap):
+        assert balance._leaders_fit(found, targeted, cap)
+
+
+def test_single_replicas_crowding_one_broker_are_spread_to_the_leader_cap() -> None:
+    """Six single-replica topics on broker 0 and six two-replica ones on brokers 1 and 2: the band
+    (six replicas each) lets every replica stay, but broker 0 would then lead six partitions and the
+    others three each. The optimum without the cap breaks it (at most four each, twelve partitions
+    over three brokers), so the capped program decides: two of the singles move."""
+
+    def partition(topic: str, replicas: list[int]) -> PartitionState:
+        return PartitionState(TopicPartition(topic, 0), tuple(replicas), replicas[0], tuple(replicas), 10**9)
+
+    states = [partition(f"single-{i}", [0]) for i in range(6)] + [
+        partition(f"pair-{i}", [1, 2]) for i in range(6)
+    ]
+    layout, demands = _demands(ClusterSnapshot.of([Broker(i, None) for i in range(3)], states), Goal())
+    found = assign_extras(layout, demands)
+    led = [
+        sum(q[i] for q, d in zip(found.quotas, demands, strict=True) if d.single_replica) for i in range(3)
+    ]
+    assert max(led) == 4
+    assert sum(found.kept) == sum(_cap_first(layout, demands).kept) == 14

@@ -34,7 +34,10 @@ lower bound on moves, if a looser one.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
 
 from ferry.plan.balance.bands import bands, broker_band
 from ferry.plan.balance.outcome import Balance
@@ -64,21 +67,49 @@ def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: b
     # Stricter programs first; the last one lets replicas leave brokers that are not over quota,
     # which a rack short of open slots may need (one voluntary move opens a slot in the right rack).
     for voluntary in (False, True):
-        settings = [
-            Setting(rung_band, slack, cap, voluntary)
-            for rung_band, slack in _rungs(layout, demands, band)
-            for cap in (leader_cap, None)
-        ]
-        for i, setting in enumerate(settings):
-            solved = solve(layout, demands, setting)
+        rungs = _rungs(layout, demands, band)
+        for i, (rung_band, slack) in enumerate(rungs):
+            solved = _capped(solve, layout, demands, Setting(rung_band, slack, leader_cap, voluntary))
             if solved is not None:
                 return realise(layout, demands, solved)
-            if i == 0 and solve(layout, demands, settings[-1]) is None:
+            if i == 0 and solve(layout, demands, Setting(*rungs[-1], None, voluntary)) is None:
                 # The loosest rung has the same columns and a subset of the rows of every other: if it
                 # has no solution, none has (most often a rack short of open slots: only voluntary
                 # drops help), so the rungs between are skipped.
                 break
     raise RuntimeError("balance: the per-topic quotas admit no assignment of extras")
+
+
+def _capped(
+    solve: Callable[[RackLayout, Sequence[TopicDemand], Setting], Balance | None],
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    setting: Setting,
+) -> Balance | None:
+    """A rung's answer: under its leader cap where one meets it, else without the cap.
+
+    The cap's rows (:func:`ferry.plan.balance.program.broker_rows.leader_rows`) are of no network's
+    kind, so a program with one is HiGHS's, not min-cost flow's: a 100k-partition cluster with a
+    few topics at RF 1 took minutes instead of seconds. Without them the program is a relaxation:
+    where it has no solution the capped one has none, and where its optimum meets the cap it is
+    the capped optimum too. Only an optimum that breaks the cap is solved again with its rows."""
+    loose = solve(layout, demands, replace(setting, cap=None))
+    if loose is None or setting.cap is None or _leaders_fit(loose, demands, setting.cap):
+        return loose
+    capped = solve(layout, demands, setting)
+    return loose if capped is None else capped
+
+
+def _leaders_fit(solved: Balance, demands: Sequence[TopicDemand], cap: tuple[int, int]) -> bool:
+    """Whether the single-replica partitions each broker holds fit the leader counts ``cap``: at
+    most ``low`` per broker, ``low + 1`` on at most ``extra`` brokers (a pooled extra counted too,
+    which the cap's rows leave out: the check is the stricter)."""
+    low, extra = cap
+    singles = [quota for quota, d in zip(solved.quotas, demands, strict=True) if d.single_replica]
+    if not singles:
+        return True
+    led = np.sum(np.asarray(singles, dtype=np.int64), axis=0)
+    return int(led.max()) <= low + (1 if extra else 0) and int((led > low).sum()) <= extra
 
 
 def _rungs(
