@@ -55,3 +55,23 @@ def test_a_skewed_starts_first_pooled_program_splits_once_loaded_brokers_have_th
     # With every broker pooled, the same program's pools cannot be split.
     every = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
     assert solve(every, setting) is None and every.broke.unpool
+
+
+def test_single_replica_topics_leave_pools_unsplit_once_then_all_pools_of_several_extras_go() -> None:
+    # 20k partitions of a skewed start at RF 1 to 4: the single-replica topics keep a column per
+    # broker and fill the room of brokers that pools of several extras needed. Unpooling only the
+    # racks that failed took five programs here (the shortage moved to the next racks each time);
+    # every pool of several extras unpooled at once, the second program splits.
+    mixed = next(s for s in shapes.SHAPES if s.rfs and s.start == "skewed").scaled(0.02, "20k")
+    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(mixed, 7))
+    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))  # type: ignore[arg-type]
+    demands = retarget(layout, [prepare_topic(p, goal, layout)[1] for p in in_scope(snapshot, goal)])  # type: ignore[arg-type]
+    assert any(d.single_replica for d in demands)
+    setting = Setting(broker_band(layout, demands), 0, None, False)
+    refined = Refinements()
+    program, pooled = _solve_pooled(layout, demands, setting, set(), refined, SPLIT_ROUNDS)
+    assert program.pool and not program.unpooled  # a pooled program split, before the rounds ran out
+    assert {k for _, k in refined.unpool} == set(range(len(layout.members)))  # every rack, at once
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
+    assert pooled is not None and full is not None
+    assert sum(pooled.kept) == sum(full.kept)

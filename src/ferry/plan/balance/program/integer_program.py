@@ -132,7 +132,8 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
         capped = state.loose.broken(solution)
     state.broke.together = {g // PER_RACK for g in failed if g % PER_RACK == LOADED}
     others = [g for g in failed if g % PER_RACK != LOADED]
-    state.broke.unpool = tight(taken, others, {k for _, k in state.refined.unpool})
+    singles = any(d.single_replica and d.quota.extras > 0 for d in state.demands)
+    state.broke.unpool = tight(taken, others, {k for _, k in state.refined.unpool}, everywhere=singles)
     if state.broke.unpool or state.broke.together:
         # The next program poses these from the start.
         state.broke.saturate, state.broke.capped = fresh, capped | state.loose.broken(solution)

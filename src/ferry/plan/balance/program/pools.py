@@ -301,7 +301,11 @@ def are_idle(holding: np.ndarray, pairs: np.ndarray) -> np.ndarray:
 
 
 def tight(
-    taken: dict[int, list[tuple[int, int]]], groups: Sequence[int], again: Container[int]
+    taken: dict[int, list[tuple[int, int]]],
+    groups: Sequence[int],
+    again: Container[int],
+    *,
+    everywhere: bool = False,
 ) -> set[tuple[int, int]]:
     """The (topic, rack) pools to give their own columns where ``groups`` of brokers could not be
     split.
@@ -310,7 +314,13 @@ def tight(
     among the brokers the group's other pools leave them, and where no split exists some of them
     could not (a broker idle for many topics that pooled all their idle brokers, say). So those are
     unpooled, every broker of their rack; in a rack that failed before (``again``), or in a group
-    whose pools all hold one extra, every pool that took an extra."""
+    whose pools all hold one extra, every pool that took an extra.
+
+    ``everywhere``: the program holds topics with single-replica partitions, which are never pooled
+    (their leader rows count each broker's extras), so their extras can fill a broker that pools of
+    several extras needed, in any rack: unpooling those of the racks that failed moves the shortage
+    to the next racks, round after round (100k partitions at RF 1 to 4 took four rounds). Once any
+    group fails, every pool of several extras, in every rack, gets its own columns."""
     out: set[tuple[int, int]] = set()
     for g in groups:
         k = g // PER_RACK
@@ -318,6 +328,9 @@ def tight(
         if k in again or not several:
             several = {(t, k) for t, _ in taken[g]}
         out |= several
+    if everywhere and out:
+        racks = {g // PER_RACK for g in taken}
+        out |= {(t, k) for g in taken for t, y in taken[g] if y > 1 for k in racks}
     return out
 
 
