@@ -7,10 +7,15 @@ generator (`benchmarks/shapes.py`), the same cluster on every machine."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
+from ferry.plan.balance import assign_extras as balance
 from ferry.plan.balance.assign_extras import SPLIT_ROUNDS, _solve_pooled
 from ferry.plan.balance.bands import broker_band
+from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.program.integer_program import solve
 from ferry.plan.balance.program.pools import Refinements
 from ferry.plan.balance.program.state import ProgramState
@@ -75,3 +80,29 @@ def test_single_replica_topics_leave_pools_unsplit_once_then_all_pools_of_severa
     full = solve(ProgramState(layout, demands, room_rows=set()), setting)
     assert pooled is not None and full is not None
     assert sum(pooled.kept) == sum(full.kept)
+
+
+def test_with_single_replica_topics_two_pooled_programs_that_do_not_split_end_the_pooling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 10k partitions of a grown cluster at RF 1 to 3: neither pooled program splits (the second with
+    # every pool of several extras unpooled), and the rounds after them only moved the shortage:
+    # four pooled programs and then the one without pools. Now two, then that one, the same optimum.
+    grown = replace(next(s for s in shapes.SHAPES if s.name == "grown 180->200"), rfs=(1, 2, 3))
+    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(grown.scaled(0.01, "10k"), 7))
+    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))  # type: ignore[arg-type]
+    demands = retarget(layout, [prepare_topic(p, goal, layout)[1] for p in in_scope(snapshot, goal)])  # type: ignore[arg-type]
+    setting = Setting(broker_band(layout, demands), 0, None, False)
+    pooled: list[bool] = []
+
+    def counted(program: ProgramState, posed: Setting) -> Balance | None:
+        pooled.append(program.pool)
+        return solve(program, posed)
+
+    monkeypatch.setattr(balance, "solve", counted)
+    found = balance._solve_lazily(layout, demands, setting)
+    # The solves after the program without pools are the lazy rounds' repairs, pooled none.
+    assert pooled[:3] == [True, True, False] and pooled.count(True) == 2
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
+    assert found is not None and full is not None
+    assert sum(found.kept) == sum(full.kept)
