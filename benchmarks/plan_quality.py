@@ -214,6 +214,7 @@ def run_case(case: Case | shapes.Shape, queue: Any, cores: int = 1, seed: int = 
 
     report = report_json(result.figures)
     targets = RackLayout.of(snapshot.racks, report["target_brokers"])
+    racked = any(snapshot.racks.get(b) for b in report["target_brokers"])
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     queue.put(
         {
@@ -222,7 +223,7 @@ def run_case(case: Case | shapes.Shape, queue: Any, cores: int = 1, seed: int = 
             "cpu_seconds": cpu_seconds,
             "peak_mib": peak_mib,
             "report": report,
-            "racks": targets.sizes,
+            "racks": targets.sizes if racked else ("none",),
         }
     )
 
