@@ -31,7 +31,7 @@ from ferry.plan.planner import (
     prepare_topic,
     target_brokers,
 )
-from ferry.plan.prepare.demand import TopicDemand
+from ferry.plan.prepare.demand import FreeLayouts, TopicDemand
 from ferry.plan.racks import RackLayout
 
 
@@ -232,7 +232,8 @@ def test_a_partner_shared_by_chunks_is_solved_with_what_the_earlier_chunk_gave_i
     keeps: list[dict[int, frozenset[int]]] = [{} for _ in range(4)]
     exact = dict.fromkeys(range(4), 0)
     layout = RackLayout.of({}, [0])
-    demands = [TopicDemand.__new__(TopicDemand)] * 4  # only passed through to the stand-in
+    # One replication factor for all (the chunks read it); the rest only passed through to the stand-in.
+    demands = [cast(TopicDemand, SimpleNamespace(layouts=FreeLayouts()))] * 4
     assert per_partition._round(layout, demands, [0, 1, 2], [3], quotas, keeps, exact, mix=(1, 1))
     assert quotas == [(1,), (1,), (1,), (3,)]
 
@@ -310,7 +311,8 @@ def test_the_pass_stops_once_the_topics_together_keep_the_programs_count(
     monkeypatch.setattr(per_partition, "partner_order", lambda *args: [1])
     monkeypatch.setattr(per_partition, "rejoin", rejoin)
     monkeypatch.setattr(per_partition, "swap_extras", swaps)
-    demands = [TopicDemand.__new__(TopicDemand)] * 2  # only passed through to the stand-ins
+    # One replication factor for both (the chunks read it); the rest only passed through to the stand-ins.
+    demands = [cast(TopicDemand, SimpleNamespace(layouts=FreeLayouts()))] * 2
     solved = Balance([(0,), (0,)], [1, 1], [{}, {}])
     found = per_partition.realise(RackLayout.of({}, [0]), demands, solved)
     # One chunk solve either way: with the partner at 1 it keeps no more than before (not taken, and
