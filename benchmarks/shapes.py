@@ -275,6 +275,9 @@ SHAPES = [
     Shape("skewed rebalance, RF 1 to 4", "skewed", 200, 0, 10, 80_000, ODD, rfs=(1, 2, 3, 3, 4)),
     Shape("grown 180->200, no racks, RF 2 and 3", "grown", 180, 20, 0, 80_000, ODD, rfs=(2, 3)),
     Shape("remove 20 of 200, no racks, RF 2 to 4", "remove", 200, 20, 0, 80_000, ODD, rfs=(2, 3, 3, 4)),
+    # Three racks at RF 2 and 3: an RF 3 topic holds one replica in each rack of every partition,
+    # an RF 2 topic at most one, so the two kinds of topic trade extras under different bounds.
+    Shape("skewed rebalance, three racks of 20, RF 2 and 3", "skewed", 60, 0, 3, 80_000, ODD, rfs=(2, 3)),
 ]
-"""1M partitions each (within a few percent; RF 3 but the last three; 10 racks but the last eight:
-6, 6, 3, 4, 3, 10 and none twice); ``Shape.scaled(0.1, "100k")`` gives the 100k ones."""
+"""1M partitions each (within a few percent; RF 3 but the last four; 10 racks but the last nine:
+6, 6, 3, 4, 3, 10, none twice and 3); ``Shape.scaled(0.1, "100k")`` gives the 100k ones."""
