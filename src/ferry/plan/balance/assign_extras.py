@@ -101,9 +101,9 @@ def _capped(
 
 
 def _leaders_fit(solved: Balance, demands: Sequence[TopicDemand], cap: tuple[int, int]) -> bool:
-    """Whether the single-replica partitions each broker holds fit the leader counts ``cap``: at
-    most ``low`` per broker, ``low + 1`` on at most ``extra`` brokers (a pooled extra counted too,
-    which the cap's rows leave out: the check is the stricter)."""
+    """Whether the single-replica partitions each broker holds (their topics' quotas) fit the leader
+    counts ``cap`` as the cap's rows pose them: at most ``low`` per broker, ``low + 1`` on at most
+    ``extra`` brokers."""
     low, extra = cap
     singles = [quota for quota, d in zip(solved.quotas, demands, strict=True) if d.single_replica]
     if not singles:
