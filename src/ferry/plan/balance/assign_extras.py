@@ -202,8 +202,8 @@ SINGLES_ROUNDS = 2
 have extras. Their extras keep a column per broker (their leader rows count them) and can fill the
 room of brokers that pools needed: the second program unpools every pool of several extras
 (:func:`ferry.plan.balance.program.pools.tight`), and where even that does not split, further
-rounds only shift the shortage (a 100k grown cluster at RF 1 to 3: five programs, 13 s; two and the
-program without pools, 8 s)."""
+rounds only shift the shortage (a 10k grown cluster at RF 1 to 3 solved four pooled programs before
+the one without pools: tests/unit/plan/test_skewed_start.py)."""
 
 POOLED_FROM = 100_000
 """Topics times brokers from which the balance program pools. Below it the full program solves in
