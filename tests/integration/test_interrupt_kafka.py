@@ -165,6 +165,10 @@ def test_rollback_after_completion_restores_originals_and_leaders(
     assert _ferry("execute", "--plan", str(plan), *common) == 0
     assert {p.tp.partition: list(p.replicas) for p in admin.describe_partitions([topic])} != original
     assert _ferry("rollback", "1", "--throttle", "50000000", *common) == 0
+    # The rollback saw the originals on the broker that answered it; another broker's metadata may
+    # show the reassignment's end a moment later (a read right after once showed both replica sets).
+    back = {p: tuple(replicas) for p, replicas in original.items()}
+    wait_until(lambda: _replicas(admin, topic) == back, 15, "the originals on every broker read")
     after = admin.describe_partitions([topic])
     assert {p.tp.partition: list(p.replicas) for p in after} == original
     assert all(p.leader == p.replicas[0] for p in after), "preferred leaders elected"
