@@ -158,7 +158,7 @@ def _settle(
     written = sum(sharing.settle(admin, journal, rid) for rid in requests)
     if (unsettled := admin.config_writes_settle_in()) > 0:
         wait(unsettled)
-        written += sum(sharing.settle_landed(admin, journal, rid) for rid in requests)
+        written += sum(sharing.settle(admin, journal, rid, landed=True) for rid in requests)
     return written
 
 

@@ -86,24 +86,19 @@ def previous_values(
     return values
 
 
-def settle(admin: ClusterAdmin, journal: Journal, request_id: int) -> int:
+def settle(admin: ClusterAdmin, journal: Journal, request_id: int, *, landed: bool = False) -> int:
     """Write request ``request_id``'s throttle configs as its submitted tasks (and others') need now.
+    ``landed``: from the values the cluster holds now, once a write that failed can no longer land
+    (see :meth:`ClusterAdmin.config_writes_settle_in`), not from what the journal says was applied.
 
     Returns:
         How many configs were written.
     """
     throttles = RequestThrottles.load(admin, journal, request_id)
-    if not throttles.applied:
+    if landed:
+        throttles.read_back()
+    elif not throttles.applied:
         return 0
-    changed = throttles.sync(journal.tasks(request_id, [TaskState.SUBMITTED]))
-    return 0 if changed is None else sum(changed)
-
-
-def settle_landed(admin: ClusterAdmin, journal: Journal, request_id: int) -> int:
-    """:func:`settle` again from the values the cluster holds now, once a write that failed can no
-    longer land (see :meth:`ClusterAdmin.config_writes_settle_in`); how many configs were written."""
-    throttles = RequestThrottles.load(admin, journal, request_id)
-    throttles.read_back()
     changed = throttles.sync(journal.tasks(request_id, [TaskState.SUBMITTED]))
     return 0 if changed is None else sum(changed)
 
