@@ -48,7 +48,7 @@ from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
 from ferry.plan.balance.repair.per_partition import realise
 from ferry.plan.balance.setting import Outside, Setting
-from ferry.plan.prepare.demand import TopicDemand
+from ferry.plan.prepare.demand import TopicDemand, singles_with_extras
 from ferry.plan.racks import RackLayout
 
 
@@ -138,7 +138,7 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
     rows: set[tuple[int, int]] = set()
     refined = Refinements()
     rounds = SPLIT_ROUNDS if len(demands) * len(layout.brokers) >= POOLED_FROM else 0
-    if any(d.single_replica and d.quota.extras > 0 for d in demands):
+    if singles_with_extras(demands):
         rounds = min(rounds, SINGLES_ROUNDS)
     while True:
         program, solved = _solve_pooled(layout, demands, setting, rows, refined, rounds)

@@ -105,6 +105,12 @@ class TopicDemand:
         return len(self.layouts) == self.partitions > 0 and not self.single_replica
 
 
+def singles_with_extras(demands: Sequence[TopicDemand]) -> bool:
+    """Whether a topic with single-replica partitions has extras: the balance program gives those a
+    column per broker, never a pool (:mod:`ferry.plan.balance.program.pools`)."""
+    return any(d.single_replica and d.quota.extras > 0 for d in demands)
+
+
 def base_loads(brokers: int, demands: Sequence[TopicDemand]) -> np.ndarray:
     """Per broker (layout order), the sum of every topic's base quota."""
     if not demands:
