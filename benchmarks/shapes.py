@@ -278,6 +278,10 @@ SHAPES = [
     # Three racks at RF 2 and 3: an RF 3 topic holds one replica in each rack of every partition,
     # an RF 2 topic at most one, so the two kinds of topic trade extras under different bounds.
     Shape("skewed rebalance, three racks of 20, RF 2 and 3", "skewed", 60, 0, 3, 80_000, ODD, rfs=(2, 3)),
+    # A third of the topics at RF 1, on ten racks and on three: the single-replica topics are
+    # pooled in the balance program like the others first.
+    Shape("grown 180->200, RF 1 to 3", "grown", 180, 20, 10, 80_000, ODD, rfs=(1, 2, 3)),
+    Shape("skewed rebalance, three racks of 20, RF 1 to 3", "skewed", 60, 0, 3, 80_000, ODD, rfs=(1, 2, 3)),
 ]
-"""1M partitions each (within a few percent; RF 3 but the last four; 10 racks but the last nine:
-6, 6, 3, 4, 3, 10, none twice and 3); ``Shape.scaled(0.1, "100k")`` gives the 100k ones."""
+"""1M partitions each (within a few percent; RF 3 but the last six; 10 racks but the last eleven:
+6, 6, 3, 4, 3, 10, none twice, 3, 10 and 3); ``Shape.scaled(0.1, "100k")`` gives the 100k ones."""

@@ -20,8 +20,10 @@ from ferry.plan.balance.program.integer_program import solve
 from ferry.plan.balance.program.pools import Refinements
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
+from ferry.plan.balance.repair.per_partition import realise_counting
 from ferry.plan.balance.setting import Setting
 from ferry.plan.planner import in_scope, plan, prepare_topic, target_brokers
+from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
@@ -120,3 +122,61 @@ def test_short_topics_trade_with_partners_of_their_own_replication_factor() -> N
     assert result.report.replica_moves == result.report.lower_bound == 19_906
     after = result.report.balance["after"]
     assert (after["replica_spread"], after["rack_violations"]) == (1, 0)
+
+
+def test_single_replica_topics_pooled_like_the_others_where_no_leader_cap_is_posed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The 20k draw at RF 1 to 4 of the test above: its single-replica topics pooled too, the first
+    # pooled program splits, and its optimum meets the leader cap, so no other program is solved.
+    mixed = next(s for s in shapes.SHAPES if s.rfs and s.start == "skewed").scaled(0.02, "20k")
+    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(mixed, 7))
+    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))  # type: ignore[arg-type]
+    demands = retarget(layout, [prepare_topic(p, goal, layout)[1] for p in in_scope(snapshot, goal)])  # type: ignore[arg-type]
+    programs: list[tuple[bool, bool, bool]] = []
+
+    def seen(program: ProgramState, posed: Setting) -> Balance | None:
+        found = solve(program, posed)
+        programs.append((program.pool, program.pool_singles, program.unpooled))
+        return found
+
+    monkeypatch.setattr(balance, "solve", seen)
+    found = balance.assign_extras(layout, demands)
+    assert programs[0] == (True, True, False)  # pooled, singles too, and split
+    assert not any(pooled and not singles for pooled, singles, _ in programs)
+    cap = divmod(sum(d.partitions for d in demands), len(layout.brokers))
+    assert balance._leaders_fit(found, demands, cap)
+    setting = Setting(broker_band(layout, demands), 0, None, False)
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
+    assert full is not None and sum(found.kept) == sum(full.kept)
+
+
+def test_where_the_pooled_singles_optimum_leaves_topics_short_the_rung_is_solved_with_them_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The 30k three-rack draw at RF 1 to 3 above. With its single-replica topics pooled the program
+    # lands on an optimum the exact pass completes to one replica short of the program's count; with
+    # them apart, on one it completes (the 19,906 moves above).
+    three = next(s for s in shapes.SHAPES if s.name == "skewed rebalance, 3 racks of 20")
+    snapshot, goal = shapes.snapshot_and_goal(
+        shapes.generate(replace(three, rfs=(1, 2, 3)).scaled(0.03, "30k"), 7)
+    )
+    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))  # type: ignore[arg-type]
+    demands = retarget(layout, [prepare_topic(p, goal, layout)[1] for p in in_scope(snapshot, goal)])  # type: ignore[arg-type]
+    pooled: list[bool] = []
+    short: list[int] = []
+
+    def seen(program: ProgramState, posed: Setting) -> Balance | None:
+        pooled.append(program.pool_singles)
+        return solve(program, posed)
+
+    def counting(layout: RackLayout, demands: list[TopicDemand], solved: Balance) -> tuple[Balance, int]:
+        found = realise_counting(layout, demands, solved)
+        short.append(found[1])
+        return found
+
+    monkeypatch.setattr(balance, "solve", seen)
+    monkeypatch.setattr(balance, "realise_counting", counting)
+    balance.assign_extras(layout, demands)
+    assert pooled[0] and not pooled[-1]
+    assert short == [1, 0]

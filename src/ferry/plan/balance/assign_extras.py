@@ -46,7 +46,7 @@ from ferry.plan.balance.program.pools import Refinements
 from ferry.plan.balance.program.rack_room import room_violations
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
-from ferry.plan.balance.repair.per_partition import realise
+from ferry.plan.balance.repair.per_partition import realise_counting
 from ferry.plan.balance.setting import Outside, Setting
 from ferry.plan.prepare.demand import TopicDemand, singles_with_extras
 from ferry.plan.racks import RackLayout
@@ -69,9 +69,10 @@ def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: b
     for voluntary in (False, True):
         rungs = _rungs(layout, demands, band)
         for i, (rung_band, slack) in enumerate(rungs):
-            solved = _capped(solve, layout, demands, Setting(rung_band, slack, leader_cap, voluntary))
+            setting = Setting(rung_band, slack, leader_cap, voluntary)
+            solved, pooled = _capped(solve, layout, demands, setting)
             if solved is not None:
-                return realise(layout, demands, solved)
+                return _realised(solve, layout, demands, setting, solved, pooled=pooled)
             if i == 0 and solve(layout, demands, Setting(*rungs[-1], None, voluntary)) is None:
                 # The loosest rung has the same columns and a subset of the rows of every other: if it
                 # has no solution, none has (most often a rack short of open slots: only voluntary
@@ -80,24 +81,61 @@ def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: b
     raise RuntimeError("balance: the per-topic quotas admit no assignment of extras")
 
 
+Solve = Callable[[RackLayout, Sequence[TopicDemand], Setting], Balance | None]
+
+
 def _capped(
-    solve: Callable[[RackLayout, Sequence[TopicDemand], Setting], Balance | None],
-    layout: RackLayout,
-    demands: Sequence[TopicDemand],
-    setting: Setting,
-) -> Balance | None:
-    """A rung's answer: under its leader cap where one meets it, else without the cap.
+    solve: Solve, layout: RackLayout, demands: Sequence[TopicDemand], setting: Setting, *, pool: bool = True
+) -> tuple[Balance | None, bool]:
+    """A rung's answer: under its leader cap where one meets it, else without the cap; and whether
+    it is the program's with single-replica topics pooled (``pool``: that program may be tried).
 
     The cap's rows (:func:`ferry.plan.balance.program.broker_rows.leader_rows`) are of no network's
     kind, so a program with one is HiGHS's, not min-cost flow's: a 100k-partition cluster with a
     few topics at RF 1 took minutes instead of seconds. Without them the program is a relaxation:
     where it has no solution the capped one has none, and where its optimum meets the cap it is
-    the capped optimum too. Only an optimum that breaks the cap is solved again with its rows."""
-    loose = solve(layout, demands, replace(setting, cap=None))
-    if loose is None or setting.cap is None or _leaders_fit(loose, demands, setting.cap):
-        return loose
+    the capped optimum too. It is solved first with the single-replica topics pooled like the
+    others (their extras in columns per broker fill the room pools need, so pooled programs failed
+    to split: docs/benchmarks.md), then, where that optimum breaks the cap, with their columns per
+    broker (the optimum then lands elsewhere among equals), and only an optimum that still breaks
+    it is solved again with the cap's rows."""
+    if setting.cap is None:
+        return solve(layout, demands, setting), False
+    loose = None
+    pool = pool and any(d.single_replica for d in demands) and _pooling(layout, demands)
+    for pooled in (True, False) if pool else (False,):
+        loose = solve(layout, demands, replace(setting, cap=None, pool_singles=pooled))
+        if loose is None or _leaders_fit(loose, demands, setting.cap):
+            return loose, pooled
     capped = solve(layout, demands, setting)
-    return loose if capped is None else capped
+    return (loose if capped is None else capped), False
+
+
+def _realised(
+    solve: Solve,
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    setting: Setting,
+    solved: Balance,
+    *,
+    pooled: bool,
+) -> Balance:
+    """``solved`` made to hold partition by partition (:func:`realise_counting`).
+
+    Where single-replica topics were ``pooled`` and the exact pass leaves its topics short of the
+    program's count, the rung is solved again with them apart and the answer that keeps more is
+    taken. Both programs have the same optimum, but they land on different ones among equals, and
+    the exact pass completes some of them and not others: a 100k skewed start at RF 1 to 3 over
+    three racks planned 4 moves above its bound from the pooled one, none from the other; a draw
+    of another seed the other way round (docs/benchmarks.md)."""
+    realised, short = realise_counting(layout, demands, solved)
+    if not short or not pooled:
+        return realised
+    apart, _ = _capped(solve, layout, demands, setting, pool=False)
+    if apart is None:
+        return realised
+    again, short_again = realise_counting(layout, demands, apart)
+    return again if sum(apart.kept) - short_again > sum(solved.kept) - short else realised
 
 
 def _leaders_fit(solved: Balance, demands: Sequence[TopicDemand], cap: tuple[int, int]) -> bool:
@@ -137,8 +175,8 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
     """
     rows: set[tuple[int, int]] = set()
     refined = Refinements()
-    rounds = SPLIT_ROUNDS if len(demands) * len(layout.brokers) >= POOLED_FROM else 0
-    if singles_with_extras(demands):
+    rounds = SPLIT_ROUNDS if _pooling(layout, demands) else 0
+    if not setting.pool_singles and singles_with_extras(demands):
         rounds = min(rounds, SINGLES_ROUNDS)
     while True:
         program, solved = _solve_pooled(layout, demands, setting, rows, refined, rounds)
@@ -157,6 +195,11 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
         # Each round adds rows that were not there, and there are finitely many: it ends. A topic
         # short in one rack tends to shift the shortage to the next, so it gets every rack's row.
         rows |= {(t, k) for t in topics for k in range(len(layout.members))}
+
+
+def _pooling(layout: RackLayout, demands: Sequence[TopicDemand]) -> bool:
+    """Whether the lazy path solves pooled programs first (:data:`POOLED_FROM`)."""
+    return len(demands) * len(layout.brokers) >= POOLED_FROM
 
 
 def _solve_pooled(
@@ -182,6 +225,7 @@ def _solve_pooled(
             voluntary=setting.voluntary,
             room_rows=rows,
             pool=True,
+            pool_singles=setting.pool_singles,
             refined=refined,
             loaded=loaded,
         )

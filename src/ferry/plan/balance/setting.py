@@ -25,6 +25,9 @@ class Setting:
     """(low, extra) leader counts single-replica partitions must fit; ``None``: no leader rows."""
     voluntary: bool
     """Whether a free replica may leave a broker that is not over its quota."""
+    pool_singles: bool = False
+    """Whether topics with single-replica partitions are pooled like the others: only where no
+    leader cap is posed, whose rows count each broker's extras of those topics."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,8 +106,9 @@ class TopicDemand:
 
 
 def singles_with_extras(demands: Sequence[TopicDemand]) -> bool:
-    """Whether a topic with single-replica partitions has extras: the balance program gives those a
-    column per broker, never a pool (:mod:`ferry.plan.balance.program.pools`)."""
+    """Whether a topic with single-replica partitions has extras: unless they are pooled with the
+    others' (:attr:`ferry.plan.balance.setting.Setting.pool_singles`), the balance program gives
+    those a column per broker, never a pool (:mod:`ferry.plan.balance.program.pools`)."""
     return any(d.single_replica and d.quota.extras > 0 for d in demands)
 
 

@@ -63,7 +63,6 @@ from ferry.plan.balance.program.topic_rows import add_topic
 from ferry.plan.balance.setting import Setting
 from ferry.plan.balance.solvers.transport import Unsolved
 from ferry.plan.consecutive import batched
-from ferry.plan.prepare.demand import singles_with_extras
 from ferry.plan.prepare.shrink_groups import realise
 
 
@@ -134,7 +133,7 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
     state.broke.together = {g // PER_RACK for g in failed if g % PER_RACK == LOADED}
     others = [g for g in failed if g % PER_RACK != LOADED]
     failed_before = {k for _, k in state.refined.unpool}
-    state.broke.unpool = tight(taken, others, failed_before, everywhere=singles_with_extras(state.demands))
+    state.broke.unpool = tight(taken, others, failed_before, everywhere=state.singles_apart())
     if state.broke.unpool or state.broke.together:
         # The next program poses these from the start.
         state.broke.saturate, state.broke.capped = fresh, capped | state.loose.broken(solution)

@@ -186,6 +186,13 @@ class Refinements:
     def __bool__(self) -> bool:
         return bool(self.unpool or self.capped or self.saturate or self.together)
 
+    def unpooled(self) -> dict[int, set[int]]:
+        """Per topic, the racks of :attr:`unpool`."""
+        racks: dict[int, set[int]] = {}
+        for t, k in self.unpool:
+            racks.setdefault(t, set()).add(k)
+        return racks
+
     def add(self, other: Refinements) -> None:
         self.unpool |= other.unpool
         self.together |= other.together

@@ -20,7 +20,7 @@ from ferry.plan.balance.program.pinned_set import PinnedSet
 from ferry.plan.balance.program.pool_groups import PoolGroups
 from ferry.plan.balance.program.pools import Pools, Refinements
 from ferry.plan.balance.setting import Outside, size_scale
-from ferry.plan.prepare.demand import TopicDemand
+from ferry.plan.prepare.demand import TopicDemand, singles_with_extras
 from ferry.plan.prepare.shrink_groups import Group
 from ferry.plan.racks import RackLayout
 
@@ -62,18 +62,17 @@ class ProgramState(Columns):
         outside: Outside | None = None,
         scale: float | None = None,
         pool: bool = False,
+        pool_singles: bool = False,
         refined: Refinements | None = None,
         loaded: frozenset[int] | None = None,
     ) -> None:
         super().__init__()
-        self.voluntary = voluntary
-        self.pool = pool
-        """Pool the brokers idle for a topic (:mod:`ferry.plan.balance.program.pools`); see :attr:`broke`."""
+        self.voluntary, self.pool, self.pool_singles = voluntary, pool, pool_singles
+        """``pool``: pool a topic's idle brokers (:mod:`ferry.plan.balance.program.pools`, :attr:`broke`);
+        ``pool_singles``: for single-replica topics too (their leader rows are then not posed)."""
         self.refined = refined or Refinements()
         """How to pose pools and rows where earlier pooled optima broke them (:attr:`broke`)."""
-        self.unpool: dict[int, set[int]] = {}
-        for t, k in self.refined.unpool:
-            self.unpool.setdefault(t, set()).add(k)
+        self.unpool = self.refined.unpooled()
         self.pools = Pools.empty(len(demands))
         self.loaded = loaded
         """Broker positions whose own extras fill their band: where a topic's pool would need them,
@@ -118,6 +117,11 @@ class ProgramState(Columns):
         """The groups of brokers pools stand for (:mod:`~ferry.plan.balance.program.pool_groups`),
         read once :attr:`loaded` is known (when the program is built)."""
         return PoolGroups.of(self.layout, self.loaded or (), self.refined.together)
+
+    def singles_apart(self) -> bool:
+        """Whether topics with single-replica partitions have extras in a column per broker, which
+        can fill the room of brokers that pools needed (:func:`ferry.plan.balance.program.pools.tight`)."""
+        return not self.pool_singles and singles_with_extras(self.demands)
 
     @property
     def unpooled(self) -> bool:

@@ -78,8 +78,8 @@ def _extras(
     if d.quota.extras > 0:
         idle: dict[int, int] = {}
         posed: set[int] = set()
-        if pooling and not d.single_replica:
-            # Single-replica partitions' leader rows count the extras of each broker.
+        if pooling and (state.pool_singles or not d.single_replica):
+            # Single-replica partitions' leader rows, where posed, count the extras of each broker.
             at, idle, posed = holders(layout, d, state.unpool.get(t, ()), state.loaded or (), state.groups)
         else:
             at = d.quota.extra_positions(layout)

@@ -65,9 +65,17 @@ round after the first solves a chunk or two (tens of topics short, of thousands)
 
 def realise(layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance) -> Balance:
     """``solved`` with the quotas and keeps of its short topics solved again (module docstring)."""
+    return realise_counting(layout, demands, solved)[0]
+
+
+def realise_counting(
+    layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance
+) -> tuple[Balance, int]:
+    """:func:`realise`, and how many replicas fewer than the program counted its topics keep
+    together (0: the plan can meet the lower bound)."""
     topics = [t for t, d in enumerate(demands) if exact_posed(d, solved.quotas[t])]
     if not topics:
-        return solved
+        return solved, 0
     exact = _kept(layout, demands, solved, topics)
     quotas, keeps = list(solved.quotas), [dict(k) for k in solved.keeps]
     counted = sum(solved.kept[t] for t in topics)
@@ -82,7 +90,7 @@ def realise(layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance)
             break
     if not _reached(exact, counted):
         swap_extras(layout, demands, topics, solved.kept, quotas, keeps, exact)
-    return Balance(quotas, list(solved.kept), keeps)
+    return Balance(quotas, list(solved.kept), keeps), max(0, counted - sum(exact.values()))
 
 
 def _reached(exact: Mapping[int, int], counted: int) -> bool:
