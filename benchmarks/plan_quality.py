@@ -15,6 +15,7 @@ process itself. Usage:
     .venv/bin/python benchmarks/plan_quality.py --shapes   # those shapes at 100k partitions
     .venv/bin/python benchmarks/plan_quality.py --shapes --seed 11   # another draw of them
     .venv/bin/python benchmarks/plan_quality.py --shapes --partitions 10000   # smaller draws
+    .venv/bin/python benchmarks/plan_quality.py --shapes --rfs 1,2,3   # every shape at RF 1 to 3
     .venv/bin/python benchmarks/plan_quality.py --bytes    # --balance bytes: disks, bytes moved
     .venv/bin/python benchmarks/plan_quality.py --only large --limit 900 --json out.json
     .venv/bin/python benchmarks/plan_quality.py --only large --cores 2
@@ -487,6 +488,30 @@ def byte_row(result: dict[str, Any]) -> str:
     )
 
 
+def _cases(args: argparse.Namespace) -> list[Any]:
+    """The cases the command line asks for."""
+    cases: list[Any] = SMALL + UNEQUAL if args.small else SMALL + UNEQUAL + LARGE
+    if args.stress:
+        cases = STRESS
+    if args.unequal:
+        cases = UNEQUAL + [c for c in LARGE if c.rack_sizes]
+    if args.huge:
+        cases = [*HUGE, *(s.scaled(1, "huge:") for s in shapes.SHAPES)]
+    if args.shapes:
+        factor = args.partitions / 1_000_000
+        cases = [s.scaled(factor, f"{args.partitions // 1000:,}k:") for s in shapes.SHAPES]
+    if args.rfs and (args.shapes or args.huge):
+        rfs = tuple(int(f) for f in args.rfs.split(","))
+        cases = [
+            replace(c, rfs=rfs, name=f"{c.name}, RF {args.rfs}") for c in cases if isinstance(c, shapes.Shape)
+        ]
+    if args.bytes:
+        cases = BYTES
+    if args.only:
+        cases = [c for c in cases if args.only in c.name]
+    return cases
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -507,6 +532,11 @@ def main() -> None:
         help="with --shapes: about this many partitions per shape (default 100,000)",
     )
     parser.add_argument("--seed", type=int, default=7, help="the draw of each generated cluster (default 7)")
+    parser.add_argument(
+        "--rfs",
+        help="with --shapes or --huge: draw every shape with these replication factors per topic, "
+        "each as likely as it is listed (1,2,3,3,4: RF 3 twice as likely as the others)",
+    )
     parser.add_argument("--bytes", action="store_true", help="only the --balance bytes cases")
     parser.add_argument("--json", help="also write raw results to this file")
     parser.add_argument("--only", help="run only the cases whose name contains this text")
@@ -518,20 +548,7 @@ def main() -> None:
         help="cores each case may use (default 1: figures that do not depend on what else runs)",
     )
     args = parser.parse_args()
-    cases: list[Any] = SMALL + UNEQUAL if args.small else SMALL + UNEQUAL + LARGE
-    if args.stress:
-        cases = STRESS
-    if args.unequal:
-        cases = UNEQUAL + [c for c in LARGE if c.rack_sizes]
-    if args.huge:
-        cases = [*HUGE, *(s.scaled(1, "huge:") for s in shapes.SHAPES)]
-    if args.shapes:
-        factor = args.partitions / 1_000_000
-        cases = [s.scaled(factor, f"{args.partitions // 1000:,}k:") for s in shapes.SHAPES]
-    if args.bytes:
-        cases = BYTES
-    if args.only:
-        cases = [c for c in cases if args.only in c.name]
+    cases = _cases(args)
     bytes_only = all(getattr(c, "balance", None) is BalanceMode.BYTES for c in cases)
     header = BYTE_HEADER if bytes_only else REPLICA_HEADER
     print(header)
