@@ -548,6 +548,8 @@ def main() -> None:
         help="cores each case may use (default 1: figures that do not depend on what else runs)",
     )
     args = parser.parse_args()
+    if args.rfs and not (args.shapes or args.huge):
+        parser.error("--rfs draws the shapes of --shapes or --huge; give one of them")
     cases = _cases(args)
     bytes_only = all(getattr(c, "balance", None) is BalanceMode.BYTES for c in cases)
     header = BYTE_HEADER if bytes_only else REPLICA_HEADER
