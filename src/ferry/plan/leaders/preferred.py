@@ -10,12 +10,16 @@ each shift changes as few partitions as possible.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 
 def choose_leaders(
-    replicas: Sequence[Sequence[int]], current: Sequence[int | None], brokers: Sequence[int]
+    replicas: Sequence[Sequence[int]],
+    current: Sequence[int | None],
+    brokers: Sequence[int],
+    holding: Mapping[int, list[int]] | None = None,
 ) -> list[int]:
     """The preferred leader of each partition.
 
@@ -23,6 +27,7 @@ def choose_leaders(
         replicas: the planned replica set of every partition.
         current: each partition's current leader (``None`` if unknown).
         brokers: the target brokers; every replica is one of them.
+        holding: :func:`holders` of ``replicas``, where the caller keeps it (built here otherwise).
     """
     leaders: list[int] = []
     led = dict.fromkeys(brokers, 0)
@@ -37,27 +42,42 @@ def choose_leaders(
             pick = min(reps, key=lambda b: (led[b], b))
             leaders[p] = pick
             led[pick] += 1
-    _rebalance(replicas, leaders, led)
+    _rebalance(replicas, leaders, led, holding)
     return leaders
 
 
-def _rebalance(replicas: Sequence[Sequence[int]], leaders: list[int], led: dict[int, int]) -> None:
-    if not led:
-        return
-    low, extra = divmod(len(leaders), len(led))
-    high = low + (extra > 0)
-    holding: dict[int, list[int]] = {b: [] for b in led}
+def holders(replicas: Sequence[Sequence[int]], brokers: Sequence[int]) -> dict[int, list[int]]:
+    """Per broker, the partitions with a replica on it, in ascending order."""
+    holding: dict[int, list[int]] = {b: [] for b in brokers}
     for p, reps in enumerate(replicas):
         for b in reps:
             holding[b].append(p)
+    return holding
+
+
+def _rebalance(
+    replicas: Sequence[Sequence[int]],
+    leaders: list[int],
+    led: dict[int, int],
+    holding: Mapping[int, list[int]] | None,
+) -> None:
+    if not led:
+        return
+    if holding is None:
+        holding = holders(replicas, list(led))
+    low, extra = divmod(len(leaders), len(led))
+    high = low + (extra > 0)
     _direct(replicas, leaders, led, holding, low, high)
     # First lift every broker to the floor, then bring every broker down to the ceiling; a broker
     # at the ceiling may give to one below it, which keeps exactly `extra` brokers at `high`.
     for broker in sorted(led):
         while led[broker] < low and _shift(broker, replicas, leaders, led, holding, low):
             pass
+    led_by: dict[int, list[int]] = {b: [] for b in led}
+    for p, b in enumerate(leaders):
+        led_by[b].append(p)
     for broker in sorted(led):
-        while led[broker] > high and _push(broker, replicas, leaders, led, high):
+        while led[broker] > high and _push(broker, replicas, leaders, led, led_by, high):
             pass
 
 
@@ -65,7 +85,7 @@ def _direct(
     replicas: Sequence[Sequence[int]],
     leaders: list[int],
     led: dict[int, int],
-    holding: dict[int, list[int]],
+    holding: Mapping[int, list[int]],
     low: int,
     high: int,
 ) -> None:
@@ -95,7 +115,7 @@ def _shift(
     replicas: Sequence[Sequence[int]],
     leaders: list[int],
     led: dict[int, int],
-    holding: dict[int, list[int]],
+    holding: Mapping[int, list[int]],
     low: int,
 ) -> bool:
     """Move one leadership to ``target`` from a broker leading more than ``low``; BFS backwards."""
@@ -122,12 +142,12 @@ def _push(
     replicas: Sequence[Sequence[int]],
     leaders: list[int],
     led: dict[int, int],
+    led_by: dict[int, list[int]],
     high: int,
 ) -> bool:
-    """Move one leadership away from ``source`` to a broker leading less than ``high``; BFS forward."""
-    led_by: dict[int, list[int]] = {}
-    for p, b in enumerate(leaders):
-        led_by.setdefault(b, []).append(p)
+    """Move one leadership away from ``source`` to a broker leading less than ``high``; BFS forward.
+    ``led_by``: per broker, the partitions it leads in ascending order, kept so here (built afresh
+    per push it was most of a 100k plan's time where the leaders took hundreds of pushes)."""
     back: dict[int, tuple[int, int]] = {}
     queue = deque([source])
     seen = {source}
@@ -144,6 +164,8 @@ def _push(
                     while node != source:
                         part, prev = back[node]
                         leaders[part] = node
+                        del led_by[prev][bisect_left(led_by[prev], part)]
+                        insort(led_by[node], part)
                         node = prev
                     led[taker] += 1
                     led[source] -= 1

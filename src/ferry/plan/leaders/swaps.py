@@ -19,12 +19,13 @@ inputs.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ferry.model.cluster import PartitionState
-from ferry.plan.leaders.preferred import choose_leaders
+from ferry.plan.leaders.preferred import choose_leaders, holders
 from ferry.plan.racks import RackLayout
 
 _BUDGET = 200_000
@@ -221,6 +222,9 @@ def leaders_with_swaps(
     """Preferred leaders spread at most one apart, swapping replicas (in ``replicas``) where needed."""
     leaders = choose_leaders(replicas, [s.current_leader for s in states], layout.brokers)
     swapper: _Swapper | None = None
+    # Kept up to date as swaps change replicas: built afresh each round it was most of the time of a
+    # 100k plan whose placement took some 220 swaps (docs/benchmarks.md).
+    holding: dict[int, list[int]] | None = None
     for _ in range(len(leaders)):
         led = dict.fromkeys(layout.brokers, 0)
         for b in leaders:
@@ -228,30 +232,41 @@ def leaders_with_swaps(
         if not led or max(led.values()) - min(led.values()) <= 1:
             break
         swapper = swapper or _Swapper.of(states, replicas, layout)
+        holding = holding or holders(replicas, layout.brokers)
         low, extra = divmod(len(leaders), len(led))
         high = low + (extra > 0)
         floor = low if min(led.values()) < low else high
-        takers = _reach([b for b in led if led[b] < floor], _passers(replicas, leaders))
+        takers = _reach([b for b in led if led[b] < floor], _passers(holding, leaders))
         givers = set(_reach([b for b in led if led[b] > floor], _receivers(replicas, leaders)))
         swap = swapper.find(leaders, takers, givers)
         if swap is None:
             break
         swapper.apply(swap, leaders)
+        _hold(holding, swap)
         # The swap hands one leadership to a broker that can pass it on; the leader pass walks the path.
-        leaders = choose_leaders(replicas, leaders, layout.brokers)
+        leaders = choose_leaders(replicas, leaders, layout.brokers, holding)
     return leaders
 
 
 Step = Callable[[int], Iterable[int]]
 
 
-def _passers(replicas: Sequence[Sequence[int]], leaders: Sequence[int]) -> Step:
-    """Brokers that can pass a leadership to ``b``: leaders of partitions ``b`` is a replica of."""
-    holding: dict[int, list[int]] = {}
-    for p, reps in enumerate(replicas):
-        for b in reps:
-            holding.setdefault(b, []).append(p)
+def _passers(holding: Mapping[int, list[int]], leaders: Sequence[int]) -> Step:
+    """Brokers that can pass a leadership to ``b``: leaders of partitions ``b`` is a replica of
+    (``holding``: :func:`~ferry.plan.leaders.preferred.holders`)."""
     return lambda b: (leaders[p] for p in holding.get(b, ()))
+
+
+def _hold(holding: dict[int, list[int]], swap: _Swap) -> None:
+    """``holding`` after ``swap``, each broker's partitions still in ascending order."""
+    _rehold(holding, swap.p, swap.b, swap.c)
+    if swap.p != swap.q:
+        _rehold(holding, swap.q, swap.c, swap.b if swap.d is None else swap.d)
+
+
+def _rehold(holding: dict[int, list[int]], p: int, leaves: int, takes: int) -> None:
+    del holding[leaves][bisect_left(holding[leaves], p)]
+    insort(holding[takes], p)
 
 
 def _receivers(replicas: Sequence[Sequence[int]], leaders: Sequence[int]) -> Step:

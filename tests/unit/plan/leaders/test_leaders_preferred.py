@@ -4,12 +4,15 @@ it, and current leaders stay where that costs no balance."""
 from __future__ import annotations
 
 import itertools
+import random
 from collections import Counter
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ferry.plan.leaders import preferred
 from ferry.plan.leaders.preferred import choose_leaders
 
 SETTINGS = settings(max_examples=200, deadline=None, derandomize=True)
@@ -98,3 +101,32 @@ def test_a_broker_holding_no_replica_leads_nothing_and_the_rest_stay_close() -> 
 
 def test_no_partitions_no_leaders() -> None:
     assert choose_leaders([], [], [0, 1]) == []
+
+
+def test_the_partitions_each_broker_leads_stay_in_ascending_order_across_pushes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The push's search walks them in order, so a list kept out of order would pick other paths.
+    kept, pushes = preferred._push, []
+
+    def push(
+        source: int,
+        replicas: Sequence[Sequence[int]],
+        leaders: list[int],
+        led: dict[int, int],
+        led_by: dict[int, list[int]],
+        high: int,
+    ) -> bool:
+        assert led_by == {b: [p for p, x in enumerate(leaders) if x == b] for b in led}
+        pushes.append(source)
+        return kept(source, replicas, leaders, led, led_by, high)
+
+    monkeypatch.setattr(preferred, "_push", push)
+    rnd = random.Random(7)
+    for _ in range(300):
+        brokers = list(range(rnd.randint(3, 6)))
+        replicas = [rnd.sample(brokers, rnd.randint(1, 3)) for _ in range(rnd.randint(5, 30))]
+        # Most partitions led by a replica low in the list: leadership piles up on a few brokers.
+        current = [min(reps) if rnd.random() < 0.8 else rnd.choice(reps) for reps in replicas]
+        preferred.choose_leaders(replicas, current, brokers)
+    assert len(pushes) > 20

@@ -14,8 +14,9 @@ from support.builders import partition
 from support.invariants import rack_caps
 
 from ferry.model import PartitionState
-from ferry.plan.leaders.preferred import choose_leaders
-from ferry.plan.leaders.swaps import leaders_with_swaps
+from ferry.plan.leaders import swaps
+from ferry.plan.leaders.preferred import choose_leaders, holders
+from ferry.plan.leaders.swaps import _Swap, leaders_with_swaps
 from ferry.plan.racks import RackLayout
 
 SETTINGS = settings(
@@ -138,3 +139,32 @@ def test_swaps_never_add_a_move_break_the_rack_rule_or_widen_a_spread(case: Case
     if _spread(first, brokers) <= 1:
         assert after == before
         assert leaders == first
+
+
+def _checked_holders(case: Case) -> list[_Swap]:
+    """Run the swaps with the holders they keep compared, after every swap, with those built afresh
+    from the replicas as they stand (order included: the leader pass walks them in order)."""
+    kept, taken = swaps._hold, []
+
+    def hold(holding: dict[int, list[int]], swap: _Swap) -> None:
+        kept(holding, swap)
+        assert holding == holders(case.replicas, case.layout.brokers)
+        taken.append(swap)
+
+    swaps._hold = hold
+    try:
+        leaders_with_swaps(case.states, case.replicas, case.layout)
+    finally:
+        swaps._hold = kept
+    return taken
+
+
+def test_the_holders_kept_across_swaps_are_those_of_the_replicas() -> None:
+    states, replicas, layout = _docstring_case({b: None for b in range(4)})
+    assert _checked_holders(Case(states, replicas, layout, [[b] for b in range(4)]))  # it swapped
+
+
+@SETTINGS
+@given(plans())
+def test_the_holders_kept_across_swaps_match_the_replicas_on_random_plans(case: Case) -> None:
+    _checked_holders(case)
