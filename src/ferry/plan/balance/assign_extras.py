@@ -44,11 +44,11 @@ from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.program.integer_program import solve
 from ferry.plan.balance.program.pools import Refinements
 from ferry.plan.balance.program.rack_room import room_violations
-from ferry.plan.balance.program.state import ProgramState
+from ferry.plan.balance.program.state import ProgramState, singles_apart
 from ferry.plan.balance.rack_totals import retarget
 from ferry.plan.balance.repair.per_partition import realise_counting
 from ferry.plan.balance.setting import Outside, Setting
-from ferry.plan.prepare.demand import TopicDemand, singles_with_extras
+from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
 
 
@@ -176,7 +176,7 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
     rows: set[tuple[int, int]] = set()
     refined = Refinements()
     rounds = SPLIT_ROUNDS if _pooling(layout, demands) else 0
-    if not setting.pool_singles and singles_with_extras(demands):
+    if singles_apart(demands, pooled=setting.pool_singles):
         rounds = min(rounds, SINGLES_ROUNDS)
     while True:
         program, solved = _solve_pooled(layout, demands, setting, rows, refined, rounds)

@@ -55,6 +55,14 @@ def holders(replicas: Sequence[Sequence[int]], brokers: Sequence[int]) -> dict[i
     return holding
 
 
+def leading(leaders: Sequence[int], brokers: Sequence[int]) -> dict[int, list[int]]:
+    """Per broker, the partitions it leads, in ascending order."""
+    led_by: dict[int, list[int]] = {b: [] for b in brokers}
+    for p, b in enumerate(leaders):
+        led_by[b].append(p)
+    return led_by
+
+
 def _rebalance(
     replicas: Sequence[Sequence[int]],
     leaders: list[int],
@@ -73,9 +81,7 @@ def _rebalance(
     for broker in sorted(led):
         while led[broker] < low and _shift(broker, replicas, leaders, led, holding, low):
             pass
-    led_by: dict[int, list[int]] = {b: [] for b in led}
-    for p, b in enumerate(leaders):
-        led_by[b].append(p)
+    led_by = leading(leaders, list(led))
     for broker in sorted(led):
         while led[broker] > high and _push(broker, replicas, leaders, led, led_by, high):
             pass

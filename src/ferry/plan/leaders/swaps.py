@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ferry.model.cluster import PartitionState
-from ferry.plan.leaders.preferred import choose_leaders, holders
+from ferry.plan.leaders.preferred import choose_leaders, holders, leading
 from ferry.plan.racks import RackLayout
 
 _BUDGET = 200_000
@@ -237,7 +237,9 @@ def leaders_with_swaps(
         high = low + (extra > 0)
         floor = low if min(led.values()) < low else high
         takers = _reach([b for b in led if led[b] < floor], _passers(holding, leaders))
-        givers = set(_reach([b for b in led if led[b] > floor], _receivers(replicas, leaders)))
+        givers = set(
+            _reach([b for b in led if led[b] > floor], _receivers(replicas, leading(leaders, layout.brokers)))
+        )
         swap = swapper.find(leaders, takers, givers)
         if swap is None:
             break
@@ -269,11 +271,9 @@ def _rehold(holding: dict[int, list[int]], p: int, leaves: int, takes: int) -> N
     insort(holding[takes], p)
 
 
-def _receivers(replicas: Sequence[Sequence[int]], leaders: Sequence[int]) -> Step:
-    """Brokers that can take a leadership from ``b``: replicas of partitions ``b`` leads."""
-    led_by: dict[int, list[int]] = {}
-    for p, b in enumerate(leaders):
-        led_by.setdefault(b, []).append(p)
+def _receivers(replicas: Sequence[Sequence[int]], led_by: Mapping[int, list[int]]) -> Step:
+    """Brokers that can take a leadership from ``b``: replicas of partitions ``b`` leads (``led_by``:
+    :func:`~ferry.plan.leaders.preferred.leading`)."""
     return lambda b: (x for p in led_by.get(b, ()) for x in replicas[p])
 
 

@@ -323,12 +323,12 @@ def tight(
     unpooled, every broker of their rack; in a rack that failed before (``again``), or in a group
     whose pools all hold one extra, every pool that took an extra.
 
-    ``everywhere``: the program holds topics with single-replica partitions, which are never pooled
-    (their leader rows count each broker's extras), so their extras can fill a broker that pools of
-    several extras needed, in any rack: unpooling those of the racks that failed moves the shortage
-    to the next racks, round after round (a 20k skewed start at RF 1 to 4 solved five programs:
-    tests/unit/plan/test_skewed_start.py). Once any group fails, every pool of several extras, in
-    every rack, gets its own columns."""
+    ``everywhere``: the program holds topics with single-replica partitions whose extras have a
+    column per broker, not a pool (:func:`~ferry.plan.balance.program.state.singles_apart`), so
+    they can fill a broker that pools of several extras needed, in any rack: unpooling those of the
+    racks that failed moves the shortage to the next racks, round after round (a 20k skewed start
+    at RF 1 to 4 solved five programs: tests/unit/plan/test_skewed_start.py). Once any group fails,
+    every pool of several extras, in every rack, gets its own columns."""
     out: set[tuple[int, int]] = set()
     for g in groups:
         k = g // PER_RACK

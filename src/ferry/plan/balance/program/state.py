@@ -45,6 +45,13 @@ class PlainRun:
     pinned: tuple[PinnedSet, np.ndarray] | None = None
 
 
+def singles_apart(demands: Sequence[TopicDemand], *, pooled: bool) -> bool:
+    """Whether topics with single-replica partitions have extras in a column per broker (not
+    ``pooled`` with the others'), which can fill the room of brokers that pools needed
+    (:func:`ferry.plan.balance.program.pools.tight`)."""
+    return not pooled and singles_with_extras(demands)
+
+
 class ProgramState(Columns):
     """The program's columns and rows, and per topic the columns that count what it keeps."""
 
@@ -119,9 +126,8 @@ class ProgramState(Columns):
         return PoolGroups.of(self.layout, self.loaded or (), self.refined.together)
 
     def singles_apart(self) -> bool:
-        """Whether topics with single-replica partitions have extras in a column per broker, which
-        can fill the room of brokers that pools needed (:func:`ferry.plan.balance.program.pools.tight`)."""
-        return not self.pool_singles and singles_with_extras(self.demands)
+        """:func:`singles_apart` of this program."""
+        return singles_apart(self.demands, pooled=self.pool_singles)
 
     @property
     def unpooled(self) -> bool:
