@@ -236,18 +236,51 @@ def leaders_with_swaps(
         low, extra = divmod(len(leaders), len(led))
         high = low + (extra > 0)
         floor = low if min(led.values()) < low else high
-        takers = _reach([b for b in led if led[b] < floor], _passers(holding, leaders))
-        givers = set(
-            _reach([b for b in led if led[b] > floor], _receivers(replicas, leading(leaders, layout.brokers)))
-        )
-        swap = swapper.find(leaders, takers, givers)
-        if swap is None:
+        short = [b for b in led if led[b] < floor]
+        spare = [b for b in led if led[b] > floor]
+        takers = _reach(short, _passers(holding, leaders))
+        givers = set(_reach(spare, _receivers(replicas, leading(leaders, layout.brokers))))
+        wanted = min(sum(floor - led[b] for b in short), sum(led[b] - floor for b in spare))
+        if not _swap_some(swapper, leaders, _Round(takers, givers, led, floor, wanted), holding):
             break
-        swapper.apply(swap, leaders)
-        _hold(holding, swap)
-        # The swap hands one leadership to a broker that can pass it on; the leader pass walks the path.
+        # Each swap hands one leadership to a broker that can pass it on; the leader pass walks the paths.
         leaders = choose_leaders(replicas, leaders, layout.brokers, holding)
     return leaders
+
+
+@dataclass(slots=True)
+class _Round:
+    """What one round of swaps aims at: ``wanted`` leaderships from ``givers`` to ``takers``, the
+    brokers that can pass a leadership on to one leading fewer than ``floor`` (``led``: leaders per
+    broker, kept up to date by the round's swaps)."""
+
+    takers: list[int]
+    givers: set[int]
+    led: dict[int, int]
+    floor: int
+    wanted: int
+
+
+def _swap_some(swapper: _Swapper, leaders: list[int], aim: _Round, holding: dict[int, list[int]]) -> int:
+    """Up to ``aim.wanted`` swaps against the current replicas; how many were made.
+
+    Each swap moves one leadership from the givers' side to the takers' side. A round makes as many
+    swaps as leaderships must cross, and one leader pass then walks them all: a pass is
+    O(partitions), and a plan can need hundreds of swaps (docs/benchmarks.md).
+    """
+    made = 0
+    while made < aim.wanted:
+        # Brokers still short first (in reach order), so the swaps spread over them.
+        takers = sorted(aim.takers, key=lambda b: aim.led[b] >= aim.floor)
+        swap = swapper.find(leaders, takers, aim.givers)
+        if swap is None:
+            break
+        aim.led[leaders[swap.p]] -= 1
+        aim.led[swap.c] += 1
+        swapper.apply(swap, leaders)
+        _hold(holding, swap)
+        made += 1
+    return made
 
 
 Step = Callable[[int], Iterable[int]]

@@ -7,6 +7,7 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -168,3 +169,53 @@ def test_the_holders_kept_across_swaps_are_those_of_the_replicas() -> None:
 @given(plans())
 def test_the_holders_kept_across_swaps_match_the_replicas_on_random_plans(case: Case) -> None:
     _checked_holders(case)
+
+
+def _docstring_case_twice() -> tuple[list[PartitionState], list[list[int]], RackLayout]:
+    """The module's example on brokers 0-3 and again, with other topics, on brokers 4-7."""
+    states, replicas, _ = _docstring_case({})
+    again = [
+        partition(f"u{s.tp.topic}", s.tp.partition, [b + 4 if b < 4 else b + 10 for b in s.replicas])
+        for s in states
+    ]
+    return states + again, replicas + [[b + 4 for b in r] for r in replicas], RackLayout.of({}, range(8))
+
+
+def test_one_round_makes_every_swap_the_leaders_need_before_one_leader_pass() -> None:
+    states, replicas, layout = _docstring_case_twice()
+    first = choose_leaders(replicas, [s.current_leader for s in states], layout.brokers)
+    assert _spread(first, layout.brokers) == 2
+    before = [list(r) for r in replicas]
+    made, some = [], swaps._swap_some
+
+    def counted(*args: Any) -> int:
+        made.append(some(*args))
+        return made[-1]
+
+    swaps._swap_some = counted
+    try:
+        leaders = leaders_with_swaps(states, replicas, layout)
+    finally:
+        swaps._swap_some = some
+    # Brokers 3 and 7 each lacked a leadership: both swaps in the first round, each to one of them.
+    assert made == [2]
+    assert sorted(leaders) == list(range(8))
+    assert _moves(states, replicas) == _moves(states, before)
+
+
+def test_a_round_gives_each_short_broker_one_leadership_before_any_a_second() -> None:
+    # Brokers 0 and 3 hold nothing: each takes one partition's new replica (a relocation). Handing
+    # broker 0 a second one first would change one partition more for nothing.
+    states = [
+        partition("t0", 0, [4], leader=4),
+        partition("t0", 1, [0], leader=0),
+        partition("t1", 0, [6, 5], leader=6),
+        partition("t1", 1, [1, 6], leader=1),
+        partition("t1", 2, [4, 2], leader=4),
+    ]
+    replicas = [[4], [2], [2, 1], [1, 2], [4, 2]]
+    before = [list(r) for r in replicas]
+    leaders = leaders_with_swaps(states, replicas, RackLayout.of({}, range(5)))
+    assert sorted(leaders) == list(range(5))
+    assert sum(new != old for new, old in zip(replicas, before, strict=True)) == 2
+    assert _moves(states, replicas) == _moves(states, before)
