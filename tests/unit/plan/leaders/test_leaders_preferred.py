@@ -125,3 +125,37 @@ def test_the_partitions_each_broker_leads_stay_in_ascending_order_across_pushes(
         current = [min(reps) if rnd.random() < 0.8 else rnd.choice(reps) for reps in replicas]
         preferred.choose_leaders(replicas, current, brokers)
     assert len(pushes) > 20
+
+
+def _reachable(replicas: Sequence[Sequence[int]], leaders: Sequence[int], start: Sequence[int]) -> set[int]:
+    """Brokers a leadership can be passed to from ``start``, along partitions their leaders lead."""
+    seen, todo = set(start), list(start)
+    while todo:
+        broker = todo.pop()
+        for p, leader in enumerate(leaders):
+            if leader == broker:
+                fresh = set(replicas[p]) - seen
+                seen |= fresh
+                todo.extend(fresh)
+    return seen
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_lift_leaves_no_short_broker_that_a_spare_leadership_could_still_reach(seed: int) -> None:
+    # No path from a broker leading more than the floor to one leading less: no pass of leadership
+    # could lift another broker, so as many are lifted as can be. Skewed leaders and sparse
+    # replicas make the paths long and several phases necessary.
+    rnd = random.Random(seed)
+    brokers = list(range(rnd.randint(4, 25)))
+    replicas = [rnd.sample(brokers, rnd.choice([1, 1, 2, 2, 3])) for _ in range(rnd.randint(10, 300))]
+    leaders = [min(reps) if rnd.random() < 0.7 else rnd.choice(reps) for reps in replicas]
+    led = {b: leaders.count(b) for b in brokers}
+    low = len(leaders) // len(brokers)
+    was = dict(led)
+    preferred._lift(replicas, leaders, led, preferred.holders(replicas, brokers), low)
+    assert led == {b: leaders.count(b) for b in brokers}
+    assert all(leader in reps for leader, reps in zip(leaders, replicas, strict=True))
+    assert all(led[b] >= min(was[b], low) for b in brokers)
+    assert all(led[b] <= max(was[b], low) for b in brokers)
+    spare = [b for b in brokers if led[b] > low]
+    assert not _reachable(replicas, leaders, spare) & {b for b in brokers if led[b] < low}
