@@ -178,7 +178,8 @@ class _Paths:
 
     def take(self, target: int) -> bool:
         """Pass one leadership to ``target``; whether a path was left."""
-        trail, via = [target], []
+        trail: list[int] = [target]
+        via: list[int] = []
         while trail:
             broker = trail[-1]
             if self.led[broker] > self.low:
