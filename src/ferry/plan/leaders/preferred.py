@@ -63,6 +63,13 @@ def leading(leaders: Sequence[int], brokers: Sequence[int]) -> dict[int, list[in
     return led_by
 
 
+def move(lists: Mapping[int, list[int]], p: int, leaves: int, takes: int) -> None:
+    """Partition ``p`` from broker ``leaves``'s list to ``takes``'s, both kept in ascending order
+    (the lists of :func:`holders` and :func:`leading`)."""
+    del lists[leaves][bisect_left(lists[leaves], p)]
+    insort(lists[takes], p)
+
+
 def _rebalance(
     replicas: Sequence[Sequence[int]],
     leaders: list[int],
@@ -78,8 +85,11 @@ def _rebalance(
     _direct(replicas, leaders, led, holding, low, high)
     # First lift every broker to the floor, then bring every broker down to the ceiling; a broker
     # at the ceiling may give to one below it, which keeps exactly `extra` brokers at `high`.
-    _lift(replicas, leaders, led, holding, low)
+    # Kept up to date by every pass of a leadership, the lift's and the pushes': built afresh per
+    # push it was most of a 100k plan's time where the leaders took hundreds of pushes, and per
+    # phase of the lift about a quarter of the leader step (docs/benchmarks.md).
     led_by = leading(leaders, list(led))
+    _lift(replicas, leaders, led, holding, led_by, low)
     for broker in sorted(led):
         while led[broker] > high and _push(broker, replicas, leaders, led, led_by, high):
             pass
@@ -119,6 +129,7 @@ def _lift(
     leaders: list[int],
     led: dict[int, int],
     holding: Mapping[int, list[int]],
+    led_by: Mapping[int, list[int]],
     low: int,
 ) -> None:
     """Bring every broker that can be brought to ``low`` there, each leadership along a shortest path
@@ -131,11 +142,11 @@ def _lift(
     """
     while True:
         short = [b for b in sorted(led) if led[b] < low]
-        level = _levels(replicas, leading(leaders, list(led)), [b for b in led if led[b] > low], set(short))
+        level = _levels(replicas, led_by, [b for b in led if led[b] > low], set(short))
         short = [b for b in short if b in level]
         if not short:
             return
-        path = _Paths(holding, leaders, led, level, low)
+        path = _Paths(holding, leaders, led_by, led, level, low)
         for broker in short:
             while led[broker] < low and path.take(broker):
                 pass
@@ -168,11 +179,13 @@ class _Paths:
         self,
         holding: Mapping[int, list[int]],
         leaders: list[int],
+        led_by: Mapping[int, list[int]],
         led: dict[int, int],
         level: dict[int, int],
         low: int,
     ) -> None:
-        self.holding, self.leaders, self.led, self.level, self.low = holding, leaders, led, level, low
+        self.holding, self.leaders, self.led_by = holding, leaders, led_by
+        self.led, self.level, self.low = led, level, low
         self.next = dict.fromkeys(level, 0)
         self.dead: set[int] = set()
 
@@ -213,8 +226,9 @@ class _Paths:
         """Each partition on the path passes its leadership one step towards the path's start."""
         self.led[trail[-1]] -= 1
         self.led[trail[0]] += 1
-        for receiver, p in zip(trail[:-1], via, strict=True):
+        for receiver, giver, p in zip(trail[:-1], trail[1:], via, strict=True):
             self.leaders[p] = receiver
+            move(self.led_by, p, giver, receiver)
 
 
 def _push(
@@ -244,8 +258,7 @@ def _push(
                     while node != source:
                         part, prev = back[node]
                         leaders[part] = node
-                        del led_by[prev][bisect_left(led_by[prev], part)]
-                        insort(led_by[node], part)
+                        move(led_by, part, prev, node)
                         node = prev
                     led[taker] += 1
                     led[source] -= 1

@@ -19,13 +19,12 @@ inputs.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ferry.model.cluster import PartitionState
-from ferry.plan.leaders.preferred import choose_leaders, holders, leading
+from ferry.plan.leaders.preferred import choose_leaders, holders, leading, move
 from ferry.plan.racks import RackLayout
 
 _BUDGET = 200_000
@@ -294,14 +293,9 @@ def _passers(holding: Mapping[int, list[int]], leaders: Sequence[int]) -> Step:
 
 def _hold(holding: dict[int, list[int]], swap: _Swap) -> None:
     """``holding`` after ``swap``, each broker's partitions still in ascending order."""
-    _rehold(holding, swap.p, swap.b, swap.c)
+    move(holding, swap.p, swap.b, swap.c)
     if swap.p != swap.q:
-        _rehold(holding, swap.q, swap.c, swap.b if swap.d is None else swap.d)
-
-
-def _rehold(holding: dict[int, list[int]], p: int, leaves: int, takes: int) -> None:
-    del holding[leaves][bisect_left(holding[leaves], p)]
-    insort(holding[takes], p)
+        move(holding, swap.q, swap.c, swap.b if swap.d is None else swap.d)
 
 
 def _receivers(replicas: Sequence[Sequence[int]], led_by: Mapping[int, list[int]]) -> Step:

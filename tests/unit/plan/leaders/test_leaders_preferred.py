@@ -152,8 +152,12 @@ def test_the_lift_leaves_no_short_broker_that_a_spare_leadership_could_still_rea
     led = {b: leaders.count(b) for b in brokers}
     low = len(leaders) // len(brokers)
     was = dict(led)
-    preferred._lift(replicas, leaders, led, preferred.holders(replicas, brokers), low)
+    led_by = preferred.leading(leaders, brokers)
+    preferred._lift(replicas, leaders, led, preferred.holders(replicas, brokers), led_by, low)
     assert led == {b: leaders.count(b) for b in brokers}
+    # The partitions each broker leads, kept through the lift in ascending order (the pushes after
+    # it walk them in order).
+    assert led_by == preferred.leading(leaders, brokers)
     assert all(leader in reps for leader, reps in zip(leaders, replicas, strict=True))
     assert all(led[b] >= min(was[b], low) for b in brokers)
     assert all(led[b] <= max(was[b], low) for b in brokers)
