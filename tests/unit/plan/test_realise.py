@@ -22,6 +22,7 @@ from ferry.plan.balance.repair import per_partition
 from ferry.plan.balance.repair.chunk_program import rejoin
 from ferry.plan.balance.repair.kept_flow import kept_exactly, kept_per_topic, kept_replicas
 from ferry.plan.balance.repair.per_partition import exact_posed
+from ferry.plan.balance.setting import Setting
 from ferry.plan.balance.solvers import side_by_side as side_by_side_module
 from ferry.plan.planner import (
     in_scope,
@@ -192,8 +193,8 @@ def test_chunks_sharing_no_topic_go_in_one_wave() -> None:
 
 def test_chunks_solved_side_by_side_end_as_one_after_the_other(monkeypatch: pytest.MonkeyPatch) -> None:
     # Chunks of one short topic and one partner: many chunks, partners wrapping around between waves.
-    monkeypatch.setattr(per_partition, "FIRST", (1, 1))
-    monkeypatch.setattr(per_partition, "LATER", (1, 1))
+    monkeypatch.setattr(per_partition, "FIRST", (1, 1, 1))
+    monkeypatch.setattr(per_partition, "LATER", (1, 1, 1))
     changed = 0
     for seed in range(3):
         snapshot = generated(seed=seed, **WIDE)
@@ -233,8 +234,8 @@ def test_a_partner_shared_by_chunks_is_solved_with_what_the_earlier_chunk_gave_i
     exact = dict.fromkeys(range(4), 0)
     layout = RackLayout.of({}, [0])
     # One replication factor for all (the chunks read it); the rest only passed through to the stand-in.
-    demands = [cast(TopicDemand, SimpleNamespace(layouts=FreeLayouts()))] * 4
-    assert per_partition._round(layout, demands, [0, 1, 2], [3], quotas, keeps, exact, mix=(1, 1))
+    demands = [cast(TopicDemand, SimpleNamespace(layouts=FreeLayouts(), single_replica=False))] * 4
+    assert per_partition._round(layout, demands, [0, 1, 2], [3], quotas, keeps, exact, mix=(1, 1, 1))
     assert quotas == [(1,), (1,), (1,), (3,)]
 
 
@@ -312,7 +313,7 @@ def test_the_pass_stops_once_the_topics_together_keep_the_programs_count(
     monkeypatch.setattr(per_partition, "rejoin", rejoin)
     monkeypatch.setattr(per_partition, "swap_extras", swaps)
     # One replication factor for both (the chunks read it); the rest only passed through to the stand-ins.
-    demands = [cast(TopicDemand, SimpleNamespace(layouts=FreeLayouts()))] * 2
+    demands = [cast(TopicDemand, SimpleNamespace(layouts=FreeLayouts(), single_replica=False))] * 2
     solved = Balance([(0,), (0,)], [1, 1], [{}, {}])
     found = per_partition.realise(RackLayout.of({}, [0]), demands, solved)
     # One chunk solve either way: with the partner at 1 it keeps no more than before (not taken, and
@@ -320,3 +321,42 @@ def test_the_pass_stops_once_the_topics_together_keep_the_programs_count(
     assert solves == [0]
     assert found.quotas == ([(-1,), (0,)] if swapped else [(1,), (1,)])
     assert found.kept == [1, 1]  # the program's counts: the lower bound on moves is unchanged
+
+
+def test_single_replica_topics_partner_every_chunk_besides_those_of_its_factor() -> None:
+    # Topics 0 and 1 short at RF 2 and 3; partners at RF 2 (2, 3), RF 3 (4) and single-replica (5, 6).
+    def topic(rf: int) -> TopicDemand:
+        return cast(TopicDemand, SimpleNamespace(layouts=FreeLayouts(rf=(rf,) * 4), single_replica=rf == 1))
+
+    demands = [topic(2), topic(3), topic(2), topic(2), topic(3), topic(1), topic(1)]
+    chunks = per_partition._chunks(demands, [0, 1], [5, 2, 4, 3, 6], (1, 1, 2))
+    assert chunks == [[0, 2, 5, 6], [1, 4, 5, 6]]
+    # Without partners of its factor a chunk takes the others, never a single-replica topic twice.
+    assert per_partition._chunks(demands, [1], [2, 5], (1, 2, 2)) == [[1, 2, 5]]
+
+
+def test_single_replica_topics_trade_only_where_the_leaders_they_pin_still_fit_the_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Topic 0 has single-replica partitions: its quotas are the leaders it pins per broker. The
+    # stand-in exact pass trades them onto broker 0 where single-replica topics may trade.
+    demands = [cast(TopicDemand, SimpleNamespace(single_replica=single)) for single in (True, False)]
+    solved = Balance([(1, 1), (1, 1)], [2, 2], [{}, {}])
+    traded = Balance([(2, 0), (0, 2)], [2, 2], [{}, {}])
+    calls: list[bool] = []
+
+    def counting(
+        layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance, *, singles: bool = True
+    ) -> tuple[Balance, int]:
+        calls.append(singles)
+        return (traded if singles else solved), 0
+
+    monkeypatch.setattr(balance, "realise_counting", counting)
+    layout = RackLayout.of({}, [0, 1])
+    # At most one leader of them per broker: the trade breaks it, so the pass runs again without them.
+    assert balance._counted(layout, demands, Setting([(0, 4)] * 2, 0, (1, 0), False), solved) == (solved, 0)
+    assert calls == [True, False]
+    # One broker may lead two: the trade fits.
+    calls.clear()
+    assert balance._counted(layout, demands, Setting([(0, 4)] * 2, 0, (1, 1), False), solved) == (traded, 0)
+    assert calls == [True]

@@ -151,32 +151,45 @@ def test_single_replica_topics_pooled_like_the_others_where_no_leader_cap_is_pos
     assert full is not None and sum(found.kept) == sum(full.kept)
 
 
-def test_where_the_pooled_singles_optimum_leaves_topics_short_the_rung_is_solved_with_them_apart(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # The 30k three-rack draw at RF 1 to 3 above. With its single-replica topics pooled the program
-    # lands on an optimum the exact pass completes to one replica short of the program's count; with
-    # them apart, on one it completes (the 19,906 moves above).
+def _thirty_k_three_racks() -> tuple[RackLayout, list[TopicDemand]]:
+    """The 30k three-rack draw at RF 1 to 3 above."""
     three = next(s for s in shapes.SHAPES if s.name == "skewed rebalance, 3 racks of 20")
     snapshot, goal = shapes.snapshot_and_goal(
         shapes.generate(replace(three, rfs=(1, 2, 3)).scaled(0.03, "30k"), 7)
     )
     layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))  # type: ignore[arg-type]
     demands = retarget(layout, [prepare_topic(p, goal, layout)[1] for p in in_scope(snapshot, goal)])  # type: ignore[arg-type]
+    return layout, demands
+
+
+@pytest.mark.parametrize(
+    ("singles", "programs", "short"), [(False, [True, False], [1, 0]), (True, [True], [0])]
+)
+def test_where_the_pooled_singles_optimum_leaves_topics_short_the_rung_is_solved_with_them_apart(
+    monkeypatch: pytest.MonkeyPatch, singles: bool, programs: list[bool], short: list[int]
+) -> None:
+    # With its single-replica topics pooled the program lands on an optimum that the exact pass,
+    # trading extras only among topics of two and three replicas, completes to one replica short of
+    # the program's count; the rung is then solved with them apart, an optimum it completes (the
+    # 19,906 moves above). With single-replica topics among the partners, the pass completes the
+    # first optimum, and no second program is solved.
+    layout, demands = _thirty_k_three_racks()
     pooled: list[bool] = []
-    short: list[int] = []
+    found_short: list[int] = []
 
     def seen(program: ProgramState, posed: Setting) -> Balance | None:
         pooled.append(program.pool_singles)
         return solve(program, posed)
 
-    def counting(layout: RackLayout, demands: list[TopicDemand], solved: Balance) -> tuple[Balance, int]:
-        found = realise_counting(layout, demands, solved)
-        short.append(found[1])
+    def counting(
+        layout: RackLayout, demands: list[TopicDemand], solved: Balance, **_: bool
+    ) -> tuple[Balance, int]:
+        found = realise_counting(layout, demands, solved, singles=singles)
+        found_short.append(found[1])
         return found
 
     monkeypatch.setattr(balance, "solve", seen)
     monkeypatch.setattr(balance, "realise_counting", counting)
     balance.assign_extras(layout, demands)
-    assert pooled[0] and not pooled[-1]
-    assert short == [1, 0]
+    assert [p for i, p in enumerate(pooled) if i == 0 or p != pooled[i - 1]] == programs
+    assert found_short == short

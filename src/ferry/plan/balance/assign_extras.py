@@ -128,14 +128,27 @@ def _realised(
     the exact pass completes some of them and not others: a 100k skewed start at RF 1 to 3 over
     three racks planned 4 moves above its bound from the pooled one, none from the other; a draw
     of another seed the other way round (docs/benchmarks.md)."""
-    realised, short = realise_counting(layout, demands, solved)
+    realised, short = _counted(layout, demands, setting, solved)
     if not short or not pooled:
         return realised
     apart, _ = _capped(solve, layout, demands, setting, pool=False)
     if apart is None:
         return realised
-    again, short_again = realise_counting(layout, demands, apart)
+    again, short_again = _counted(layout, demands, setting, apart)
     return again if sum(apart.kept) - short_again > sum(solved.kept) - short else realised
+
+
+def _counted(
+    layout: RackLayout, demands: Sequence[TopicDemand], setting: Setting, solved: Balance
+) -> tuple[Balance, int]:
+    """:func:`realise_counting` of ``solved``, with single-replica topics among the partners unless
+    the leaders they then pin break the leader cap that ``solved`` met (each is its partition's only
+    replica, so its leader)."""
+    realised, short = realise_counting(layout, demands, solved)
+    cap = setting.cap
+    if cap is None or _leaders_fit(realised, demands, cap) or not _leaders_fit(solved, demands, cap):
+        return realised, short
+    return realise_counting(layout, demands, solved, singles=False)
 
 
 def _leaders_fit(solved: Balance, demands: Sequence[TopicDemand], cap: tuple[int, int]) -> bool:

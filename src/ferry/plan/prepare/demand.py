@@ -99,9 +99,9 @@ class TopicDemand:
     @property
     def exact(self) -> bool:
         """Whether :mod:`ferry.plan.balance.repair.per_partition` solves the topic partition by partition:
-        every partition described, more than one replica each (single-replica partitions also count in the
-        leader rows). Its rack-room rows are then left to that pass
-        (:mod:`ferry.plan.balance.assign_extras`)."""
+        every partition described, more than one replica each. Its rack-room rows are then left to that
+        pass (:mod:`ferry.plan.balance.assign_extras`). Single-replica topics join that pass only as
+        partners: their partitions also count in the leader rows, which it does not pose."""
         return len(self.layouts) == self.partitions > 0 and not self.single_replica
 
 

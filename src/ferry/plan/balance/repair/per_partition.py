@@ -39,10 +39,12 @@ from ferry.plan.balance.solvers.side_by_side import side_by_side
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
 
-Mix = tuple[int, int]
-"""Short topics per chunk, and topics at their count solved with each chunk to trade extras with."""
+Mix = tuple[int, int, int]
+"""Short topics per chunk; topics at their count solved with each chunk to trade extras with, of
+the short topics' replication factors; and single-replica topics at their count besides
+(:func:`_chunks`)."""
 
-FIRST: Mix = (10, 4)
+FIRST: Mix = (10, 4, 4)
 """The chunks of the first round, which solves every short topic: small ones, as a relaxation's
 time grows faster than its topics (their extra columns span every broker).
 
@@ -51,7 +53,7 @@ time grows faster than its topics (their extra columns span every broker).
 the 1M one, every posed topic at its program count. Fewer partners per short topic (30 + 5) left
 more topics short for later rounds."""
 
-LATER: Mix = (30, 10)
+LATER: Mix = (30, 10, 4)
 """The chunks of the rounds after the first, over the few topics it left short (about a hundred of
 9,817 on the 1M racks of 30 to 6): each short topic among more partners, which the first round's
 small chunks could not give it (12 + 5 in every round kept two replicas fewer than the program
@@ -69,11 +71,16 @@ def realise(layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance)
 
 
 def realise_counting(
-    layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance
+    layout: RackLayout, demands: Sequence[TopicDemand], solved: Balance, *, singles: bool = True
 ) -> tuple[Balance, int]:
     """:func:`realise`, and how many replicas fewer than the program counted its topics keep
-    together (0: the plan can meet the lower bound)."""
-    topics = [t for t, d in enumerate(demands) if exact_posed(d, solved.quotas[t])]
+    together (0: the plan can meet the lower bound). ``singles``: single-replica topics may trade
+    extras, and so change how many leaders they pin per broker."""
+    topics = [
+        t
+        for t, d in enumerate(demands)
+        if exact_posed(d, solved.quotas[t]) and (singles or not d.single_replica)
+    ]
     if not topics:
         return solved, 0
     exact = _kept(layout, demands, solved, topics)
@@ -137,24 +144,35 @@ def _round(
 def _chunks(
     demands: Sequence[TopicDemand], short: Sequence[int], partners: Sequence[int], mix: Mix
 ) -> list[list[int]]:
-    """The ``short`` topics cut into chunks of ``mix``, each with its share of ``partners``, taken
-    from those of the short topics' replication factors where there are any.
+    """The ``short`` topics cut into chunks of ``mix``, each with its share of ``partners``: of the
+    short topics' replication factors where there are any, and single-replica topics besides.
 
     A partner trades extras under the same rack bounds as the short topic only at its own
     replication factor: on three racks a topic at RF 3 holds one replica in each rack of every
     partition, so it cannot take the other side of an RF 2 topic's move across racks. Partners in
     one list for all, in :func:`partner_order`, were mostly such topics on a 100k skewed start of
-    RF 2 and 3 over three racks, which then planned 68 moves above its bound."""
-    size, partnered = mix
+    RF 2 and 3 over three racks, which then planned 68 moves above its bound.
+
+    A single-replica partition has room in every rack it is not in, so such a topic takes the other
+    side of most moves. Among partners of the same factor only, a 1M removal of 20 brokers of 200
+    at RF 1 to 3 left one replica short, and the whole program was solved again for it
+    (:func:`ferry.plan.balance.assign_extras._realised`; docs/benchmarks.md)."""
+    size, partnered, singled = mix
     factors = {t: tuple(sorted(set(demands[t].layouts.rf))) for t in (*short, *partners)}
+    singles = [t for t in partners if demands[t].single_replica]
+    others = [t for t in partners if not demands[t].single_replica]
     groups: dict[tuple[int, ...], list[int]] = {}
     for t in short:
         groups.setdefault(factors[t], []).append(t)
     chunks = []
     for factor, group in groups.items():
-        mates = [t for t in partners if factors[t] == factor] or list(partners)
+        mates = [t for t in others if factors[t] == factor] or others
         chunks += [
-            [*group[start : start + size], *_cycled(mates, n * partnered, partnered)]
+            [
+                *group[start : start + size],
+                *_cycled(mates, n * partnered, partnered),
+                *_cycled(singles, n * singled, singled),
+            ]
             for n, start in enumerate(range(0, len(group), size))
         ]
     return chunks
@@ -225,6 +243,10 @@ def _cycled(items: Sequence[int], start: int, count: int) -> list[int]:
 
 
 def exact_posed(d: TopicDemand, quota: Sequence[int]) -> bool:
-    """Whether the topic is one this pass handles: all partitions described, more than one
-    replica each (single-replica partitions also count in the leader rows), quotas adding up."""
-    return d.exact and sum(quota) == sum(d.layouts.rf)
+    """Whether the topic is one this pass handles: all partitions described, quotas adding up.
+
+    Single-replica topics are among them, as partners (:func:`_chunks`), although their rack-room
+    rows are the program's (:attr:`~ferry.plan.prepare.demand.TopicDemand.exact`). Their quotas are
+    also the leaders they pin, so a caller that must keep the program's leader rows can leave them
+    out (:func:`realise_counting`)."""
+    return len(d.layouts) == d.partitions > 0 and sum(quota) == sum(d.layouts.rf)
