@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ferry.plan.balance.bands import broker_band
 from ferry.plan.balance.program.integer_program import solve
 from ferry.plan.balance.program.pool_groups import EVERY, LOADED, OTHERS, PER_RACK, PoolGroups, group
-from ferry.plan.balance.program.refinements import Refinements
+from ferry.plan.balance.program.pools import Refinements
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
 from ferry.plan.balance.setting import Setting

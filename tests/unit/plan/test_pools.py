@@ -7,8 +7,7 @@ import itertools
 import sys
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pytest
@@ -30,12 +29,12 @@ from ferry.plan.balance.program.pool_groups import EVERY, group
 from ferry.plan.balance.program.pools import (
     FULL_FINE,
     Pools,
+    Refinements,
     holders,
     pool_columns,
     split,
 )
 from ferry.plan.balance.program.rack_room import _free_room, _pinned_room, room_violations
-from ferry.plan.balance.program.refinements import Refinements, crowded
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
 from ferry.plan.balance.setting import Setting
@@ -189,24 +188,6 @@ def test_a_broker_holding_no_more_than_its_base_is_idle_for_the_topic() -> None:
             assert idle.get(group(k, EVERY), 0) == (len(mine) - len(above) if hi > 0 else 0)
             idle_holders += sum(1 for i in mine if 0 < d.held[i] <= d.quota.base[i]) if hi > 0 else 0
     assert idle_holders > 0  # the case has brokers holding some of a topic, no more than the base
-
-
-def test_crowded_pools_are_those_where_a_rack_gives_a_topic_two_extras_on_brokers_idle_for_it() -> None:
-    # Two racks of two brokers, a base of 1 everywhere and two extras per topic.
-    layout = RackLayout.of({0: "a", 1: "a", 2: "b", 3: "b"}, [0, 1, 2, 3])
-
-    def topic(held: tuple[int, ...], single: bool = False) -> TopicDemand:
-        quota = SimpleNamespace(base=(1, 1, 1, 1), extras=2)
-        return cast(TopicDemand, SimpleNamespace(quota=quota, held=held, single_replica=single))
-
-    demands = [
-        topic((0, 1, 1, 1)),  # both extras on idle brokers of rack a: crowded, every rack
-        topic((0, 1, 1, 1)),  # one extra in each rack
-        topic((2, 1, 1, 1)),  # two in rack a, but broker 0 holds more than its base: not idle
-        topic((0, 1, 1, 1), single=True),  # single-replica topics keep their own columns
-    ]
-    quotas = [(2, 2, 1, 1), (2, 1, 2, 1), (2, 2, 1, 1), (2, 2, 1, 1)]
-    assert crowded(layout, demands, quotas) == {(0, 0), (0, 1)}
 
 
 def _one_rack() -> tuple[RackLayout, Pools]:

@@ -18,7 +18,7 @@ from ferry.plan.balance.program import full_pools as saturation
 from ferry.plan.balance.program import idle_columns
 from ferry.plan.balance.program import integer_program as program_module
 from ferry.plan.balance.program.integer_program import solve
-from ferry.plan.balance.program.refinements import Refinements
+from ferry.plan.balance.program.pools import Refinements
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
 from ferry.plan.balance.setting import Setting

@@ -16,9 +16,8 @@ from ferry.plan.balance import assign_extras as balance
 from ferry.plan.balance.assign_extras import SPLIT_ROUNDS, _solve_pooled
 from ferry.plan.balance.bands import broker_band
 from ferry.plan.balance.outcome import Balance
-from ferry.plan.balance.program import refinements
 from ferry.plan.balance.program.integer_program import solve
-from ferry.plan.balance.program.refinements import Refinements
+from ferry.plan.balance.program.pools import Refinements
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
 from ferry.plan.balance.repair.per_partition import realise_counting
@@ -177,18 +176,14 @@ def test_where_the_pooled_singles_optimum_leaves_topics_short_the_rung_is_solved
     layout, demands = _thirty_k_three_racks()
     pooled: list[bool] = []
     found_short: list[int] = []
-    realised: list[Balance] = []
-    unpooled: list[set[tuple[int, int]]] = []
 
     def seen(program: ProgramState, posed: Setting) -> Balance | None:
         pooled.append(program.pool_singles)
-        unpooled.append(set(program.refined.unpool))
         return solve(program, posed)
 
     def counting(
         layout: RackLayout, demands: list[TopicDemand], solved: Balance, **_: bool
     ) -> tuple[Balance, int]:
-        realised.append(solved)
         found = realise_counting(layout, demands, solved, singles=singles)
         found_short.append(found[1])
         return found
@@ -198,7 +193,3 @@ def test_where_the_pooled_singles_optimum_leaves_topics_short_the_rung_is_solved
     balance.assign_extras(layout, demands)
     assert [p for i, p in enumerate(pooled) if i == 0 or p != pooled[i - 1]] == programs
     assert found_short == short
-    if not singles:
-        # The program with them apart starts with the pools the pooled optimum crowded unpooled.
-        crowded = refinements.crowded(layout, demands, realised[0].quotas)
-        assert crowded and unpooled[pooled.index(False)] == crowded

@@ -42,8 +42,8 @@ import numpy as np
 from ferry.plan.balance.bands import bands, broker_band
 from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.program.integer_program import solve
+from ferry.plan.balance.program.pools import Refinements
 from ferry.plan.balance.program.rack_room import room_violations
-from ferry.plan.balance.program.refinements import Refinements, crowded
 from ferry.plan.balance.program.state import ProgramState, singles_apart
 from ferry.plan.balance.rack_totals import retarget
 from ferry.plan.balance.repair.per_partition import realise_counting
@@ -131,10 +131,7 @@ def _realised(
     realised, short = _counted(layout, demands, setting, solved)
     if not short or not pooled:
         return realised
-    # Pools that the pooled optimum filled with several extras mostly fail to split with the
-    # single-replica topics apart, and a failed split unpools them all: that from the start.
-    unpooled = crowded(layout, demands, solved.quotas)
-    apart, _ = _capped(solve, layout, demands, replace(setting, unpooled=unpooled), pool=False)
+    apart, _ = _capped(solve, layout, demands, setting, pool=False)
     if apart is None:
         return realised
     again, short_again = _counted(layout, demands, setting, apart)
@@ -190,7 +187,7 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
     the whole program for another round.
     """
     rows: set[tuple[int, int]] = set()
-    refined = Refinements(unpool=set(setting.unpooled))
+    refined = Refinements()
     rounds = SPLIT_ROUNDS if _pooling(layout, demands) else 0
     if singles_apart(demands, pooled=setting.pool_singles):
         rounds = min(rounds, SINGLES_ROUNDS)
@@ -261,7 +258,7 @@ SINGLES_ROUNDS = 2
 """Pooled programs solved before one without pools where topics with single-replica partitions
 have extras. Their extras keep a column per broker (their leader rows count them) and can fill the
 room of brokers that pools needed: the second program unpools every pool of several extras
-(:func:`ferry.plan.balance.program.refinements.tight`), and where even that does not split, further
+(:func:`ferry.plan.balance.program.pools.tight`), and where even that does not split, further
 rounds only shift the shortage (a 10k grown cluster at RF 1 to 3 solved four pooled programs before
 the one without pools: tests/unit/plan/test_skewed_start.py)."""
 

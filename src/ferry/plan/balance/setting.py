@@ -28,11 +28,6 @@ class Setting:
     pool_singles: bool = False
     """Whether topics with single-replica partitions are pooled like the others: only where no
     leader cap is posed, whose rows count each broker's extras of those topics."""
-    unpooled: frozenset[tuple[int, int]] = frozenset()
-    """(topic, rack) pools that get a column per idle broker from the first pooled program on, as
-    if an earlier round had failed to split them
-    (:attr:`~ferry.plan.balance.program.refinements.Refinements.unpool`;
-    :func:`~ferry.plan.balance.program.refinements.crowded`)."""
 
 
 @dataclass(frozen=True, slots=True)

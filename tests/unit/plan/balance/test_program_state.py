@@ -14,7 +14,7 @@ from support.invariants import final_placement
 from ferry.model import ClusterSnapshot, Goal, PartitionState
 from ferry.plan.balance.bands import broker_band
 from ferry.plan.balance.program.integer_program import build, solve
-from ferry.plan.balance.program.refinements import Refinements
+from ferry.plan.balance.program.pools import Refinements
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
 from ferry.plan.balance.setting import Outside, Setting

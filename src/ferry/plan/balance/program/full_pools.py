@@ -44,7 +44,7 @@ def oversaturated(program: ProgramState, solution: np.ndarray, groups: Collectio
     """Those of ``groups`` of brokers where some broker is idle for more full pools in ``solution``
     than its ``z`` lets it take; only where the program has rows of :data:`OTHER` kind, implied or
     not (a program without any is a plain network, whose failed pools get columns per broker in the
-    next program: :func:`ferry.plan.balance.program.refinements.tight`)."""
+    next program: :func:`ferry.plan.balance.program.pools.tight`)."""
     pools = program.pools
     if not groups or not pools.topic or OTHER not in program.kinds:
         return set()

@@ -57,8 +57,7 @@ from ferry.plan.balance.program.loaded import loaded_brokers
 from ferry.plan.balance.program.pinned_run import runs_pinned
 from ferry.plan.balance.program.plain_topics import PLAIN_CHUNK, add_plain, is_plain
 from ferry.plan.balance.program.pool_groups import LOADED, PER_RACK
-from ferry.plan.balance.program.pools import split
-from ferry.plan.balance.program.refinements import tight
+from ferry.plan.balance.program.pools import split, tight
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.program.topic_rows import add_topic
 from ferry.plan.balance.setting import Setting

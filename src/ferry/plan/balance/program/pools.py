@@ -27,8 +27,7 @@ program. :func:`split` finds one by a flow per group of brokers (topics to their
 each). Where none exists because pools filled every idle broker of a group and some broker could
 not take one of each, rows rule that out and the program is solved again at once
 (:mod:`ferry.plan.balance.program.full_pools`). Otherwise the pools that could not be placed get a
-column per broker in the next program (:func:`~ferry.plan.balance.program.refinements.tight`,
-:class:`~ferry.plan.balance.program.refinements.Refinements`); the balance pass
+column per broker in the next program (:func:`tight`, :class:`Refinements`); the balance pass
 solves a few such rounds (:func:`ferry.plan.balance.assign_extras._solve_pooled`), then the full
 program.
 """
@@ -44,7 +43,7 @@ import numpy as np
 
 from ferry.plan.balance.program.columns import Columns, TopicColumns, extend_from
 from ferry.plan.balance.program.loaded import loaded_idle
-from ferry.plan.balance.program.pool_groups import EVERY, LOADED, OTHERS, PoolGroups, group
+from ferry.plan.balance.program.pool_groups import EVERY, LOADED, OTHERS, PER_RACK, PoolGroups, group
 from ferry.plan.balance.solvers.transport import POOL
 from ferry.plan.consecutive import spans, starts
 from ferry.plan.forked import forked_map
@@ -160,6 +159,48 @@ def pool_width(idle: np.ndarray, most: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass
+class Refinements:
+    """What optima of earlier pooled programs broke, for the next program to pose differently."""
+
+    unpool: set[tuple[int, int]] = field(default_factory=set)
+    """(topic, rack) pools whose idle brokers get a column each: the rack could not be split
+    (:func:`tight`)."""
+    capped: set[tuple[int, int]] = field(default_factory=set)
+    """(topic, rack) rows of most extras posed, although an optimum mostly keeps them unasked
+    (:attr:`ferry.plan.balance.program.state.ProgramState.loose`): one broke them."""
+    every_cap: bool = False
+    """Every such row posed: an optimum broke some, in a program that could not be split either (one
+    that could poses the broken ones and is solved again at once, near that optimum:
+    :func:`ferry.plan.balance.program.integer_program.solve`). Posing only the broken ones moves the
+    excess to other topics' racks (on small clusters, where a rack's brokers are few, and on a
+    skewed start): the 100k skewed shape of `benchmarks/plan_quality.py --shapes` took three pooled
+    rounds that way, two this way (38 s -> 33 s)."""
+    together: set[int] = field(default_factory=set)
+    """Racks whose loaded brokers' pools could not be split: not pooled apart
+    (:mod:`~ferry.plan.balance.program.pool_groups`)."""
+    saturate: set[int] = field(default_factory=set)
+    """Groups of brokers whose full pools get rows (:mod:`ferry.plan.balance.program.full_pools`): an
+    optimum filled more pools than a broker idle for them could take."""
+
+    def __bool__(self) -> bool:
+        return bool(self.unpool or self.capped or self.saturate or self.together)
+
+    def unpooled(self) -> dict[int, set[int]]:
+        """Per topic, the racks of :attr:`unpool`."""
+        racks: dict[int, set[int]] = {}
+        for t, k in self.unpool:
+            racks.setdefault(t, set()).add(k)
+        return racks
+
+    def add(self, other: Refinements) -> None:
+        self.unpool |= other.unpool
+        self.together |= other.together
+        self.saturate |= other.saturate
+        self.every_cap |= bool(other.capped)
+        self.capped |= other.capped
+
+
 def holders(
     layout: RackLayout,
     d: TopicDemand,
@@ -263,6 +304,41 @@ def are_idle(holding: np.ndarray, pairs: np.ndarray) -> np.ndarray:
         return np.ones(len(pairs), dtype=bool)
     at = np.minimum(np.searchsorted(holding, pairs), len(holding) - 1)
     out: np.ndarray = holding[at] != pairs
+    return out
+
+
+def tight(
+    taken: dict[int, list[tuple[int, int]]],
+    groups: Sequence[int],
+    again: Container[int],
+    *,
+    everywhere: bool = False,
+) -> set[tuple[int, int]]:
+    """The (topic, rack) pools to give their own columns where ``groups`` of brokers could not be
+    split.
+
+    A pool of one extra goes to any idle broker; those of several must find as many distinct ones
+    among the brokers the group's other pools leave them, and where no split exists some of them
+    could not (a broker idle for many topics that pooled all their idle brokers, say). So those are
+    unpooled, every broker of their rack; in a rack that failed before (``again``), or in a group
+    whose pools all hold one extra, every pool that took an extra.
+
+    ``everywhere``: the program holds topics with single-replica partitions whose extras have a
+    column per broker, not a pool (:func:`~ferry.plan.balance.program.state.singles_apart`), so
+    they can fill a broker that pools of several extras needed, in any rack: unpooling those of the
+    racks that failed moves the shortage to the next racks, round after round (a 20k skewed start
+    at RF 1 to 4 solved five programs: tests/unit/plan/test_skewed_start.py). Once any group fails,
+    every pool of several extras, in every rack, gets its own columns."""
+    out: set[tuple[int, int]] = set()
+    for g in groups:
+        k = g // PER_RACK
+        several = {(t, k) for t, y in taken[g] if y > 1}
+        if k in again or not several:
+            several = {(t, k) for t, _ in taken[g]}
+        out |= several
+    if everywhere and out:
+        racks = {g // PER_RACK for g in taken}
+        out |= {(t, k) for g in taken for t, y in taken[g] if y > 1 for k in racks}
     return out
 
 

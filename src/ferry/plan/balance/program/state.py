@@ -18,8 +18,7 @@ from ferry.plan.balance.program.columns import Columns, TopicColumns
 from ferry.plan.balance.program.loose_rows import LooseRows
 from ferry.plan.balance.program.pinned_set import PinnedSet
 from ferry.plan.balance.program.pool_groups import PoolGroups
-from ferry.plan.balance.program.pools import Pools
-from ferry.plan.balance.program.refinements import Refinements
+from ferry.plan.balance.program.pools import Pools, Refinements
 from ferry.plan.balance.setting import Outside, size_scale
 from ferry.plan.prepare.demand import TopicDemand, singles_with_extras
 from ferry.plan.prepare.shrink_groups import Group
@@ -49,7 +48,7 @@ class PlainRun:
 def singles_apart(demands: Sequence[TopicDemand], *, pooled: bool) -> bool:
     """Whether topics with single-replica partitions have extras in a column per broker (not
     ``pooled`` with the others'), which can fill the room of brokers that pools needed
-    (:func:`ferry.plan.balance.program.refinements.tight`)."""
+    (:func:`ferry.plan.balance.program.pools.tight`)."""
     return not pooled and singles_with_extras(demands)
 
 
