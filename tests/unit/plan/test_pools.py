@@ -67,7 +67,10 @@ def wide(draw: st.DrawFn, skews: tuple[float, ...] = (0.0,)) -> tuple[ClusterSna
     kind = draw(st.sampled_from(["rebalance", "rebalance", "down", "up"]))
     factors = {"down": max(1, rf - 1), "up": rf + 1}
     if kind in factors:
-        return snapshot, Goal(replication_factors={t: factors[kind] for t in snapshot.topics})
+        # Every topic's factor changed, or every other one's: factors mixed within the cluster.
+        step = draw(st.sampled_from([1, 2]))
+        changed = sorted(snapshot.topics)[::step]
+        return snapshot, Goal(replication_factors={t: factors[kind] for t in changed})
     return snapshot, Goal()
 
 
@@ -227,13 +230,21 @@ def test_a_broker_holding_the_topic_takes_none_of_its_pool() -> None:
     st.booleans(),
     st.integers(0, 2**16),
     st.sampled_from([1, 3, 8192]),
+    st.booleans(),
 )
 def test_plain_topics_built_in_bulk_give_the_same_program(
-    case: tuple[ClusterSnapshot, Goal], slack: int, voluntary: bool, refine: bool, seed: int, chunk: int
+    case: tuple[ClusterSnapshot, Goal],
+    slack: int,
+    voluntary: bool,
+    refine: bool,
+    seed: int,
+    chunk: int,
+    pool_singles: bool,
 ) -> None:
     """Runs of plain topics, and of topics with pinned partitions (ferry.plan.balance.program.pinned_run),
     built at once pose the program the topic-by-topic build poses: the same columns, rows, entries,
-    penalties, left-out rows and per-topic records."""
+    penalties, left-out rows and per-topic records. Single-replica topics pooled like the others
+    (``pool_singles``) join the runs."""
     layout, demands = _posed(*case)
     setting = Setting(broker_band(layout, demands), slack, None, voluntary)
     rng = np.random.default_rng(seed)
@@ -264,6 +275,7 @@ def test_plain_topics_built_in_bulk_give_the_same_program(
                 room_rows=rows,
                 refined=refined,
                 loaded=loaded,
+                pool_singles=pool_singles,
             )
             for bulk in (True, False)
         )
@@ -286,6 +298,24 @@ def test_a_skewed_starts_pinned_topics_built_in_runs_give_the_same_program(name:
     in_runs = [t for t, d in enumerate(demands) if runs_pinned(bulk_built, t, d)]
     assert len(in_runs) > len(demands) // 2
     _assert_same_program(bulk_built, alone)
+
+
+def test_pooled_single_replica_topics_join_the_runs_they_sit_among_and_give_the_same_program() -> None:
+    """Every fifth topic of the skewed start at RF 1 to 4 has one replica per partition. Pooled like
+    the others, those topics join the runs of topics with pinned partitions in topic order (no
+    longer cutting them into runs too short to build at once), and the program is the one the
+    topic-by-topic build poses, column for column: the same optimum as before they joined."""
+    skewed = next(s for s in shapes.SHAPES if s.name == "skewed rebalance, RF 1 to 4").scaled(0.01, "10k")
+    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(skewed, 7))
+    layout, demands = _posed(snapshot, goal)  # type: ignore[arg-type]
+    setting = Setting(broker_band(layout, demands), 0, None, False)
+    built = [
+        _built(layout, demands, setting, bulk, room_rows=set(), pool_singles=True) for bulk in (True, False)
+    ]
+    singles = [t for t, d in enumerate(demands) if d.single_replica]
+    assert len(singles) > len(demands) // 10
+    assert all(runs_pinned(built[0], t, demands[t]) for t in singles)
+    _assert_same_program(*built)
 
 
 def test_a_topic_whose_rack_floor_asks_more_than_its_rack_row_is_built_on_its_own() -> None:

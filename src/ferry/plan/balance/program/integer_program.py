@@ -248,8 +248,9 @@ def _topics(state: ProgramState, pooling: bool) -> None:
     for pinned, grouped in groupby(rest, key=lambda t: in_runs and runs_pinned(state, t, state.demands[t])):
         run = list(grouped)
         if pinned and len(run) >= PINNED_RUN_FROM:
-            for chunk in batched(run, PLAIN_CHUNK):
-                add_plain(state, list(chunk), pinned=True)
+            for part in map(list, batched(run, PLAIN_CHUNK)):
+                # A run of pooled single-replica topics alone has no pinned partition to lay out.
+                add_plain(state, part, pinned=any(state.demands[t].pinned for t in part))
         else:
             for t in run:
                 add_topic(state, t, state.demands[t], pooling=pooling)

@@ -21,6 +21,14 @@ Every other broker holding the topic keeps what follows from ``x`` alone, as on 
 Built topic by topic, each such topic cost loops over its partitions and holders, and on the 100k
 skewed start of `benchmarks/plan_quality.py --shapes` every topic that is not plain is one; here a
 run's are laid out with numpy, column for column and row for row as those loops would.
+
+A single-replica topic the program pools like the others (no leader row counts its extras per
+broker) has a plain topic's program, but is not built with the plain topics: it joins the run of
+pinned topics it sits among, in topic order. Built on its own, every fifth topic of a skewed start
+at replication factors 1 to 4 cut those runs short of
+:data:`~ferry.plan.balance.program.integer_program.PINNED_RUN_FROM`, and each was built topic by
+topic; moved ahead with the plain ones, the columns' order changes and with it which optimum among
+equals the solver lands on.
 """
 
 from __future__ import annotations
@@ -42,12 +50,16 @@ from ferry.plan.prepare.demand import TopicDemand
 
 def in_runs(program: ProgramState, t: int, d: TopicDemand) -> bool:
     """Whether nothing but its pinned partitions keeps topic ``t`` from a run of plain topics: no
-    single-replica partitions, shrinking groups, rack capacity rows its rack rows do not already
+    single-replica partitions, and none of what :func:`_own_rows` names."""
+    return not (d.single_replica or _own_rows(program, t, d))
+
+
+def _own_rows(program: ProgramState, t: int, d: TopicDemand) -> bool:
+    """Whether topic ``t`` has shrinking groups, rack capacity rows its rack rows do not already
     cover (:func:`~ferry.plan.balance.program.pinned_rows.capacity_posed`), unpooled racks or
     rack-room rows posed."""
-    return not (
-        d.single_replica
-        or d.shrink_groups
+    return bool(
+        d.shrink_groups
         or capacity_posed(program.layout, d)
         or t in program.unpool
         or (d.rack_room and program.room_topics(t))
@@ -56,6 +68,8 @@ def in_runs(program: ProgramState, t: int, d: TopicDemand) -> bool:
 
 def runs_pinned(program: ProgramState, t: int, d: TopicDemand) -> bool:
     """Whether topic ``t`` is built in a pinned run (module docstring); the program must be pooling."""
+    if d.single_replica and program.pool_singles and not d.pinned:
+        return not _own_rows(program, t, d)
     return bool(d.pinned) and in_runs(program, t, d) and owes_plainly(program, t, d)
 
 
@@ -254,7 +268,8 @@ class PinnedRun:
             program.free_at[t].extend(mine)
         parts = self.pins.parts(np.bincount(self.pin_topic, minlength=n), k)
         for t, pinned in zip(topics, parts, strict=True):
-            program.pinned[t] = pinned
+            # A pooled single-replica topic in the run has none (module docstring).
+            program.pinned[t] = pinned if pinned.pins else None
 
     def kept(
         self, h: Holders, cols: tuple[np.ndarray, np.ndarray]
