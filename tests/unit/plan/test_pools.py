@@ -290,9 +290,7 @@ def test_a_skewed_starts_pinned_topics_built_in_runs_give_the_same_program(name:
     has pinned partitions and is built in a pinned run: the same program as topic by topic. On three
     racks at three replicas those partitions owe every rack one replica, and the topics have rack
     floors whose capacity rows their rack rows cover."""
-    skewed = next(s for s in shapes.SHAPES if s.name == name).scaled(0.01, "10k")
-    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(skewed, 7))
-    layout, demands = _posed(snapshot, goal)  # type: ignore[arg-type]
+    layout, demands = _ten_k(name)
     setting = Setting(broker_band(layout, demands), 0, None, False)
     bulk_built, alone = (_built(layout, demands, setting, bulk, room_rows=set()) for bulk in (True, False))
     in_runs = [t for t, d in enumerate(demands) if runs_pinned(bulk_built, t, d)]
@@ -305,9 +303,7 @@ def test_pooled_single_replica_topics_join_the_runs_they_sit_among_and_give_the_
     the others, those topics join the runs of topics with pinned partitions in topic order (no
     longer cutting them into runs too short to build at once), and the program is the one the
     topic-by-topic build poses, column for column: the same optimum as before they joined."""
-    skewed = next(s for s in shapes.SHAPES if s.name == "skewed rebalance, RF 1 to 4").scaled(0.01, "10k")
-    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(skewed, 7))
-    layout, demands = _posed(snapshot, goal)  # type: ignore[arg-type]
+    layout, demands = _ten_k("skewed rebalance, RF 1 to 4")
     setting = Setting(broker_band(layout, demands), 0, None, False)
     built = [
         _built(layout, demands, setting, bulk, room_rows=set(), pool_singles=True) for bulk in (True, False)
@@ -322,9 +318,7 @@ def test_a_topic_whose_rack_floor_asks_more_than_its_rack_row_is_built_on_its_ow
     """A floor above what the rack row asks gives the topic a rack capacity row, which runs do not
     build: with every pinned topic's floors raised by one, topics are built one by one (the program
     is the same either way)."""
-    three = next(s for s in shapes.SHAPES if s.name == "skewed rebalance, 3 racks of 20").scaled(0.01, "10k")
-    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(three, 7))
-    layout, demands = _posed(snapshot, goal)  # type: ignore[arg-type]
+    layout, demands = _ten_k("skewed rebalance, 3 racks of 20")
     raised = [
         replace(d, rack_floor=tuple(f + 1 for f in d.rack_floor)) if d.pinned and d.rack_floor else d
         for d in demands
@@ -333,6 +327,13 @@ def test_a_topic_whose_rack_floor_asks_more_than_its_rack_row_is_built_on_its_ow
     bulk_built, alone = (_built(layout, raised, setting, bulk, room_rows=set()) for bulk in (True, False))
     assert not any(runs_pinned(bulk_built, t, d) for t, d in enumerate(raised))
     _assert_same_program(bulk_built, alone)
+
+
+def _ten_k(name: str) -> tuple[RackLayout, list[TopicDemand]]:
+    """The seed-7 draw of the shape ``name`` of `benchmarks/shapes.py` at 10k partitions, posed."""
+    shape = next(s for s in shapes.SHAPES if s.name == name).scaled(0.01, "10k")
+    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(shape, 7))
+    return _posed(snapshot, goal)  # type: ignore[arg-type]
 
 
 def _built(
