@@ -314,6 +314,21 @@ def test_pooled_single_replica_topics_join_the_runs_they_sit_among_and_give_the_
     _assert_same_program(*built)
 
 
+def test_topics_with_every_partition_pinned_are_built_in_runs_and_give_the_same_program() -> None:
+    """On three racks at three replicas a skewed start's small topics often have every partition
+    pinned (two replicas in one rack): no rack floor, and each rack owed one replica per partition.
+    Holding no free replica there, a rack's capacity row counts extras alone, as many as the topic's
+    rack row asks already, and is left out: such topics are built in runs, the same program as topic
+    by topic."""
+    layout, demands = _ten_k("skewed rebalance, three racks of 66")
+    setting = Setting(broker_band(layout, demands), 0, None, False)
+    bulk_built, alone = (_built(layout, demands, setting, bulk, room_rows=set()) for bulk in (True, False))
+    whole = [t for t, d in enumerate(demands) if d.pinned and not any(d.free)]
+    assert len(whole) > len(demands) // 5
+    assert all(runs_pinned(bulk_built, t, demands[t]) for t in whole)
+    _assert_same_program(bulk_built, alone)
+
+
 def test_a_topic_whose_rack_floor_asks_more_than_its_rack_row_is_built_on_its_own() -> None:
     """A floor above what the rack row asks gives the topic a rack capacity row, which runs do not
     build: with every pinned topic's floors raised by one, topics are built one by one (the program

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import compress
 
 import numpy as np
 
@@ -223,24 +224,38 @@ def capacity_posed(layout: RackLayout, d: TopicDemand) -> bool:
     the row is left out where the topic's rack row asks as many already: on three racks at three
     replicas, where every partition not pinned keeps one replica per rack and every pinned one owes
     each rack one, the floor and what is owed are the rack's base and least extras exactly. A rack
-    without a floor that pinned partitions owe counts what free partitions keep there: posed."""
+    without a floor that pinned partitions owe counts what free partitions keep there: posed where
+    it holds any. Where it holds none (on a skewed start many small topics have every partition
+    pinned, and no floor anywhere), the row counts extras alone, as a floored rack's does."""
     racks = len(layout.members)
     owed = [0] * racks
     for bounds, n in Counter(p.bounds for p in d.pinned if p.bounds).items():
         for k, (lo, _) in enumerate(bounds):
             owed[k] += lo * n
     floor = d.rack_floor or (0,) * racks
-    return any(n > 0 and f == 0 for n, f in zip(owed, floor, strict=True)) or bool(
-        _beyond_rack_rows(layout, d, owed)
-    )
+    if any(n > 0 and f == 0 for n, f in zip(owed, floor, strict=True)):
+        held = _free_racks(layout, d.free)
+        if any(n > 0 and f == 0 and held[k] for k, (n, f) in enumerate(zip(owed, floor, strict=True))):
+            return True
+    return bool(_beyond_rack_rows(layout, d, owed))
+
+
+def _free_racks(layout: RackLayout, free: tuple[int, ...]) -> list[bool]:
+    """Per rack, whether any of its brokers holds ``free`` replicas."""
+    held = [False] * len(layout.members)
+    for i in compress(range(len(free)), free):
+        held[layout.rack_at[i]] = True
+    return held
 
 
 def _beyond_rack_rows(layout: RackLayout, d: TopicDemand, owed: list[int]) -> list[int]:
-    """The racks with a floor whose capacity row asks for more extras than the topic's rack row:
-    at least ``floor + owed - base`` of them, ``owed`` what pinned partitions owe each rack."""
+    """The racks with a floor, or owed by pinned partitions, whose capacity row asks for more extras
+    than the topic's rack row: at least ``floor + owed - base`` of them, ``owed`` what pinned
+    partitions owe each rack."""
     base = layout.base_by_rack(d.quota.base)
     extras = d.quota.rack_extras
-    return [k for k, f in enumerate(d.rack_floor) if f > 0 and f + owed[k] - base[k] > extras[k][0]]
+    floor = d.rack_floor or (0,) * len(layout.members)
+    return [k for k, f in enumerate(floor) if (f > 0 or owed[k] > 0) and f + owed[k] - base[k] > extras[k][0]]
 
 
 def _bounded(
