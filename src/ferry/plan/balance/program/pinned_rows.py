@@ -233,9 +233,10 @@ def capacity_posed(layout: RackLayout, d: TopicDemand) -> bool:
         for k, (lo, _) in enumerate(bounds):
             owed[k] += lo * n
     floor = d.rack_floor or (0,) * racks
-    if any(n > 0 and f == 0 for n, f in zip(owed, floor, strict=True)):
+    bare = [k for k, (n, f) in enumerate(zip(owed, floor, strict=True)) if n > 0 and f == 0]
+    if bare:
         held = _free_racks(layout, d.free)
-        if any(n > 0 and f == 0 and held[k] for k, (n, f) in enumerate(zip(owed, floor, strict=True))):
+        if any(held[k] for k in bare):
             return True
     return bool(_beyond_rack_rows(layout, d, owed))
 
