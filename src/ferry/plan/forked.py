@@ -61,6 +61,26 @@ def forked_map(work: Callable[[int], R], weights: Sequence[int]) -> list[R]:
     return out
 
 
+def forked_each(work: Callable[[int], R], count: int) -> list[R]:
+    """``[work(i) for i in range(count)]``, every item but the last in a forked child of its own,
+    all at once, the last here meanwhile; see the module docstring.
+
+    For a few large items that may outnumber the cores (the parts of a min-cost flow,
+    :mod:`ferry.plan.balance.solvers.flow_parts`). The cores share what runs, so the last item ends
+    after about the items' total work over the cores, or the largest item's where that is longer;
+    cut into one run per core at item boundaries, three equal items on two cores end after two
+    items' work, a third more. No share is spread where :func:`forked_map` spreads none."""
+    if count < 2 or cores() < 2 or _CHILD or not _can_fork():
+        return [work(i) for i in range(count)]
+    children = [_start(work, range(i, i + 1)) for i in range(count - 1)]
+    last = work(count - 1)
+    out: list[R] = []
+    for i, child in enumerate(children):
+        answers: list[R] | None = _collect(child)
+        out.append(work(i) if answers is None else answers[0])
+    return [*out, last]
+
+
 def aside(work: Callable[[], R], weight: int) -> Callable[[], R]:
     """``work()`` started now in a forked child, for work that reads only what is there already and
     changes nothing; the call returned gives its answer, waiting for the child. Where a fork does

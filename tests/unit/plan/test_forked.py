@@ -61,6 +61,32 @@ def test_an_error_in_a_childs_share_is_raised_here() -> None:
         forked.forked_map(work, [1] * 50)
 
 
+@pytest.mark.usefixtures("two_cores")
+def test_each_item_but_the_last_gets_a_process_of_its_own_and_the_answers_come_back_in_order() -> None:
+    """Three items on two cores run at once, each in its own process but the last, done here."""
+    parent = os.getpid()
+    found = forked.forked_each(lambda i: (i * i, os.getpid()), 4)
+    assert [value for value, _ in found] == [0, 1, 4, 9]
+    pids = [pid for _, pid in found]
+    assert pids[-1] == parent and len(set(pids)) == 4
+
+
+@pytest.mark.usefixtures("two_cores")
+def test_an_item_whose_child_dies_is_done_here() -> None:
+    def work(i: int) -> int:
+        if forked._CHILD and i == 1:
+            os._exit(3)
+        return i + 1
+
+    assert forked.forked_each(work, 3) == [1, 2, 3]
+
+
+def test_each_item_runs_here_on_one_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forked, "cores", lambda: 1)
+    parent = os.getpid()
+    assert {pid for pid in forked.forked_each(lambda _: os.getpid(), 3)} == {parent}
+
+
 def test_small_work_stays_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forked, "cores", lambda: 2)
     parent = os.getpid()
