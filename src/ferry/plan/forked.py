@@ -1,4 +1,5 @@
-"""Per-item work of the planner spread over forked copies of this process, one per core.
+"""Per-item work of the planner spread over forked copies of this process, one per core, or one per
+item for a few large items.
 
 Placing a topic (:mod:`ferry.plan.place.placement`) and the exact pass's small flows
 (:mod:`ferry.plan.balance.repair.kept_flow`) are the planner's own Python, and OR-Tools keeps the
@@ -9,8 +10,10 @@ are those of one process doing all the items in order: each item's work must rea
 there before the split and change nothing the parent reads afterwards (a child's changes stay in
 the child).
 
-:func:`aside` starts one piece of work in a child the same way, to be collected later: what the
-planner can count while it solves the balance program, whose flow keeps one core.
+:func:`forked_each` gives each of a few large items a child of its own, all at once, however
+many cores there are: a min-cost flow's parts. :func:`aside` starts one piece of work in a child
+the same way, to be collected later: what the planner can count while it solves the balance
+program, whose flow keeps one core.
 
 A child that fails (killed, out of memory, an exception) costs time, never the answer: the parent
 does that share itself. Where this platform cannot fork safely, on one core, inside a child, or
@@ -69,7 +72,8 @@ def forked_each(work: Callable[[int], R], count: int) -> list[R]:
     :mod:`ferry.plan.balance.solvers.flow_parts`). The cores share what runs, so the last item ends
     after about the items' total work over the cores, or the largest item's where that is longer;
     cut into one run per core at item boundaries, three equal items on two cores end after two
-    items' work, a third more. No share is spread where :func:`forked_map` spreads none."""
+    items' work, a third more. Each child holds its item's work in memory at once. No weight is
+    too small here: the caller forks only for items worth it."""
     if count < 2 or cores() < 2 or _CHILD or not _can_fork():
         return [work(i) for i in range(count)]
     children = [_start(work, range(i, i + 1)) for i in range(count - 1)]

@@ -63,7 +63,7 @@ def test_an_error_in_a_childs_share_is_raised_here() -> None:
 
 @pytest.mark.usefixtures("two_cores")
 def test_each_item_but_the_last_gets_a_process_of_its_own_and_the_answers_come_back_in_order() -> None:
-    """Three items on two cores run at once, each in its own process but the last, done here."""
+    """Four items on two cores run at once, each in its own process but the last, done here."""
     parent = os.getpid()
     found = forked.forked_each(lambda i: (i * i, os.getpid()), 4)
     assert [value for value, _ in found] == [0, 1, 4, 9]
