@@ -56,12 +56,7 @@ def forked_map(work: Callable[[int], R], weights: Sequence[int]) -> list[R]:
     runs = _runs(weights, cores())
     if len(runs) < 2 or sum(weights) < SPREAD_FROM or _CHILD or not _can_fork():
         return [work(i) for i in range(len(weights))]
-    children = [_start(work, run) for run in runs[1:]]
-    out = [work(i) for i in runs[0]]
-    for run, child in zip(runs[1:], children, strict=True):
-        answers: list[R] | None = _collect(child)
-        out += [work(i) for i in run] if answers is None else answers
-    return out
+    return _spread(work, runs, 0)
 
 
 def forked_each(work: Callable[[int], R], count: int) -> list[R]:
@@ -76,13 +71,20 @@ def forked_each(work: Callable[[int], R], count: int) -> list[R]:
     too small here: the caller forks only for items worth it."""
     if count < 2 or cores() < 2 or _CHILD or not _can_fork():
         return [work(i) for i in range(count)]
-    children = [_start(work, range(i, i + 1)) for i in range(count - 1)]
-    last = work(count - 1)
+    return _spread(work, [range(i, i + 1) for i in range(count)], count - 1)
+
+
+def _spread(work: Callable[[int], R], runs: list[range], here: int) -> list[R]:
+    """``work`` over every item of ``runs``, run ``here`` in this process and every other run in a
+    forked child of its own, all at once; the answers in the items' order, a failed child's run
+    done here."""
+    children = {j: _start(work, run) for j, run in enumerate(runs) if j != here}
+    mine = [work(i) for i in runs[here]]
     out: list[R] = []
-    for i, child in enumerate(children):
-        answers: list[R] | None = _collect(child)
-        out.append(work(i) if answers is None else answers[0])
-    return [*out, last]
+    for j, run in enumerate(runs):
+        answers: list[R] | None = mine if j == here else _collect(children[j])
+        out += [work(i) for i in run] if answers is None else answers
+    return out
 
 
 def aside(work: Callable[[], R], weight: int) -> Callable[[], R]:
