@@ -31,6 +31,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 import shapes  # the benchmarks folder is no package: found by path
 
 
+def _three_racks(seed: int) -> tuple[RackLayout, list[TopicDemand], Setting]:
+    """30k partitions of the three-rack skewed start of `benchmarks/shapes.py`, the draw of ``seed``."""
+    three = next(s for s in shapes.SHAPES if s.name == "skewed rebalance, 3 racks of 20").scaled(0.03, "30k")
+    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(three, seed))
+    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
+    demands = retarget(layout, [prepare_topic(p, goal, layout)[1] for p in in_scope(snapshot, goal)])
+    return layout, demands, Setting(broker_band(layout, demands), 0, None, False)
+
+
 def _posed(seed: int, partitions: int, skew: float) -> tuple[RackLayout, list[TopicDemand], Setting]:
     # Three racks of three brokers, the last broker of each new; replicas placed without regard
     # to racks, so partitions are pinned (the rows against full pools are no network's). Every
@@ -71,7 +80,9 @@ def test_a_network_whose_full_pools_no_broker_can_take_is_solved_per_idle_broker
 
 
 def _recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[set[int], bool]]:
-    """The groups and ``every`` of each call of the per-broker flow, as the program makes them."""
+    """The groups and ``every`` of each call of the per-broker flow, as the program makes them; with
+    no held solve before it (:func:`_without_held`)."""
+    _without_held(monkeypatch)
     calls: list[tuple[set[int], bool]] = []
     solve_again = idle_columns.per_broker_optimum
 
@@ -81,6 +92,12 @@ def _recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[set[int], bool]]:
 
     monkeypatch.setattr(program_module, "per_broker_optimum", recorded)
     return calls
+
+
+def _without_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if the held solve of the overfull pools' topics never kept as many replicas: the whole
+    program is solved again."""
+    monkeypatch.setattr(program_module, "held_per_broker", lambda *program, **relax: None)
 
 
 @pytest.mark.parametrize(("seed", "partitions", "skew"), CASES[:3])
@@ -111,6 +128,7 @@ def test_full_pools_no_broker_can_take_are_ruled_out_by_rows_and_the_program_spl
     layout, demands, setting = _posed(seed, partitions, skew)
     # As if rows of no network's kind were posed: rows against full pools, HiGHS solves again.
     monkeypatch.setattr(program_module, "is_network", lambda program: False)
+    _without_held(monkeypatch)
     full = solve(ProgramState(layout, demands, room_rows=set()), setting)
     pooled = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
     found = solve(pooled, setting)
@@ -143,6 +161,7 @@ def test_where_the_flow_cannot_answer_rows_rule_the_full_pools_out(monkeypatch: 
     layout, demands, setting = _posed(*CASES[0])
     full = solve(ProgramState(layout, demands, room_rows=set()), setting)
     monkeypatch.setattr(idle_columns, "network_optimum", lambda *network, **costs: UNSOLVED)
+    _without_held(monkeypatch)
     pooled = ProgramState(layout, demands, room_rows=set(), pool=True, loaded=frozenset())
     found = solve(pooled, setting)
     assert found is not None and full is not None and not pooled.unpooled
@@ -160,11 +179,7 @@ def test_on_a_skewed_start_over_three_racks_only_the_pools_that_can_fill_get_col
     fills pools a broker of each rack cannot take; solved again with columns per idle broker in the
     pools that can fill (under a third of them), the others pooled as they were, it splits and keeps
     what the full program keeps."""
-    three = next(s for s in shapes.SHAPES if s.name == "skewed rebalance, 3 racks of 20").scaled(0.03, "30k")
-    snapshot, goal = shapes.snapshot_and_goal(shapes.generate(three, 7))
-    layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
-    demands = retarget(layout, [prepare_topic(p, goal, layout)[1] for p in in_scope(snapshot, goal)])
-    setting = Setting(broker_band(layout, demands), 0, None, False)
+    layout, demands, setting = _three_racks(7)
     full = solve(ProgramState(layout, demands, room_rows=set()), setting)
     calls = _recorded(monkeypatch)
     pooled = ProgramState(layout, demands, room_rows=set(), pool=True)
@@ -173,3 +188,39 @@ def test_on_a_skewed_start_over_three_racks_only_the_pools_that_can_fill_get_col
     assert found is not None and full is not None and not pooled.unpooled
     assert sum(found.kept) == sum(full.kept)
     assert all(len(split) == len(set(split)) for split in pooled.pools.split)
+
+
+@pytest.mark.parametrize("seed", [7, 11])
+def test_on_a_skewed_start_over_three_racks_the_overfull_pools_topics_are_solved_again_alone(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same start: the pools a broker cannot take all of get columns per idle broker and only
+    their topics (and some with room beside them) are solved again, every other topic held. That
+    keeps what the full program keeps and splits, with no second flow over the whole program."""
+    layout, demands, setting = _three_racks(seed)
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
+    held: list[np.ndarray | None] = []
+    calls: list[tuple[set[int], bool]] = []
+    held_solve, whole = idle_columns.held_per_broker, idle_columns.per_broker_optimum
+
+    def recorded_held(program: ProgramState, *args: object, **relax: bool) -> np.ndarray | None:
+        held.append(found := held_solve(program, *args, **relax))  # type: ignore[arg-type]
+        return found
+
+    def recorded_whole(program: ProgramState, groups: set[int], *, every: bool = False) -> object:
+        calls.append((set(groups), every))
+        return whole(program, groups, every=every)
+
+    monkeypatch.setattr(program_module, "held_per_broker", recorded_held)
+    monkeypatch.setattr(program_module, "per_broker_optimum", recorded_whole)
+    pooled = ProgramState(layout, demands, room_rows=set(), pool=True)
+    found = solve(pooled, setting)
+    assert len(held) == 1 and held[0] is not None, (
+        "the pooled optimum overfilled a broker; held solve answered"
+    )
+    assert calls == []
+    assert found is not None and full is not None and not pooled.unpooled
+    assert sum(found.kept) == sum(full.kept)
+    assert all(len(split) == len(set(split)) for split in pooled.pools.split)
+    loads = [sum(q[i] for q in found.quotas) for i in range(len(layout.brokers))]
+    assert all(lo <= load <= hi for load, (lo, hi) in zip(loads, setting.band, strict=True))

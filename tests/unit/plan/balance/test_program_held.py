@@ -7,12 +7,14 @@ import itertools
 from collections.abc import Iterator
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 from support.clusters import generated
 from support.program_rows import meets_rows
 
 from ferry.model import Goal
 from ferry.plan.balance.bands import broker_band
-from ferry.plan.balance.program.held import PARTNERS, _owners, held_optimum, partners
+from ferry.plan.balance.program.held import PARTNERS, _owners, evenly, held_optimum, partners
 from ferry.plan.balance.program.integer_program import build
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
@@ -115,3 +117,12 @@ def test_partners_have_room_in_a_crowded_rack_and_none_broke_a_row() -> None:
             mine = (topic == t) & np.isin(rack, list(crowded))
             assert np.any(spare[mine] >= 1), f"partner {t} has no room in racks {sorted(crowded)}"
     assert seen, "no partner was chosen: the test exercises nothing"
+
+
+@given(st.lists(st.integers(0, 10**6), unique=True, max_size=60).map(sorted), st.integers(0, 80))
+def test_evenly_picks_that_many_in_order_from_first_to_last(items: list[int], count: int) -> None:
+    picked = evenly(np.array(items, dtype=np.int64), count).tolist()
+    assert len(picked) == min(count, len(items))
+    assert picked == sorted(set(picked)) and set(picked) <= set(items)
+    if len(picked) >= 2:
+        assert (picked[0], picked[-1]) == (items[0], items[-1])  # spread over all, not a run

@@ -45,16 +45,39 @@ def oversaturated(program: ProgramState, solution: np.ndarray, groups: Collectio
     than its ``z`` lets it take; only where the program has rows of :data:`OTHER` kind, implied or
     not (a program without any is a plain network, whose failed pools get columns per broker in the
     next program: :func:`ferry.plan.balance.program.pools.tight`)."""
-    pools = program.pools
-    if not groups or not pools.topic or OTHER not in program.kinds:
+    if not groups or not program.pools.topic or OTHER not in program.kinds:
         return set()
+    return overfull(program, solution, groups)[0]
+
+
+def overfull(
+    program: ProgramState, solution: np.ndarray, groups: Collection[int]
+) -> tuple[set[int], np.ndarray]:
+    """Those of ``groups`` where some broker is idle for more full pools in ``solution`` than its
+    ``z`` lets it take, and the full pools idle on such a broker (indices into the program's pools,
+    ascending)."""
+    pools = program.pools
     topic, group, _, _, idle = _pools(program)
     full = np.flatnonzero(np.isin(group, list(groups)) & (pools.units(solution) == idle))
     pair_pool, pair_pos = idle_pairs(program, topic[full], group[full])
-    out: set[int] = set()
-    for g, i, taken in _per_broker(group[full][pair_pool], pair_pos):
-        if taken > round(solution[pools.into[g][i]]):
-            out.add(g)
+    pair_group = group[full][pair_pool]
+    over = {
+        (g, i)
+        for g, i, taken in _per_broker(pair_group, pair_pos)
+        if taken > round(solution[pools.into[g][i]])
+    }
+    brokers = len(program.layout.brokers)
+    keys = np.fromiter((g * brokers + i for g, i in over), dtype=np.int64, count=len(over))
+    on_over = np.isin(pair_group * brokers + pair_pos, keys)
+    return {g for g, _ in over}, np.unique(full[pair_pool[on_over]])
+
+
+def with_room(program: ProgramState, solution: np.ndarray, groups: Collection[int]) -> np.ndarray:
+    """The topics with a pool in ``groups`` that has room for an extra more in ``solution`` (fewer
+    than its idle brokers, and than its topic and rack rows allow), ascending."""
+    topic, group, _, _, idle = _pools(program)
+    room = program.pools.units(solution) < np.minimum(idle, _most(program)[topic, group // PER_RACK])
+    out: np.ndarray = np.unique(topic[np.isin(group, list(groups)) & room])
     return out
 
 

@@ -29,6 +29,8 @@ racks beside them.
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -41,14 +43,46 @@ PARTNERS = 5
 """Topics freed per broken one (:func:`partners`)."""
 
 
+@dataclass(frozen=True)
+class HeldColumns:
+    """The columns a held solve chooses among: the posed rows' ``matrix`` over them, their bounds,
+    gains and sizes, and per column the topic it belongs to (-1: none). The posed program's own
+    (:func:`posed_columns`), or those with columns added for one solve that are posed nowhere
+    (:mod:`ferry.plan.balance.program.idle_columns`)."""
+
+    matrix: Any
+    upper: np.ndarray
+    gain: np.ndarray
+    size: np.ndarray
+    owner: np.ndarray
+
+
+def posed_columns(state: ProgramState) -> HeldColumns:
+    """:class:`HeldColumns` of ``state``'s program as posed."""
+    matrix = state.posed_matrix()
+    return HeldColumns(
+        matrix,
+        np.frombuffer(state.upper, dtype=np.float64),
+        np.frombuffer(state.gain, dtype=np.int64),
+        np.frombuffer(state.size, dtype=np.int64),
+        _owners(state, matrix.shape[1]),
+    )
+
+
 def held_optimum(
-    state: ProgramState, solution: np.ndarray, topics: Collection[int], *, relax_first: bool
+    state: ProgramState,
+    solution: np.ndarray,
+    topics: Collection[int],
+    *,
+    relax_first: bool,
+    columns: HeldColumns | None = None,
 ) -> np.ndarray | None:
     """``solution`` with the columns of ``topics`` (and those without an owner in their rows)
     solved again under every row posed so far, the rest held; ``None`` where that keeps fewer
-    replicas than ``solution`` or meets no row (see the module docstring)."""
-    matrix = state.posed_matrix()
-    owner = _owners(state, matrix.shape[1])
+    replicas than ``solution`` or meets no row (see the module docstring). ``columns``: those of
+    the program to solve (the posed program's where not given), ``solution`` over them."""
+    held = columns or posed_columns(state)
+    matrix, owner, gain_all = held.matrix, held.owner, held.gain
     chosen = np.zeros(len(state.demands) + 1, dtype=bool)
     chosen[np.fromiter(topics, dtype=np.int64, count=len(topics))] = True
     mine = chosen[owner]  # owner -1 reads the last entry: False
@@ -61,7 +95,7 @@ def held_optimum(
     column = np.cumsum(free) - 1
     lows = np.frombuffer(state.lows, dtype=np.float64)[rows] - shift[rows]
     highs = np.frombuffer(state.highs, dtype=np.float64)[rows] - shift[rows]
-    gain = np.frombuffer(state.gain, dtype=np.int64)[free]
+    gain = gain_all[free]
     penalty = np.frombuffer(state.penalty, dtype=np.int64)
     implied = np.frombuffer(state.implied, dtype=np.int64)
     grouped = [np.frombuffer(part, dtype=np.int64) for part in state.grouped]
@@ -71,9 +105,9 @@ def held_optimum(
         lows=lows,
         highs=highs,
         kinds=[kind for kind, kept in zip(state.kinds, rows.tolist(), strict=True) if kept],
-        upper=np.frombuffer(state.upper, dtype=np.float64)[free],
+        upper=held.upper[free],
         gain=gain,
-        size=np.frombuffer(state.size, dtype=np.int64)[free],
+        size=held.size[free],
         scale=state.scale,
         relax_first=relax_first,
         penalty=column[penalty[free[penalty]]],
@@ -110,8 +144,14 @@ def partners(loose: LooseRows, solution: np.ndarray, broken: Collection[tuple[in
     crowded = np.unique(np.fromiter((k for _, k in broken), dtype=np.int64))
     breaking = np.unique(np.fromiter((t for t, _ in broken), dtype=np.int64))
     able = distinct(topic[np.isin(rack, crowded) & (spare > 0.5) & ~np.isin(topic, breaking)])
-    count = min(len(able), PARTNERS * len(breaking))
+    return set(evenly(able, PARTNERS * len(breaking)).tolist())
+
+
+def evenly(items: np.ndarray, count: int) -> np.ndarray:
+    """Up to ``count`` of ``items``, spread evenly over them in their order: no run of similar
+    ones (topics created at the same time, of the same shape) makes up the whole."""
+    count = min(len(items), count)
     if count == 0:
-        return set()
-    picked = able[np.unique(np.rint(np.linspace(0, len(able) - 1, count)).astype(np.int64))]
-    return set(picked.tolist())
+        return items[:0]
+    picked: np.ndarray = items[np.unique(np.rint(np.linspace(0, len(items) - 1, count)).astype(np.int64))]
+    return picked

@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from ferry.plan.balance.program.full_pools import can_fill, idle_pairs
+from ferry.plan.balance.program.full_pools import can_fill, idle_pairs, overfull, with_room
+from ferry.plan.balance.program.held import HeldColumns, evenly, held_optimum, posed_columns
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.solvers.network_program import as_network, network_kinds, network_optimum
 from ferry.plan.balance.solvers.transport import BROKER, POOL, Unsolved
@@ -56,32 +57,23 @@ def per_broker_optimum(
     from scipy.sparse import hstack
 
     matrix = program.posed_matrix()
-    pools = program.pools
-    topic, group, first, count = (
-        np.frombuffer(values, dtype=np.int64)
-        for values in (pools.topic, pools.group, pools.first, pools.count)
-    )
-    picked = np.isin(group, list(groups))
+    picked = np.isin(np.frombuffer(program.pools.group, dtype=np.int64), list(groups))
     if not every:
         picked &= can_fill(program)
     chosen = np.flatnonzero(picked)
-    pair_pool, pair_pos = idle_pairs(program, topic[chosen], group[chosen])
-    width = len(pair_pool)
-    upper = np.concatenate([np.frombuffer(program.upper, dtype=np.float64), np.ones(width)])
-    upper[spans(first[chosen], count[chosen])] = 0.0
-    if every:
-        upper[[z for g in groups for z in pools.into[g].values()]] = 0.0
+    added, upper, pairs = _widened(program, matrix, groups, chosen, every=every)
     # The widened matrix goes to as_network alone, which lets it go once cut: at a million
-    # partitions three copies of it (and the added columns) were held while the network was built.
+    # partitions three copies of it were held while the network was built.
     lows, highs = (np.frombuffer(values, dtype=np.float64) for values in (program.lows, program.highs))
     network = as_network(
-        hstack([matrix, _idle_columns(program, matrix, groups, (first[chosen][pair_pool], pair_pos))], "csr"),
+        hstack([matrix, added], "csr"),
         list(program.kinds),
         (lows, highs, upper),
         program.implied,
         (np.array(program.grouped[0], dtype=np.int64), np.array(program.grouped[1], dtype=np.int64)),
     )
-    none = np.zeros(width, dtype=np.int64)
+    del added
+    none = np.zeros(len(pairs[0]), dtype=np.int64)
     found = network_optimum(
         network,
         gain=np.concatenate([np.frombuffer(program.gain, dtype=np.int64), none]),
@@ -90,9 +82,89 @@ def per_broker_optimum(
     )
     if not isinstance(found, np.ndarray):
         return found
-    solution = found[: matrix.shape[1]].copy()
-    taken = np.rint(found[matrix.shape[1] :]).astype(np.int64)
-    _read_back(program, solution, (chosen, pair_pool, pair_pos, taken))
+    return _read(program, found, chosen, pairs)
+
+
+PARTNER_STEPS = (2, 8)
+"""Topics freed beside each topic of the overfull pools, per held solve, until one keeps as many
+replicas (:func:`held_per_broker`)."""
+
+
+def held_per_broker(
+    program: ProgramState, solution: np.ndarray, groups: Collection[int], *, relax_first: bool
+) -> np.ndarray | None:
+    """``solution`` with a column per idle broker for the full pools of ``groups`` idle on a broker
+    that cannot take them all (:func:`~ferry.plan.balance.program.full_pools.overfull`), solved
+    again for those pools' topics alone, every other topic held where ``solution`` put it
+    (:mod:`ferry.plan.balance.program.held`), and read back into the program's columns; ``None``
+    where that keeps fewer replicas than ``solution`` (or meets no row).
+
+    Only those pools ask such a broker for more than it can take. A few brokers of each rack
+    overflow so on a skewed start over three racks, where solving the whole widened network again
+    (:func:`per_broker_optimum`) cost as much as the first solve: at 100k partitions ("skewed
+    rebalance, 3 racks of 20" of `benchmarks/plan_quality.py --shapes`) 2.2 s of a 7 s plan, for
+    about 800 of 24,000 pools. Where this keeps as many replicas and splits, it is an optimum of
+    the full program, as :func:`per_broker_optimum`'s is."""
+    from scipy.sparse import hstack
+
+    chosen = overfull(program, solution, groups)[1]
+    if not len(chosen):
+        return None
+    matrix = program.posed_matrix()
+    added, upper, pairs = _widened(program, matrix, groups, chosen, every=False)
+    base = posed_columns(program)
+    topic = np.frombuffer(program.pools.topic, dtype=np.int64)[chosen]
+    none = np.zeros(len(pairs[0]), dtype=np.int64)
+    columns = HeldColumns(
+        hstack([matrix, added], "csr"),
+        upper,
+        np.concatenate([base.gain, none]),
+        np.concatenate([base.size, none]),
+        np.concatenate([base.owner, topic[pairs[0]]]),
+    )
+    mine = np.unique(topic)
+    others = np.setdiff1d(with_room(program, solution, groups), mine)
+    start = np.concatenate([solution, np.zeros(len(none))])
+    for step in PARTNER_STEPS:
+        count = min(step * len(mine), len(others))
+        freed = np.union1d(mine, evenly(others, count))
+        found = held_optimum(program, start, freed.tolist(), relax_first=relax_first, columns=columns)
+        if found is not None:
+            return _read(program, found, chosen, pairs)
+        if count == len(others):
+            break
+    return None
+
+
+def _widened(
+    program: ProgramState, matrix: Any, groups: Collection[int], chosen: np.ndarray, *, every: bool
+) -> tuple[Any, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """The columns a per-broker solve adds for the ``chosen`` pools (their rows in ``matrix``,
+    :func:`_idle_columns`), every column's bound (the chosen pools' own held at zero, and with
+    ``every`` the ``z`` of ``groups`` too), and per added column its pool (index into ``chosen``)
+    and broker position."""
+    pools = program.pools
+    topic, group, first, count = (
+        np.frombuffer(values, dtype=np.int64)
+        for values in (pools.topic, pools.group, pools.first, pools.count)
+    )
+    pair_pool, pair_pos = idle_pairs(program, topic[chosen], group[chosen])
+    upper = np.concatenate([np.frombuffer(program.upper, dtype=np.float64), np.ones(len(pair_pool))])
+    upper[spans(first[chosen], count[chosen])] = 0.0
+    if every:
+        upper[[z for g in groups for z in pools.into[g].values()]] = 0.0
+    added = _idle_columns(program, matrix, groups, (first[chosen][pair_pool], pair_pos))
+    return added, upper, (pair_pool, pair_pos)
+
+
+def _read(
+    program: ProgramState, found: np.ndarray, chosen: np.ndarray, pairs: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """A widened program's optimum ``found`` read back into the program's columns (:func:`_read_back`)."""
+    width = len(program.upper)
+    solution = found[:width].copy()
+    taken = np.rint(found[width:]).astype(np.int64)
+    _read_back(program, solution, (chosen, *pairs, taken))
     return solution
 
 

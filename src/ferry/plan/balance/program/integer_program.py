@@ -52,7 +52,7 @@ from ferry.plan.balance.program.broker_rows import band_rows, base_load, leader_
 from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.full_pools import oversaturated, saturation_rows
 from ferry.plan.balance.program.held import held_optimum, partners
-from ferry.plan.balance.program.idle_columns import is_network, per_broker_optimum
+from ferry.plan.balance.program.idle_columns import held_per_broker, is_network, per_broker_optimum
 from ferry.plan.balance.program.loaded import loaded_brokers
 from ferry.plan.balance.program.pinned_run import runs_pinned
 from ferry.plan.balance.program.plain_topics import PLAIN_CHUNK, add_plain, is_plain
@@ -119,7 +119,7 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
     found, failed, taken = split(state.layout, state.extras, state.pools, solution)
     fresh = oversaturated(state, solution, set(failed) - state.refined.saturate)
     if fresh:
-        redone = _full_pools_again(state, fresh)
+        redone = _full_pools_again(state, solution, fresh)
         if redone is None:
             return None
         solution, (found, failed, taken), fresh = redone
@@ -143,14 +143,20 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
 
 
 def _full_pools_again(
-    state: ProgramState, groups: set[int]
+    state: ProgramState, solution: np.ndarray, groups: set[int]
 ) -> tuple[np.ndarray, tuple[list[list[int]], list[int], dict[int, list[tuple[int, int]]]], set[int]] | None:
     """The program solved again where full pools kept ``groups`` from splitting, and split; with the
     groups whose rows against full pools it posed (the next program poses them from the start);
-    ``None`` without an optimum. A network first gets a column per idle broker in those groups' pools
-    that can fill, then where a group still fails in all its pools
+    ``None`` without an optimum. First the topics of the pools that overfill a broker are solved
+    again alone, with a column per idle broker, near ``solution``; then a network gets such columns
+    in those groups' pools that can fill, then where a group still fails in all its pools
     (:mod:`ferry.plan.balance.program.idle_columns`); the rows are posed only where the flow cannot
     answer."""
+    near = held_per_broker(state, solution, groups, relax_first=_relax_first(state))
+    if near is not None:
+        found = split(state.layout, state.extras, state.pools, near)
+        if not groups & set(found[1]):
+            return near, found, set()
     for every in (False, True) if is_network(state) else ():
         again = per_broker_optimum(state, groups, every=every)
         if isinstance(again, Unsolved):
@@ -161,10 +167,10 @@ def _full_pools_again(
         if every or not groups & set(found[1]):
             return again, found, set()
     saturation_rows(state, groups)
-    solution = _optimum(state)
-    if solution is None:
+    ruled = _optimum(state)
+    if ruled is None:
         return None
-    return solution, split(state.layout, state.extras, state.pools, solution), groups
+    return ruled, split(state.layout, state.extras, state.pools, ruled), groups
 
 
 LOOSE_ROUNDS = 3
