@@ -6,6 +6,7 @@ rack's pools, splits, and keeps the full program's optimum."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,9 @@ import pytest
 from support.clusters import generated
 
 from ferry.model import Goal
+from ferry.plan.balance import assign_extras as balance
 from ferry.plan.balance.bands import broker_band
+from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.program import full_pools as saturation
 from ferry.plan.balance.program import idle_columns
 from ferry.plan.balance.program import integer_program as program_module
@@ -31,9 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 import shapes  # the benchmarks folder is no package: found by path
 
 
-def _three_racks(seed: int) -> tuple[RackLayout, list[TopicDemand], Setting]:
-    """30k partitions of the three-rack skewed start of `benchmarks/shapes.py`, the draw of ``seed``."""
-    three = next(s for s in shapes.SHAPES if s.name == "skewed rebalance, 3 racks of 20").scaled(0.03, "30k")
+def _three_racks(seed: int, rfs: tuple[int, ...] = (3,)) -> tuple[RackLayout, list[TopicDemand], Setting]:
+    """30k partitions of the three-rack skewed start of `benchmarks/shapes.py`, the draw of ``seed``,
+    at the replication factors ``rfs``."""
+    shape = next(s for s in shapes.SHAPES if s.name == "skewed rebalance, 3 racks of 20")
+    three = replace(shape, rfs=rfs).scaled(0.03, "30k")
     snapshot, goal = shapes.snapshot_and_goal(shapes.generate(three, seed))
     layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
     demands = retarget(layout, [prepare_topic(p, goal, layout)[1] for p in in_scope(snapshot, goal)])
@@ -224,3 +229,32 @@ def test_on_a_skewed_start_over_three_racks_the_overfull_pools_topics_are_solved
     assert all(len(split) == len(set(split)) for split in pooled.pools.split)
     loads = [sum(q[i] for q in found.quotas) for i in range(len(layout.brokers))]
     assert all(lo <= load <= hi for load, (lo, hi) in zip(loads, setting.band, strict=True))
+
+
+@pytest.mark.parametrize("seed", [7, 11])
+def test_an_optimum_solved_again_for_its_loose_rows_that_overfills_a_broker_is_solved_again_too(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At RF 2 and 3 the same start's optimum, once its topics that broke a loose row are solved
+    again, overfills a broker again: those pools are solved again too, in the same program, where a
+    second program was built before."""
+    layout, demands, setting = _three_racks(seed, rfs=(2, 3))
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
+    programs: list[ProgramState] = []
+    again: list[set[int]] = []
+    solve_pooled, full_again = balance.solve, program_module._full_pools_again
+
+    def seen(program: ProgramState, posed: Setting) -> Balance | None:
+        programs.append(program)
+        return solve_pooled(program, posed)
+
+    def recorded(state: ProgramState, solution: np.ndarray, groups: set[int]) -> object:
+        again.append(set(groups))
+        return full_again(state, solution, groups)
+
+    monkeypatch.setattr(balance, "solve", seen)
+    monkeypatch.setattr(program_module, "_full_pools_again", recorded)
+    found = balance.assign_extras(layout, demands)
+    assert len(programs) == 1 and programs[0].pool
+    assert len(again) >= 2, "solved again for full pools after its loose rows were posed"
+    assert full is not None and sum(found.kept) == sum(full.kept)

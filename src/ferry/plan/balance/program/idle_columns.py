@@ -23,6 +23,11 @@ program with these pools exact is a relaxation of the full program no looser tha
 and a split of it is a solution of the full one, so where every group splits the optimum is the full
 program's. On that shape under a third of the failed groups' pools can fill, and the flow is that
 much narrower (docs/benchmarks.md, "Only the pools that can fill, per broker").
+
+Before that whole widened network, only the pools that ask a broker for more than it can take get
+such columns, and only their topics are solved again, beside some with room in those groups, every
+other topic held where the pooled optimum put it (:func:`held_per_broker`): the same relaxation, so
+where that keeps as many replicas and splits it is the full program's optimum too.
 """
 
 from __future__ import annotations

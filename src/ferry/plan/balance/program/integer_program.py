@@ -109,34 +109,38 @@ def _relax_first(state: ProgramState) -> bool:
 def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
     """Split the pools of ``solution`` (:attr:`Pools.split`), or say why not
     (:attr:`ProgramState.broke`). Where full pools no broker could take are why, the program is
-    solved again first: a network with a column per idle broker in the groups that failed
-    (:mod:`ferry.plan.balance.program.idle_columns`), otherwise with rows that rule such pools out
-    (:mod:`ferry.plan.balance.program.full_pools`), only its parts with those rows. Where the pools
-    split but a row left out is broken (:attr:`ProgramState.loose`), those topics' loose rows are
-    posed and the program solved again near its optimum, without building it again
-    (:func:`_posed_again`; a second program was built before, on the 100k shapes of racks of 30 to 6
-    brokers and of the skewed start of `benchmarks/plan_quality.py --shapes`)."""
+    solved again first: the topics of those pools alone, or a network with a column per idle broker
+    in the groups that failed (:mod:`ferry.plan.balance.program.idle_columns`), otherwise with rows
+    that rule such pools out (:mod:`ferry.plan.balance.program.full_pools`), only its parts with
+    those rows. Where the pools split but a row left out is broken (:attr:`ProgramState.loose`),
+    those topics' loose rows are posed and the program solved again near its optimum, without
+    building it again (:func:`_posed_again`; a second program was built before, on the 100k shapes
+    of racks of 30 to 6 brokers and of the skewed start of `benchmarks/plan_quality.py --shapes`)."""
     found, failed, taken = split(state.layout, state.extras, state.pools, solution)
-    fresh = oversaturated(state, solution, set(failed) - state.refined.saturate)
-    if fresh:
-        redone = _full_pools_again(state, solution, fresh)
-        if redone is None:
-            return None
-        solution, (found, failed, taken), fresh = redone
-    capped, rounds = state.loose.broken(solution), 0
-    while capped and not failed:
+    rounds, ruled = 0, set[int]()
+    while True:
+        # Solved again for its loose rows, an optimum may overfill a broker where the first did not.
+        fresh = oversaturated(state, solution, set(failed) - state.refined.saturate - ruled)
+        if fresh:
+            redone = _full_pools_again(state, solution, fresh)
+            if redone is None:
+                return None
+            solution, (found, failed, taken), posed = redone
+            ruled |= posed
+        capped = state.loose.broken(solution)
+        if not capped or failed:
+            break
         if (again := _posed_again(state, solution, capped, every=rounds == LOOSE_ROUNDS)) is None:
             return None
         solution, rounds = again, rounds + 1
         found, failed, taken = split(state.layout, state.extras, state.pools, solution)
-        capped = state.loose.broken(solution)
     state.broke.together = {g // PER_RACK for g in failed if g % PER_RACK == LOADED}
     others = [g for g in failed if g % PER_RACK != LOADED]
     failed_before = {k for _, k in state.refined.unpool}
     state.broke.unpool = tight(taken, others, failed_before, everywhere=state.singles_apart())
     if state.broke.unpool or state.broke.together:
         # The next program poses these from the start.
-        state.broke.saturate, state.broke.capped = fresh, capped | state.loose.broken(solution)
+        state.broke.saturate, state.broke.capped = ruled, capped | state.loose.broken(solution)
     else:
         state.pools.split = found
     return solution
