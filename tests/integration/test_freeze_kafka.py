@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+import kafka.errors as kerrors
 import pytest
 from ferry_process import write_plan
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
@@ -24,7 +25,7 @@ from ferry.execute.journal import Journal
 from ferry.execute.options import ExecuteOptions
 from ferry.execute.states import RequestState, TaskState
 from ferry.kafka.client import KafkaPythonAdmin, control_log
-from ferry.kafka.freeze import FreezeState
+from ferry.kafka.freeze import FreezeState, encode_freeze
 from ferry.kafka.resources import ConfigKey, ResourceType
 from ferry.model import Move, Plan, TopicPartition
 
@@ -268,3 +269,29 @@ def test_the_flag_is_read_from_the_log_start_when_records_before_it_were_deleted
             client.close()
         assert [r.offset for r in control_log.read(admin._client, topic, 10.0) or ()] == [2]
         assert admin.read_freeze(within_s=5.0) == states[-1]
+
+
+def test_a_follower_does_not_answer_the_flag_from_its_own_high_watermark(
+    bootstrap: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A follower's high watermark trails the leader's, and from Fetch v11 (KIP-392) a broker serves
+    # a consumer's fetch from a follower replica. A read sent where metadata still names the leader
+    # before an election must go on to the leader, never return the follower's earlier flag.
+    topic = f"fz-follower-{uuid.uuid4().hex[:8]}"
+    compacted = {"cleanup.policy": "compact"}
+    create_topics(bootstrap, {topic: {"assignments": {0: [1, 2, 3]}, "configs": compacted}})
+    state = FreezeState(True, "follower", "me@here", datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC))
+    with KafkaPythonAdmin(bootstrap, timeout_s=10, control_topic=topic) as admin:
+        admin.write_freeze(state)
+        (described,) = admin.describe_partitions([topic])
+        assert described.leader is not None
+        follower = next(b for b in described.replicas if b != described.leader)
+        monkeypatch.setattr(control_log, "leader", lambda client, name: follower)
+        started = time.monotonic()
+        with pytest.raises(kerrors.KafkaTimeoutError, match=r"no leader of .* answered the read"):
+            control_log.read(admin._client, topic, 1.5)
+        assert time.monotonic() - started < 2.5
+        named = iter([follower, described.leader])  # the metadata of the next look catches up
+        monkeypatch.setattr(control_log, "leader", lambda client, name: next(named))
+        records = control_log.read(admin._client, topic, 10.0)
+        assert [r.value for r in records or ()] == [encode_freeze(state)]

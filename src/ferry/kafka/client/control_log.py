@@ -9,6 +9,12 @@ whichever broker answers first (:func:`~ferry.kafka.client.spread.first_answer`)
 Fetch requests go to that leader alone, over the connections the admin client already has; a
 write that the leader does not take (it moved, it is stopped) is sent again to the leader read
 anew, until the caller's deadline.
+
+A read ends at the offset the leader gives through ListOffsets, not at the high watermark of a
+fetch answer: a follower serves a consumer's fetch from its own, trailing high watermark (Fetch
+v11 on, KIP-392), and a leader just elected can answer a fetch before its high watermark reaches
+the records it holds. Either would return the flag as it was before the last write. ListOffsets is
+answered by the leader alone, and not until its high watermark has caught up (KIP-207).
 """
 
 from __future__ import annotations
@@ -36,23 +42,32 @@ bytes; a larger log is read in several fetches."""
 _PRODUCE_VERSIONS = 9
 """Highest Produce version asked for: v13 names topics by id (as kafka-python's own producer,
 which stops at 9)."""
-_FETCH_VERSIONS = 12
-"""Highest Fetch version asked for: v13 on names topics by id."""
+_FETCH_VERSIONS = 10
+"""Highest Fetch version asked for: from v11 a fetch carries the client's rack, and a follower
+answers it (KIP-392); up to v10 only the leader does."""
 _EARLIEST = -2
 """ListOffsets' timestamp for the log start offset."""
+_LATEST = -1
+"""ListOffsets' timestamp for the end offset: the leader's high watermark."""
 _RESEND_S = 0.25
 """Pause before a write or a read is sent again to the leader read anew."""
-
-RESENT = (
-    *SILENT,
+_MOVED = (
     kerrors.NotLeaderForPartitionError,
     kerrors.LeaderNotAvailableError,
     kerrors.FencedLeaderEpochError,
-    kerrors.NotEnoughReplicasError,
 )
+"""The broker asked no longer leads (metadata named it before an election), or there is no
+leader now."""
+
+RESENT = (*SILENT, *_MOVED, kerrors.NotEnoughReplicasError)
 """A leader that did not answer, or no longer leads: the request goes again to the one the
 metadata names next. ``NotEnoughReplicasError``: the ISR is short for a moment (a broker just
 stopped); an ``acks=all`` write succeeds once the controller has shrunk it."""
+
+REREAD = (*_MOVED, kerrors.OffsetNotAvailableError)
+"""A read no broker answered as leader: the leader moved, or was just elected and its high
+watermark has not caught up with the records it holds (OFFSET_NOT_AVAILABLE from ListOffsets v5
+on, LEADER_NOT_AVAILABLE before). Asked again of the leader read anew; a silent leader is not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,28 +156,37 @@ def append(client: Any, topic: str, key: bytes, value: bytes, within_s: float) -
 
 
 def read(client: Any, topic: str, within_s: float) -> list[Record] | None:
-    """Every record of the partition from its log start to its high watermark at the first fetch,
-    read from its leader within ``within_s`` seconds (once, not sent again); ``None`` when the
-    topic does not exist.
+    """Every record of the partition from its log start to its end offset at the leader, read
+    within ``within_s`` seconds; ``None`` when the topic does not exist. A broker that no longer
+    leads, or has not caught up with its election, is followed by the leader read anew (``REREAD``).
 
     Raises:
-        kafka.errors.KafkaTimeoutError: the leader did not answer within ``within_s``.
+        kafka.errors.KafkaTimeoutError: the leader did not answer, or no broker could answer as
+            leader, within ``within_s``.
         kafka.errors.KafkaError: the leader refused the read (not authorized, ...).
     """
     deadline = time.monotonic() + within_s
-    node = leader(client, topic)
-    if node is None:
-        return None
+    while True:
+        try:
+            node = leader(client, topic)
+            return None if node is None else _read_at(client, node, topic, deadline)
+        except REREAD as exc:
+            if time.monotonic() + _RESEND_S >= deadline:
+                raise kerrors.KafkaTimeoutError(f"no leader of {topic} answered the read: {exc}") from exc
+            time.sleep(_RESEND_S)
+
+
+def _read_at(client: Any, node: int, topic: str, deadline: float) -> list[Record]:
+    end = _offset(client, node, topic, _LATEST, deadline)
     found: list[Record] = []
-    offset, end = 0, None
-    while end is None or offset < end:
+    offset = 0
+    while offset < end:
         answer = _ask(client, node, _fetch(topic, offset), _left_ms(deadline))
         partition = answer.responses[0].partitions[0]
         if partition.error_code == kerrors.OffsetOutOfRangeError.errno:
-            offset = _log_start(client, node, topic, _left_ms(deadline))  # records deleted before 0
+            offset = _offset(client, node, topic, _EARLIEST, deadline)  # records deleted before 0
             continue
         _raise(partition.error_code)
-        end = partition.high_watermark if end is None else end
         offset = _records(partition.records, found, offset)
         if offset < end and time.monotonic() > deadline:
             raise kerrors.KafkaTimeoutError(f"read {topic} only up to offset {offset} of {end}")
@@ -188,7 +212,7 @@ def _at_leader(client: Any, topic: str, within_s: float, send: Any) -> None:
 def _fetch(topic: str, offset: int) -> FetchRequest:
     return FetchRequest(
         replica_id=-1,
-        max_wait_ms=0,  # what is there now: the end is the high watermark of the first answer
+        max_wait_ms=0,  # what is there now, up to the end offset read before
         min_bytes=0,
         max_bytes=FETCH_BYTES,
         isolation_level=0,
@@ -226,10 +250,12 @@ def _records(data: Any, found: list[Record], offset: int) -> int:
     return offset
 
 
-def _log_start(client: Any, node: int, topic: str, wait_ms: int) -> int:
+def _offset(client: Any, node: int, topic: str, timestamp: int, deadline: float) -> int:
+    """The offset ListOffsets gives for ``timestamp`` (``_EARLIEST``, ``_LATEST``) at ``node``."""
     partition = ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
-        partition_index=PARTITION, current_leader_epoch=-1, timestamp=_EARLIEST
+        partition_index=PARTITION, current_leader_epoch=-1, timestamp=timestamp
     )
+    wait_ms = _left_ms(deadline)
     request = ListOffsetsRequest(
         replica_id=-1,
         isolation_level=0,
