@@ -14,7 +14,7 @@ from support.program_rows import meets_rows
 
 from ferry.model import Goal
 from ferry.plan.balance.bands import broker_band
-from ferry.plan.balance.program.held import PARTNERS, _owners, evenly, held_optimum, partners
+from ferry.plan.balance.program.held import PARTNERS, column_owners, evenly, held_optimum, partners
 from ferry.plan.balance.program.integer_program import build
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
@@ -53,7 +53,7 @@ def test_the_topics_that_broke_a_row_keep_as_many_and_every_other_topic_stays_as
         solved += 1
         gain = np.frombuffer(state.gain, dtype=np.int64)
         assert gain @ found == gain @ first
-        owner = _owners(state, len(found))
+        owner = column_owners(state, len(found))
         others = (owner >= 0) & ~np.isin(owner, list(topics))
         assert np.array_equal(found[others], first[others])
         assert np.array_equal(found, np.rint(found))
@@ -72,7 +72,7 @@ def test_a_solution_the_held_program_cannot_keep_as_many_as_gives_none() -> None
     for state, first, broken, _ in _broken():
         topics = {t for t, _ in broken}
         gain = np.frombuffer(state.gain, dtype=np.int64)
-        mine = np.isin(_owners(state, len(first)), list(topics)) & (gain > 0)
+        mine = np.isin(column_owners(state, len(first)), list(topics)) & (gain > 0)
         claimed = first.copy()
         claimed[mine] = np.frombuffer(state.upper, dtype=np.float64)[mine]
         if gain @ claimed <= gain @ first:
@@ -95,7 +95,7 @@ def test_partners_let_the_held_program_keep_as_many_where_the_broken_topics_alon
         rescued += alone is None
         gain = np.frombuffer(state.gain, dtype=np.int64)
         assert gain @ found == gain @ first
-        owner = _owners(state, len(found))
+        owner = column_owners(state, len(found))
         held = (owner >= 0) & ~np.isin(owner, list(topics | freed))
         assert np.array_equal(found[held], first[held])
         assert meets_rows(state.posed_matrix(), found, state.lows, state.highs)

@@ -65,7 +65,7 @@ def posed_columns(state: ProgramState) -> HeldColumns:
         np.frombuffer(state.upper, dtype=np.float64),
         np.frombuffer(state.gain, dtype=np.int64),
         np.frombuffer(state.size, dtype=np.int64),
-        _owners(state, matrix.shape[1]),
+        column_owners(state, matrix.shape[1]),
     )
 
 
@@ -121,7 +121,7 @@ def held_optimum(
     return out
 
 
-def _owners(state: ProgramState, columns: int) -> np.ndarray:
+def column_owners(state: ProgramState, columns: int) -> np.ndarray:
     """Per column, the topic whose extra, pooled extras or kept replicas it is (-1: none)."""
     owner = np.full(columns, -1, dtype=np.int64)
     for registry in (state.extras, state.kept):

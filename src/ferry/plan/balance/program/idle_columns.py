@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ferry.plan.balance.program.full_pools import can_fill, idle_pairs, overfull, with_room
-from ferry.plan.balance.program.held import HeldColumns, evenly, held_optimum, posed_columns
+from ferry.plan.balance.program.held import HeldColumns, column_owners, evenly, held_optimum
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.solvers.network_program import as_network, network_kinds, network_optimum
 from ferry.plan.balance.solvers.transport import BROKER, POOL, Unsolved
@@ -78,13 +78,8 @@ def per_broker_optimum(
         (np.array(program.grouped[0], dtype=np.int64), np.array(program.grouped[1], dtype=np.int64)),
     )
     del added
-    none = np.zeros(len(pairs[0]), dtype=np.int64)
-    found = network_optimum(
-        network,
-        gain=np.concatenate([np.frombuffer(program.gain, dtype=np.int64), none]),
-        size=np.concatenate([np.frombuffer(program.size, dtype=np.int64), none]),
-        penalty=program.penalty,
-    )
+    gain, size = _gain_and_size(program, len(pairs[0]))
+    found = network_optimum(network, gain=gain, size=size, penalty=program.penalty)
     if not isinstance(found, np.ndarray):
         return found
     return _read(program, found, chosen, pairs)
@@ -117,19 +112,13 @@ def held_per_broker(
         return None
     matrix = program.posed_matrix()
     added, upper, pairs = _widened(program, matrix, groups, chosen, every=False)
-    base = posed_columns(program)
     topic = np.frombuffer(program.pools.topic, dtype=np.int64)[chosen]
-    none = np.zeros(len(pairs[0]), dtype=np.int64)
-    columns = HeldColumns(
-        hstack([matrix, added], "csr"),
-        upper,
-        np.concatenate([base.gain, none]),
-        np.concatenate([base.size, none]),
-        np.concatenate([base.owner, topic[pairs[0]]]),
-    )
+    owner = np.concatenate([column_owners(program, matrix.shape[1]), topic[pairs[0]]])
+    gain, size = _gain_and_size(program, len(pairs[0]))
+    columns = HeldColumns(hstack([matrix, added], "csr"), upper, gain, size, owner)
     mine = np.unique(topic)
     others = np.setdiff1d(with_room(program, solution, groups), mine)
-    start = np.concatenate([solution, np.zeros(len(none))])
+    start = np.concatenate([solution, np.zeros(len(pairs[0]))])
     for step in PARTNER_STEPS:
         count = min(step * len(mine), len(others))
         freed = np.union1d(mine, evenly(others, count))
@@ -160,6 +149,14 @@ def _widened(
         upper[[z for g in groups for z in pools.into[g].values()]] = 0.0
     added = _idle_columns(program, matrix, groups, (first[chosen][pair_pool], pair_pos))
     return added, upper, (pair_pool, pair_pos)
+
+
+def _gain_and_size(program: ProgramState, added: int) -> tuple[np.ndarray, np.ndarray]:
+    """The program's column gains and sizes, zero for the ``added`` columns: a broker idle for a
+    pool's topic keeps no replica of it, as the pool columns they stand in for."""
+    none = np.zeros(added, dtype=np.int64)
+    gain = np.concatenate([np.frombuffer(program.gain, dtype=np.int64), none])
+    return gain, np.concatenate([np.frombuffer(program.size, dtype=np.int64), none])
 
 
 def _read(

@@ -140,7 +140,7 @@ def _split(state: ProgramState, solution: np.ndarray) -> np.ndarray | None:
     state.broke.unpool = tight(taken, others, failed_before, everywhere=state.singles_apart())
     if state.broke.unpool or state.broke.together:
         # The next program poses these from the start.
-        state.broke.saturate, state.broke.capped = ruled, capped | state.loose.broken(solution)
+        state.broke.saturate, state.broke.capped = ruled, capped
     else:
         state.pools.split = found
     return solution
@@ -171,10 +171,10 @@ def _full_pools_again(
         if every or not groups & set(found[1]):
             return again, found, set()
     saturation_rows(state, groups)
-    ruled = _optimum(state)
-    if ruled is None:
+    posed_optimum = _optimum(state)
+    if posed_optimum is None:
         return None
-    return ruled, split(state.layout, state.extras, state.pools, ruled), groups
+    return posed_optimum, split(state.layout, state.extras, state.pools, posed_optimum), groups
 
 
 LOOSE_ROUNDS = 3
