@@ -88,12 +88,18 @@ def _recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[set[int], bool]]:
     """The groups and ``every`` of each call of the per-broker flow, as the program makes them; with
     no held solve before it (:func:`_without_held`)."""
     _without_held(monkeypatch)
+    return _recorded_whole(monkeypatch)
+
+
+def _recorded_whole(monkeypatch: pytest.MonkeyPatch) -> list[tuple[set[int], bool]]:
+    """The groups and ``every`` of each call of the per-broker flow over the whole program, the
+    held solves before it left as they are."""
     calls: list[tuple[set[int], bool]] = []
-    solve_again = idle_columns.per_broker_optimum
+    whole = idle_columns.per_broker_optimum
 
     def recorded(program: ProgramState, groups: set[int], *, every: bool = False) -> object:
         calls.append((set(groups), every))
-        return solve_again(program, groups, every=every)
+        return whole(program, groups, every=every)
 
     monkeypatch.setattr(program_module, "per_broker_optimum", recorded)
     return calls
@@ -205,19 +211,14 @@ def test_on_a_skewed_start_over_three_racks_the_overfull_pools_topics_are_solved
     layout, demands, setting = _three_racks(seed)
     full = solve(ProgramState(layout, demands, room_rows=set()), setting)
     held: list[np.ndarray | None] = []
-    calls: list[tuple[set[int], bool]] = []
-    held_solve, whole = idle_columns.held_per_broker, idle_columns.per_broker_optimum
+    held_solve = idle_columns.held_per_broker
 
     def recorded_held(program: ProgramState, *args: object, **relax: bool) -> np.ndarray | None:
         held.append(found := held_solve(program, *args, **relax))  # type: ignore[arg-type]
         return found
 
-    def recorded_whole(program: ProgramState, groups: set[int], *, every: bool = False) -> object:
-        calls.append((set(groups), every))
-        return whole(program, groups, every=every)
-
     monkeypatch.setattr(program_module, "held_per_broker", recorded_held)
-    monkeypatch.setattr(program_module, "per_broker_optimum", recorded_whole)
+    calls = _recorded_whole(monkeypatch)
     pooled = ProgramState(layout, demands, room_rows=set(), pool=True)
     found = solve(pooled, setting)
     assert len(held) == 1 and held[0] is not None, (
@@ -258,3 +259,34 @@ def test_an_optimum_solved_again_for_its_loose_rows_that_overfills_a_broker_is_s
     assert len(programs) == 1 and programs[0].pool
     assert len(again) >= 2, "solved again for full pools after its loose rows were posed"
     assert full is not None and sum(found.kept) == sum(full.kept)
+
+
+@pytest.mark.parametrize("seed", [7, 11])
+def test_where_the_overfull_pools_topics_alone_keep_fewer_every_full_pools_topics_are_solved_again(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As if solving again only the topics of the pools that overfill a broker kept fewer replicas
+    (as on a million partitions of the three-rack skewed start at RF 1 to 3): the topics of every
+    full pool of those groups are solved again, the rest held. That keeps what the full program
+    keeps and splits, with no flow over the whole widened program."""
+    layout, demands, setting = _three_racks(seed)
+    full = solve(ProgramState(layout, demands, room_rows=set()), setting)
+    held: list[tuple[bool, np.ndarray | None]] = []
+    held_solve = idle_columns.held_per_broker
+
+    def overfull_alone_short(program: ProgramState, *args: object, **options: bool) -> np.ndarray | None:
+        every_full = options.get("every_full", False)
+        found = held_solve(program, *args, **options) if every_full else None  # type: ignore[arg-type]
+        held.append((every_full, found))
+        return found
+
+    monkeypatch.setattr(program_module, "held_per_broker", overfull_alone_short)
+    calls = _recorded_whole(monkeypatch)
+    pooled = ProgramState(layout, demands, room_rows=set(), pool=True)
+    found = solve(pooled, setting)
+    assert [every_full for every_full, _ in held] == [False, True]
+    assert held[1][1] is not None, "every full pool's topics solved again kept as many replicas"
+    assert calls == []
+    assert found is not None and full is not None and not pooled.unpooled
+    assert sum(found.kept) == sum(full.kept)
+    assert all(len(split) == len(set(split)) for split in pooled.pools.split)

@@ -57,8 +57,8 @@ def overfull(
     ``z`` lets it take, and the full pools idle on such a broker (indices into the program's pools,
     ascending)."""
     pools = program.pools
-    topic, group, _, _, idle = _pools(program)
-    full = np.flatnonzero(np.isin(group, list(groups)) & (pools.units(solution) == idle))
+    topic, group, _, _, _ = _pools(program)
+    full = full_in(program, solution, groups)
     pair_pool, pair_pos = idle_pairs(program, topic[full], group[full])
     pair_group = group[full][pair_pool]
     over = {
@@ -70,6 +70,13 @@ def overfull(
     keys = np.fromiter((g * brokers + i for g, i in over), dtype=np.int64, count=len(over))
     on_over = np.isin(pair_group * brokers + pair_pos, keys)
     return {g for g, _ in over}, np.unique(full[pair_pool[on_over]])
+
+
+def full_in(program: ProgramState, solution: np.ndarray, groups: Collection[int]) -> np.ndarray:
+    """The pools of ``groups`` full in ``solution`` (an extra on each idle broker), ascending."""
+    _, group, _, _, idle = _pools(program)
+    out: np.ndarray = np.flatnonzero(np.isin(group, list(groups)) & (program.pools.units(solution) == idle))
+    return out
 
 
 def with_room(program: ProgramState, solution: np.ndarray, groups: Collection[int]) -> np.ndarray:

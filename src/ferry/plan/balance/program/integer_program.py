@@ -152,12 +152,16 @@ def _full_pools_again(
     """The program solved again where full pools kept ``groups`` from splitting, and split; with the
     groups whose rows against full pools it posed (the next program poses them from the start);
     ``None`` without an optimum. First the topics of the pools that overfill a broker are solved
-    again alone, with a column per idle broker, near ``solution``; then a network gets such columns
+    again alone, with a column per idle broker, near ``solution``, then those of every full pool of
+    ``groups``; then a network gets such columns
     in those groups' pools that can fill, then where a group still fails in all its pools
     (:mod:`ferry.plan.balance.program.idle_columns`); the rows are posed only where the flow cannot
     answer."""
-    near = held_per_broker(state, solution, groups, relax_first=_relax_first(state))
-    if near is not None:
+    relax_first = _relax_first(state)
+    for every_full in (False, True):
+        near = held_per_broker(state, solution, groups, relax_first=relax_first, every_full=every_full)
+        if near is None:
+            continue
         found = split(state.layout, state.extras, state.pools, near)
         if not groups & set(found[1]):
             return near, found, set()
