@@ -232,7 +232,7 @@ def test_on_a_skewed_start_over_three_racks_the_overfull_pools_topics_are_solved
     assert all(lo <= load <= hi for load, (lo, hi) in zip(loads, setting.band, strict=True))
 
 
-@pytest.mark.parametrize("seed", [7, 11])
+@pytest.mark.parametrize("seed", [3, 11])  # draws whose loose rows' optimum overfills a broker again
 def test_an_optimum_solved_again_for_its_loose_rows_that_overfills_a_broker_is_solved_again_too(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -261,31 +261,39 @@ def test_an_optimum_solved_again_for_its_loose_rows_that_overfills_a_broker_is_s
     assert full is not None and sum(found.kept) == sum(full.kept)
 
 
-@pytest.mark.parametrize("seed", [7, 11])
-def test_where_the_overfull_pools_topics_alone_keep_fewer_every_full_pools_topics_are_solved_again(
-    seed: int, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("seed", "rfs"), [(7, (3,)), (11, (3,)), (7, (1, 2, 3)), (7, (2, 3))])
+def test_where_the_overfull_pools_topics_alone_keep_fewer_more_pools_topics_are_solved_again_held(
+    seed: int, rfs: tuple[int, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As if solving again only the topics of the pools that overfill a broker kept fewer replicas
     (as on a million partitions of the three-rack skewed start at RF 1 to 3): the topics of every
-    full pool of those groups are solved again, the rest held. That keeps what the full program
-    keeps and splits, with no flow over the whole widened program."""
-    layout, demands, setting = _three_racks(seed)
+    full pool of those groups are solved again, the rest held, and where that does not split, those
+    of every pool a split must give distinct brokers (full, or of several extras). At RF 3 the full
+    pools are enough; at RF 1 to 3 and at RF 2 and 3 they are not. Either way the answer keeps what
+    the full program keeps and splits, with no flow over the whole widened program."""
+    layout, demands, setting = _three_racks(seed, rfs)
     full = solve(ProgramState(layout, demands, room_rows=set()), setting)
-    held: list[tuple[bool, np.ndarray | None]] = []
+    held: list[tuple[str, np.ndarray | None]] = []
     held_solve = idle_columns.held_per_broker
 
-    def overfull_alone_short(program: ProgramState, *args: object, **options: bool) -> np.ndarray | None:
-        every_full = options.get("every_full", False)
-        found = held_solve(program, *args, **options) if every_full else None  # type: ignore[arg-type]
-        held.append((every_full, found))
+    def overfull_alone_short(program: ProgramState, *args: object, **options: object) -> np.ndarray | None:
+        which = str(options.get("which", idle_columns.OVERFULL))
+        short = which == idle_columns.OVERFULL
+        found = None if short else held_solve(program, *args, **options)  # type: ignore[arg-type]
+        held.append((which, found))
         return found
 
     monkeypatch.setattr(program_module, "held_per_broker", overfull_alone_short)
     calls = _recorded_whole(monkeypatch)
     pooled = ProgramState(layout, demands, room_rows=set(), pool=True)
     found = solve(pooled, setting)
-    assert [every_full for every_full, _ in held] == [False, True]
-    assert held[1][1] is not None, "every full pool's topics solved again kept as many replicas"
+    tried = [which for which, _ in held]
+    assert tried[:2] == [idle_columns.OVERFULL, idle_columns.FULL]
+    if rfs == (3,):
+        assert tried == [idle_columns.OVERFULL, idle_columns.FULL]
+    else:
+        assert tried[2] == idle_columns.DISTINCT, "full pools alone do not split at mixed RF"
+    assert held[-1][1] is not None, "kept as many replicas"
     assert calls == []
     assert found is not None and full is not None and not pooled.unpooled
     assert sum(found.kept) == sum(full.kept)

@@ -79,6 +79,15 @@ def full_in(program: ProgramState, solution: np.ndarray, groups: Collection[int]
     return out
 
 
+def distinct_in(program: ProgramState, solution: np.ndarray, groups: Collection[int]) -> np.ndarray:
+    """The pools of ``groups`` that a split must give distinct brokers in ``solution``: the full
+    ones and those of several extras (one extra goes to any idle broker), ascending."""
+    _, group, _, _, idle = _pools(program)
+    units = program.pools.units(solution)
+    out: np.ndarray = np.flatnonzero(np.isin(group, list(groups)) & ((units == idle) | (units > 1)))
+    return out
+
+
 def with_room(program: ProgramState, solution: np.ndarray, groups: Collection[int]) -> np.ndarray:
     """The topics with a pool in ``groups`` that has room for an extra more in ``solution`` (fewer
     than its idle brokers, and than its topic and rack rows allow), ascending."""

@@ -29,7 +29,8 @@ such columns, and only their topics are solved again, beside some with room in t
 other topic held where the pooled optimum put it (:func:`held_per_broker`): the same relaxation, so
 where that keeps as many replicas and splits it is the full program's optimum too. Where it keeps
 fewer or does not split, every full pool of those groups gets such columns and their topics are
-solved again, the rest still held, before the whole widened network.
+solved again, the rest still held; then every pool a split must give distinct brokers (full, or of
+several extras); then the whole widened network.
 """
 
 from __future__ import annotations
@@ -39,7 +40,14 @@ from typing import Any
 
 import numpy as np
 
-from ferry.plan.balance.program.full_pools import can_fill, full_in, idle_pairs, overfull, with_room
+from ferry.plan.balance.program.full_pools import (
+    can_fill,
+    distinct_in,
+    full_in,
+    idle_pairs,
+    overfull,
+    with_room,
+)
 from ferry.plan.balance.program.held import HeldColumns, column_owners, evenly, held_optimum
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.solvers.network_program import as_network, network_kinds, network_optimum
@@ -87,6 +95,11 @@ def per_broker_optimum(
     return _read(program, found, chosen, pairs)
 
 
+OVERFULL, FULL, DISTINCT = "overfull", "full", "distinct"
+"""Which pools of the groups :func:`held_per_broker` gives a column per idle broker, in the order
+they are tried: those idle on a broker that cannot take them all, every full one, every one a
+split must give distinct brokers (full, or of several extras)."""
+
 PARTNER_STEPS = (2, 8)
 """Topics freed beside each topic of the overfull pools, per held solve, until one keeps as many
 replicas (:func:`held_per_broker`)."""
@@ -98,14 +111,14 @@ def held_per_broker(
     groups: Collection[int],
     *,
     relax_first: bool,
-    every_full: bool = False,
+    which: str = OVERFULL,
 ) -> np.ndarray | None:
-    """``solution`` with a column per idle broker for the full pools of ``groups`` idle on a broker
-    that cannot take them all (:func:`~ferry.plan.balance.program.full_pools.overfull`; with
-    ``every_full``, for every full pool of ``groups``), solved again for those pools' topics
-    alone, every other topic held where ``solution`` put it (:mod:`ferry.plan.balance.program.held`),
-    and read back into the program's columns; ``None`` where that keeps fewer replicas than
-    ``solution`` (or meets no row).
+    """``solution`` with a column per idle broker for the ``which`` pools of ``groups``
+    (:data:`OVERFULL`: the full ones idle on a broker that cannot take them all,
+    :func:`~ferry.plan.balance.program.full_pools.overfull`), solved again for those pools' topics
+    alone, every other topic held where ``solution`` put it
+    (:mod:`ferry.plan.balance.program.held`), and read back into the program's columns; ``None``
+    where that keeps fewer replicas than ``solution`` (or meets no row).
 
     Only those pools ask such a broker for more than it can take. A few brokers of each rack
     overflow so on a skewed start over three racks, where solving the whole widened network again
@@ -117,11 +130,15 @@ def held_per_broker(
     On a million partitions of the same start at RF 1 to 3, the overfull pools' topics alone kept
     fewer replicas at both partner steps, and the whole widened network took 57 s; its optimum
     then fell short in the exact pass, and a second program solved its own again in 96 s
-    (throwaway probe). Every full pool's topics solved again, the rest held (``every_full``), keep
-    as many in 25 s and split, and the first program's optimum is the plan's (docs/benchmarks.md)."""
+    (throwaway probe). Those of every full pool (:data:`FULL`), the rest held, keep as many in
+    25 s and split, and the first program's optimum is the plan's (docs/benchmarks.md). On 30k
+    draws at RF 1 to 3 and at RF 2 and 3 they do not split: pools of several extras that did not
+    fill crowd the same brokers, and those of every such pool too (:data:`DISTINCT`) split there.
+    At a million partitions that frees most topics (68k of 80k: 73 s; throwaway probe), so it
+    comes last."""
     from scipy.sparse import hstack
 
-    chosen = full_in(program, solution, groups) if every_full else overfull(program, solution, groups)[1]
+    chosen = _chosen(program, solution, groups, which)
     if not len(chosen):
         return None
     matrix = program.posed_matrix()
@@ -142,6 +159,15 @@ def held_per_broker(
         if count == len(others):
             break
     return None
+
+
+def _chosen(program: ProgramState, solution: np.ndarray, groups: Collection[int], which: str) -> np.ndarray:
+    """The ``which`` pools of ``groups`` in ``solution`` (:data:`OVERFULL`, ...), ascending."""
+    if which == FULL:
+        return full_in(program, solution, groups)
+    if which == DISTINCT:
+        return distinct_in(program, solution, groups)
+    return overfull(program, solution, groups)[1]
 
 
 def _widened(

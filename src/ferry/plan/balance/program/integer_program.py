@@ -52,7 +52,14 @@ from ferry.plan.balance.program.broker_rows import band_rows, base_load, leader_
 from ferry.plan.balance.program.columns import extend_from
 from ferry.plan.balance.program.full_pools import oversaturated, saturation_rows
 from ferry.plan.balance.program.held import held_optimum, partners
-from ferry.plan.balance.program.idle_columns import held_per_broker, is_network, per_broker_optimum
+from ferry.plan.balance.program.idle_columns import (
+    DISTINCT,
+    FULL,
+    OVERFULL,
+    held_per_broker,
+    is_network,
+    per_broker_optimum,
+)
 from ferry.plan.balance.program.loaded import loaded_brokers
 from ferry.plan.balance.program.pinned_run import runs_pinned
 from ferry.plan.balance.program.plain_topics import PLAIN_CHUNK, add_plain, is_plain
@@ -152,14 +159,15 @@ def _full_pools_again(
     """The program solved again where full pools kept ``groups`` from splitting, and split; with the
     groups whose rows against full pools it posed (the next program poses them from the start);
     ``None`` without an optimum. First the topics of the pools that overfill a broker are solved
-    again alone, with a column per idle broker, near ``solution``, then those of every full pool of
-    ``groups``; then a network gets such columns
-    in those groups' pools that can fill, then where a group still fails in all its pools
+    again alone, with a column per idle broker, near ``solution``, then those of every full pool
+    of ``groups``, then of every pool a split must give distinct brokers; then a network gets such
+    columns in those
+    groups' pools that can fill, then where a group still fails in all its pools
     (:mod:`ferry.plan.balance.program.idle_columns`); the rows are posed only where the flow cannot
     answer."""
     relax_first = _relax_first(state)
-    for every_full in (False, True):
-        near = held_per_broker(state, solution, groups, relax_first=relax_first, every_full=every_full)
+    for which in (OVERFULL, FULL, DISTINCT):
+        near = held_per_broker(state, solution, groups, relax_first=relax_first, which=which)
         if near is None:
             continue
         found = split(state.layout, state.extras, state.pools, near)
