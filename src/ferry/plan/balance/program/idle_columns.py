@@ -101,8 +101,8 @@ they are tried: those idle on a broker that cannot take them all, every full one
 split must give distinct brokers (full, or of several extras)."""
 
 PARTNER_STEPS = (2, 8)
-"""Topics freed beside each topic of the overfull pools, per held solve, until one keeps as many
-replicas (:func:`held_per_broker`)."""
+"""Topics freed beside each topic of the pools given columns, per held solve, until one keeps as
+many replicas (:func:`held_per_broker`)."""
 
 
 def held_per_broker(

@@ -161,8 +161,7 @@ def _full_pools_again(
     ``None`` without an optimum. First the topics of the pools that overfill a broker are solved
     again alone, with a column per idle broker, near ``solution``, then those of every full pool
     of ``groups``, then of every pool a split must give distinct brokers; then a network gets such
-    columns in those
-    groups' pools that can fill, then where a group still fails in all its pools
+    columns in those groups' pools that can fill, then where a group still fails in all its pools
     (:mod:`ferry.plan.balance.program.idle_columns`); the rows are posed only where the flow cannot
     answer."""
     relax_first = _relax_first(state)
