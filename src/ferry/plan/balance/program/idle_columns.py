@@ -99,6 +99,7 @@ OVERFULL, FULL, DISTINCT = "overfull", "full", "distinct"
 """Which pools of the groups :func:`held_per_broker` gives a column per idle broker, in the order
 they are tried: those idle on a broker that cannot take them all, every full one, every one a
 split must give distinct brokers (full, or of several extras)."""
+_BEFORE = {FULL: OVERFULL, DISTINCT: FULL}
 
 PARTNER_STEPS = (2, 8)
 """Topics freed beside each topic of the pools given columns, per held solve, until one keeps as
@@ -118,7 +119,8 @@ def held_per_broker(
     :func:`~ferry.plan.balance.program.full_pools.overfull`), solved again for those pools' topics
     alone, every other topic held where ``solution`` put it
     (:mod:`ferry.plan.balance.program.held`), and read back into the program's columns; ``None``
-    where that keeps fewer replicas than ``solution`` (or meets no row).
+    where that keeps fewer replicas than ``solution`` (or meets no row), and where the stage before
+    ``which`` chose the same pools (its answer, which the caller did not take, would come again).
 
     Only those pools ask such a broker for more than it can take. A few brokers of each rack
     overflow so on a skewed start over three racks, where solving the whole widened network again
@@ -141,6 +143,8 @@ def held_per_broker(
     chosen = _chosen(program, solution, groups, which)
     if not len(chosen):
         return None
+    if which in _BEFORE and np.array_equal(chosen, _chosen(program, solution, groups, _BEFORE[which])):
+        return None  # the stage before chose these very pools: its answer, not taken, again
     matrix = program.posed_matrix()
     added, upper, pairs = _widened(program, matrix, groups, chosen, every=False)
     topic = np.frombuffer(program.pools.topic, dtype=np.int64)[chosen]
