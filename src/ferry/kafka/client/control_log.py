@@ -20,9 +20,10 @@ answered by the leader alone, and not until its high watermark has caught up (KI
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import kafka.errors as kerrors
 from kafka.protocol.consumer import FetchRequest, ListOffsetsRequest
@@ -31,6 +32,8 @@ from kafka.record import MemoryRecords, MemoryRecordsBuilder
 
 from ferry.kafka.client.metadata import metadata_request
 from ferry.kafka.client.spread import SILENT, first_answer
+
+_T = TypeVar("_T")
 
 PARTITION = 0
 """The control topic's one partition."""
@@ -133,7 +136,8 @@ def append(client: Any, topic: str, key: bytes, value: bytes, within_s: float) -
     batch.close()
     records = batch.buffer()
 
-    def send(node: int, wait_ms: int) -> None:
+    def send(node: int, deadline: float) -> bool:
+        wait_ms = _left_ms(deadline)
         request = ProduceRequest(
             transactional_id=None,
             acks=-1,
@@ -151,8 +155,10 @@ def append(client: Any, topic: str, key: bytes, value: bytes, within_s: float) -
         answer = _ask(client, node, request, wait_ms)
         (partition,) = answer.responses[0].partition_responses
         _raise(partition.error_code)
+        return True
 
-    _at_leader(client, topic, within_s, send)
+    if _at_leader(client, topic, within_s, RESENT, "took the write", send) is None:
+        raise kerrors.UnknownTopicOrPartitionError(topic)
 
 
 def read(client: Any, topic: str, within_s: float) -> list[Record] | None:
@@ -165,15 +171,11 @@ def read(client: Any, topic: str, within_s: float) -> list[Record] | None:
             leader, within ``within_s``.
         kafka.errors.KafkaError: the leader refused the read (not authorized, ...).
     """
-    deadline = time.monotonic() + within_s
-    while True:
-        try:
-            node = leader(client, topic)
-            return None if node is None else _read_at(client, node, topic, deadline)
-        except REREAD as exc:
-            if time.monotonic() + _RESEND_S >= deadline:
-                raise kerrors.KafkaTimeoutError(f"no leader of {topic} answered the read: {exc}") from exc
-            time.sleep(_RESEND_S)
+
+    def read_at(node: int, deadline: float) -> list[Record]:
+        return _read_at(client, node, topic, deadline)
+
+    return _at_leader(client, topic, within_s, REREAD, "answered the read", read_at)
 
 
 def _read_at(client: Any, node: int, topic: str, deadline: float) -> list[Record]:
@@ -193,19 +195,29 @@ def _read_at(client: Any, node: int, topic: str, deadline: float) -> list[Record
     return [r for r in found if r.offset < end]
 
 
-def _at_leader(client: Any, topic: str, within_s: float, send: Any) -> None:
-    """``send(leader, wait_ms)`` until it returns, the leader read anew before each try."""
+def _at_leader(
+    client: Any,
+    topic: str,
+    within_s: float,
+    again: tuple[type[Exception], ...],
+    what: str,
+    act: Callable[[int, float], _T],
+) -> _T | None:
+    """``act(leader, deadline)`` until it returns, asked again of the leader read anew while it
+    raises one of ``again``, for at most ``within_s`` seconds; ``None`` when the topic does not
+    exist. ``what`` ends the timeout's message: no leader of the topic ...
+
+    Raises:
+        kafka.errors.KafkaTimeoutError: no leader did it within ``within_s``.
+    """
     deadline = time.monotonic() + within_s
     while True:
         try:
             node = leader(client, topic)
-            if node is None:
-                raise kerrors.UnknownTopicOrPartitionError(topic)
-            send(node, _left_ms(deadline))
-            return
-        except RESENT as exc:
+            return None if node is None else act(node, deadline)
+        except again as exc:
             if time.monotonic() + _RESEND_S >= deadline:
-                raise kerrors.KafkaTimeoutError(f"no leader of {topic} took the write: {exc}") from exc
+                raise kerrors.KafkaTimeoutError(f"no leader of {topic} {what}: {exc}") from exc
             time.sleep(_RESEND_S)
 
 

@@ -72,19 +72,16 @@ def overfull(
     return {g for g, _ in over}, np.unique(full[pair_pool[on_over]])
 
 
-def full_in(program: ProgramState, solution: np.ndarray, groups: Collection[int]) -> np.ndarray:
-    """The pools of ``groups`` full in ``solution`` (an extra on each idle broker), ascending."""
-    _, group, _, _, idle = _pools(program)
-    out: np.ndarray = np.flatnonzero(np.isin(group, list(groups)) & (program.pools.units(solution) == idle))
-    return out
-
-
-def distinct_in(program: ProgramState, solution: np.ndarray, groups: Collection[int]) -> np.ndarray:
-    """The pools of ``groups`` that a split must give distinct brokers in ``solution``: the full
-    ones and those of several extras (one extra goes to any idle broker), ascending."""
+def full_in(
+    program: ProgramState, solution: np.ndarray, groups: Collection[int], *, several: bool = False
+) -> np.ndarray:
+    """The pools of ``groups`` full in ``solution`` (an extra on each idle broker), ascending; with
+    ``several``, those of several extras too: with the full ones, every pool a split must give
+    distinct brokers (one extra goes to any idle broker)."""
     _, group, _, _, idle = _pools(program)
     units = program.pools.units(solution)
-    out: np.ndarray = np.flatnonzero(np.isin(group, list(groups)) & ((units == idle) | (units > 1)))
+    chosen = (units == idle) | (several & (units > 1))
+    out: np.ndarray = np.flatnonzero(np.isin(group, list(groups)) & chosen)
     return out
 
 

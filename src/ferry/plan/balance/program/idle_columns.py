@@ -42,7 +42,6 @@ import numpy as np
 
 from ferry.plan.balance.program.full_pools import (
     can_fill,
-    distinct_in,
     full_in,
     idle_pairs,
     overfull,
@@ -167,10 +166,8 @@ def held_per_broker(
 
 def _chosen(program: ProgramState, solution: np.ndarray, groups: Collection[int], which: str) -> np.ndarray:
     """The ``which`` pools of ``groups`` in ``solution`` (:data:`OVERFULL`, ...), ascending."""
-    if which == FULL:
-        return full_in(program, solution, groups)
-    if which == DISTINCT:
-        return distinct_in(program, solution, groups)
+    if which in (FULL, DISTINCT):
+        return full_in(program, solution, groups, several=which == DISTINCT)
     return overfull(program, solution, groups)[1]
 
 
