@@ -282,6 +282,26 @@ SHAPES = [
     # pooled in the balance program like the others first.
     Shape("grown 180->200, RF 1 to 3", "grown", 180, 20, 10, 80_000, ODD, rfs=(1, 2, 3)),
     Shape("skewed rebalance, three racks of 20, RF 1 to 3", "skewed", 60, 0, 3, 80_000, ODD, rfs=(1, 2, 3)),
+    # Fewer racks than replicas: at RF 3 over two racks every partition holds two replicas in one
+    # rack and one in the other, whichever rack that is; a small cluster losing a broker a rack.
+    Shape("skewed rebalance, 2 racks of 20", "skewed", 40, 0, 2, 80_000, ODD),
+    Shape("remove 2 of 10, 2 racks", "remove", 10, 2, 2, 80_000, ODD),
+    # Racks far apart in size with RF up to the rack count: an RF 4 topic holds a replica of every
+    # partition in each rack, so the smallest racks' brokers carry far more than the others.
+    Shape(
+        "grown 40->48, racks of 20/10/5/5, RF 1 to 4",
+        "grown",
+        40,
+        8,
+        4,
+        80_000,
+        ODD,
+        rack_sizes=(20, 10, 5, 5),
+        rfs=(1, 2, 3, 4),
+    ),
+    # RF 1 to 5 over four racks: RF 5 is over the rack count, RF 1 to 4 within it.
+    Shape("skewed rebalance, 4 racks of 15, RF 1 to 5", "skewed", 60, 0, 4, 80_000, ODD, rfs=(1, 2, 3, 4, 5)),
 ]
-"""1M partitions each (within a few percent; RF 3 but the last six; 10 racks but the last eleven:
-6, 6, 3, 4, 3, 10, none twice, 3, 10 and 3); ``Shape.scaled(0.1, "100k")`` gives the 100k ones."""
+"""1M partitions each (within a few percent; RF 3 but the eight with mixed factors; 10 racks but the
+last fifteen: 6, 6, 3, 4, 3, 10, none twice, 3, 10, 3, 2, 2, 4 and 4);
+``Shape.scaled(0.1, "100k")`` gives the 100k ones."""
