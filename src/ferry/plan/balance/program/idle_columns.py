@@ -40,13 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ferry.plan.balance.program.full_pools import (
-    can_fill,
-    full_in,
-    idle_pairs,
-    overfull,
-    with_room,
-)
+from ferry.plan.balance.program.full_pools import can_fill, full_in, idle_pairs, overfull, with_room
 from ferry.plan.balance.program.held import HeldColumns, column_owners, evenly, held_optimum
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.solvers.network_program import as_network, network_kinds, network_optimum
