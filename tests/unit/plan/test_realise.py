@@ -76,8 +76,6 @@ def _best(layout: RackLayout, layouts: Sequence[Sequence[int]], rf: int, quota: 
 def test_the_flow_keeps_as_many_as_the_best_placement(data: st.DataObject) -> None:
     racks = data.draw(st.lists(st.integers(0, 2), min_size=4, max_size=6))
     rf = data.draw(st.integers(2, 3))
-    if len(set(racks)) < 2:
-        return
     brokers = list(range(len(racks)))
     parts = data.draw(st.integers(1, 3))
     # Never more replicas than the factor: a partition lowering it is not posed exactly.
@@ -91,18 +89,32 @@ def test_the_flow_keeps_as_many_as_the_best_placement(data: st.DataObject) -> No
     quota = [load[b] for b in layout.brokers]
     kept = kept_exactly(layout, demand, quota)
     best = _best(layout, layouts, rf, quota)
-    # Exact where no rack takes two replicas of a partition; a relaxation (never less) otherwise.
-    if all(hi <= 1 for _, hi in layout.bounds(rf)):
-        assert kept == best
-    else:
-        assert kept >= best
-    assert 0 <= kept_exactly(layout, demand, quota, fix_settled=True) <= kept
+    assert kept == best
+    # A lower bound: -1 where the partitions it keeps in place leave the others no placement.
+    assert kept_exactly(layout, demand, quota, fix_settled=True) <= kept
+    # A chunk of this topic alone holds each broker's total, so its quotas: it keeps the same.
+    if _fits(layout, demand, quota):
+        found = rejoin(layout, [demand], [quota])
+        assert found is not None and found.kept == [best]
     # The replicas the flow keeps: that many, each where it was, no broker above its quota.
     chosen = kept_replicas(layout, demand.layouts, quota)
     assert chosen is not None and sum(map(len, chosen)) == kept
     assert all(keep <= set(held) for keep, held in zip(chosen, layouts, strict=True))
     per_broker = Counter(b for keep in chosen for b in keep)
     assert all(per_broker[b] <= q for b, q in zip(layout.brokers, quota, strict=True))
+
+
+def _fits(layout: RackLayout, demand: TopicDemand, quota: Sequence[int]) -> bool:
+    """Whether ``quota`` is the topic's base plus one extra on some brokers allowed one, each rack's
+    extras within their bounds."""
+    extra = [q - b for q, b in zip(quota, demand.quota.base, strict=True)]
+    allowed = set(demand.quota.extra_positions(layout))
+    per_rack = layout.counts(b for i, b in enumerate(layout.brokers) if extra[i])
+    return (
+        all(e in (0, 1) and (not e or i in allowed) for i, e in enumerate(extra))
+        and sum(extra) == demand.quota.extras
+        and all(lo <= n <= hi for n, (lo, hi) in zip(per_rack, demand.quota.rack_extras, strict=True))
+    )
 
 
 def test_the_flow_counts_by_hand() -> None:
@@ -114,6 +126,25 @@ def test_the_flow_counts_by_hand() -> None:
     assert kept_exactly(layout, demand, [2, 0, 1, 0, 1, 0, 0, 0]) == 3  # 1 leaves, both on 0
     assert kept_exactly(layout, demand, [2, 0, 0, 0, 0, 0, 2, 0]) == 1  # only 0 stays
     assert kept_exactly(layout, demand, [0, 0, 2, 2, 0, 0, 0, 0]) == -1  # both in one rack
+
+
+def test_the_flow_counts_by_hand_where_a_rack_holds_two_replicas_of_a_partition() -> None:
+    # RF 3 over racks of three (0-2) and two (3-4): one or two replicas of a partition in each.
+    # Brokers 1 and 4 must hold both partitions, so one partition takes 0 or 3 and the other none:
+    # one replica of partition 0 stays. Sent to its racks as a whole, partition 0 kept both 0 and 3
+    # and took a third replica in a rack "with room" that only broker 1 or 4 had, twice over.
+    layout, demand = _topic([0, 0, 0, 1, 1], [[3, 0], [2]], 3)
+    assert kept_exactly(layout, demand, [1, 2, 0, 1, 2]) == 1
+    keeps = kept_replicas(layout, demand.layouts, [1, 2, 0, 1, 2])
+    assert keeps is not None and sum(map(len, keeps)) == 1 and not keeps[1]
+    # Racks of 0-1 and 2-3 at RF 3: both partitions on 0 and 2, one of them on 1, the other on 3. A
+    # chunk of this topic alone holds each broker's total: it keeps 4 too, not 5 (partition 1
+    # keeping 0, 1 and 3 and a "new" replica on 2 beside partition 0's).
+    layout, demand = _topic([1, 1, 0, 0], [[0, 2], [0, 3, 1]], 3)
+    assert kept_exactly(layout, demand, [2, 1, 2, 1]) == 4
+    found = rejoin(layout, [demand], [[2, 1, 2, 1]])
+    assert found is not None and found.kept == [4]
+    assert sum(map(len, found.keeps[0].values())) == 4
 
 
 def _phases(snapshot: ClusterSnapshot, goal: Goal) -> tuple[int, int]:
@@ -150,8 +181,16 @@ def test_placement_reaches_the_bound_where_the_rack_room_rows_were_loose(
     assert len(short) >= 2  # the cases need the pass
 
 
-def test_a_chunk_solved_again_keeps_every_brokers_total_and_the_most_its_quotas_allow() -> None:
-    snapshot = generated(seed=0, **WIDE)
+CROWDED = {"brokers": 10, "racks": 2, "topics": 12, "partitions": 4, "rf": 3, "occupied": 8}
+"""Two brokers added to eight in two racks at RF 3: a rack holds one or two replicas of each
+partition, so a chunk places a partition's new replicas broker by broker."""
+
+
+@pytest.mark.parametrize(("shape", "seed"), [(WIDE, 0), (CROWDED, 0), (CROWDED, 1), (CROWDED, 2)])
+def test_a_chunk_solved_again_keeps_every_brokers_total_and_the_most_its_quotas_allow(
+    shape: dict[str, int], seed: int
+) -> None:
+    snapshot = generated(seed=seed, **shape)
     goal = Goal()
     layout = RackLayout.of(snapshot.racks, target_brokers(snapshot, goal))
     demands = retarget(layout, [prepare_topic(parts, goal, layout)[1] for parts in in_scope(snapshot, goal)])

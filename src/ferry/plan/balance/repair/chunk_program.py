@@ -6,13 +6,17 @@ Columns, per topic ``t`` of the chunk:
 * ``x[t, b]`` in {0, 1}: broker ``b`` takes one of the topic's extras (as in
   :mod:`ferry.plan.balance.program.integer_program`);
 * ``k[p, b]`` in {0, 1}: partition ``p`` keeps its replica on ``b``;
-* ``u[p, r]``: new replicas of partition ``p`` in rack ``r``.
+* ``u[p, r]``: new replicas of partition ``p`` in rack ``r``; for a topic whose partitions a rack
+  may hold two of, ``u[p, b]`` in {0, 1} per broker ``b`` the partition is not on instead, as a
+  rack's count would let two new replicas share a broker, or a new one sit beside a kept one
+  (:mod:`ferry.plan.balance.repair.broker_arcs`).
 
 Rows: the topic hands out exactly its extras, each rack within its (min, max); every partition ends
 with its replication factor, each rack within its bounds; a broker keeps at most its quota
-(``base + x``); a rack receives exactly what its brokers' quotas leave after the kept replicas; and
-per broker ``sum_t x[t, b]`` is what the chunk gave it before, so the broker rows of the whole
-program, and every topic outside the chunk, stay as they were. The objective is the one of the
+(``base + x``), or of a topic placed broker by broker ends with exactly it; a rack receives exactly
+what its brokers' quotas leave after the kept replicas; and per broker ``sum_t x[t, b]`` is what
+the chunk gave it before, so the broker rows of the whole program, and every topic outside the
+chunk, stay as they were. The objective is the one of the
 program: replicas kept, then their bytes. A row that says no more than its columns' bounds (a
 partition's row for a rack where it keeps nothing and owes nothing, a row with no columns that any
 value meets) is left out: HiGHS solves the relaxation without its presolve
@@ -28,7 +32,8 @@ import numpy as np
 
 from ferry.plan.balance.outcome import Balance
 from ferry.plan.balance.program.columns import Columns
-from ferry.plan.balance.repair.kept_flow import FlatLayouts
+from ferry.plan.balance.repair.broker_arcs import crowds
+from ferry.plan.balance.repair.flat_layouts import FlatLayouts
 from ferry.plan.balance.solvers.transport import OTHER
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
@@ -38,7 +43,7 @@ from ferry.plan.racks import RackLayout
 class _Chunk:
     """The chunk's topics flat, built in bulk (a chunk of 40 topics has some 13,000 columns and
     4,000 rows: a Python call per row and term took a tenth of each chunk's time): their partitions
-    and kept replicas (:class:`~ferry.plan.balance.repair.kept_flow.FlatLayouts`), each partition's
+    and kept replicas (:class:`~ferry.plan.balance.repair.flat_layouts.FlatLayouts`), each partition's
     size, per extra column its topic and broker position, and the layout's rack per position."""
 
     parts: FlatLayouts
@@ -46,6 +51,11 @@ class _Chunk:
     x_topic: np.ndarray
     x_pos: np.ndarray
     rack_at: np.ndarray
+    crowded: np.ndarray
+    """Per topic, whether a rack may hold two replicas of one of its partitions: its new replicas
+    are then placed broker by broker (module docstring)."""
+    base: np.ndarray
+    """Per topic and broker position, the topic's base quota."""
 
     @classmethod
     def of(cls, layout: RackLayout, demands: Sequence[TopicDemand]) -> _Chunk:
@@ -56,6 +66,8 @@ class _Chunk:
             x_topic=np.repeat(np.arange(len(demands)), [len(e) for e in extra]),
             x_pos=np.array([i for e in extra for i in e], dtype=np.int64),
             rack_at=np.asarray(layout.rack_at, dtype=np.int64),
+            crowded=np.array([crowds(layout, d.layouts) for d in demands], dtype=bool),
+            base=np.array([d.quota.base for d in demands], dtype=np.int64).reshape(len(demands), -1),
         )
 
     @property
@@ -74,13 +86,15 @@ class _Chunk:
 @dataclass(frozen=True)
 class _Columns:
     """The chunk's columns: extras (one per entry of ``x_topic``), kept replicas (one per replica),
-    then new replicas per (partition, rack) where the rack may take one (``u_part``, ``u_rack``)."""
+    then new replicas per (partition, rack) where the rack may take one (``u_part``, ``u_rack``),
+    or for a crowded topic's partition per broker that may take it (``u_pos``; -1 for the others)."""
 
     x: np.ndarray
     k: np.ndarray
     u: np.ndarray
     u_part: np.ndarray
     u_rack: np.ndarray
+    u_pos: np.ndarray
 
 
 def rejoin(
@@ -92,7 +106,7 @@ def rejoin(
     chunk = _Chunk.of(layout, demands)
     cols = _columns(program, chunk)
     total = np.sum(np.array(quotas, dtype=np.int64), axis=0)
-    base = np.array([d.quota.base for d in demands], dtype=np.int64).reshape(len(demands), -1)
+    base = chunk.base
     _extras_rows(program, layout, demands, chunk, cols, total - base.sum(axis=0))
     _partition_rows(program, layout, chunk, cols)
     _topic_rows(program, layout, chunk, cols, base)
@@ -110,16 +124,38 @@ def rejoin(
 
 def _columns(program: Columns, chunk: _Chunk) -> _Columns:
     n_x, n_k = len(chunk.x_topic), len(chunk.parts.rep_part)
-    hi = chunk.hi
-    u_part, u_rack = np.nonzero(hi > 0)
+    u_part, u_rack, u_pos = _new_places(chunk)
+    upper = np.where(u_pos >= 0, 1, chunk.hi[u_part, u_rack])
     x = program.add_columns(np.ones(n_x), np.zeros(n_x, dtype=np.int64), np.zeros(n_x, dtype=np.int64))
     k = program.add_columns(np.ones(n_k), np.ones(n_k, dtype=np.int64), chunk.size[chunk.parts.rep_part])
+    n_u = len(u_part)
     u = program.add_columns(
-        hi[u_part, u_rack].astype(np.float64),
-        np.zeros(len(u_part), dtype=np.int64),
-        np.zeros(len(u_part), dtype=np.int64),
+        upper.astype(np.float64), np.zeros(n_u, dtype=np.int64), np.zeros(n_u, dtype=np.int64)
     )
-    return _Columns(x + np.arange(n_x), k + np.arange(n_k), u + np.arange(len(u_part)), u_part, u_rack)
+    return _Columns(x + np.arange(n_x), k + np.arange(n_k), u + np.arange(n_u), u_part, u_rack, u_pos)
+
+
+def _new_places(chunk: _Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each partition may take new replicas: (partition, rack, -1) per rack that may hold
+    one, or for a crowded topic's partition (partition, rack, broker) per broker of such a rack
+    that the topic's base or extras may give some of it and that the partition is not on."""
+    flat = chunk.parts
+    loose = ~chunk.crowded[flat.topic]
+    rows, racks = np.nonzero((chunk.hi > 0) & loose[:, None])
+    brokers = chunk.base.shape[1]
+    may = chunk.base > 0
+    may[chunk.x_topic, chunk.x_pos] = True
+    on = np.zeros((len(flat.rf), brokers), dtype=bool)
+    on[flat.rep_part, flat.rep_pos] = True
+    open_rack = chunk.hi[:, chunk.rack_at] > 0
+    b_part, b_pos = np.nonzero(~loose[:, None] & may[flat.topic] & ~on & open_rack)
+    part = np.concatenate([rows, b_part])
+    order = np.argsort(part, kind="stable")
+    return (
+        part[order],
+        np.concatenate([racks, chunk.rack_at[b_pos]])[order],
+        np.concatenate([np.full(len(rows), -1), b_pos])[order],
+    )
 
 
 def _extras_rows(
@@ -156,10 +192,12 @@ def _partition_rows(program: Columns, layout: RackLayout, chunk: _Chunk, cols: _
         [flat.rep_part * racks + chunk.rack_at[flat.rep_pos], cols.u_part * racks + cols.u_rack]
     )
     kept_here = np.bincount(keys[: len(cols.k)], minlength=parts * racks)
+    terms = np.bincount(keys, minlength=parts * racks)
     lo, hi = chunk.lo.reshape(-1).astype(np.float64), chunk.hi.reshape(-1).astype(np.float64)
     # Where the partition keeps nothing in the rack and owes it nothing, the row would say u <= hi,
-    # the column's own bound.
-    _family(program, keys, both, 1.0, (lo, hi), (kept_here > 0) | (lo > 0))
+    # the column's own bound (or, over a crowded topic's columns per broker, no more than their
+    # bounds of one each allow).
+    _family(program, keys, both, 1.0, (lo, hi), (kept_here > 0) | (lo > 0) | (terms > hi))
     rf = flat.rf.astype(np.float64)
     owner = np.concatenate([flat.rep_part, cols.u_part])
     _family(program, owner, both, 1.0, (rf, rf), np.ones(parts, dtype=bool))
@@ -168,36 +206,44 @@ def _partition_rows(program: Columns, layout: RackLayout, chunk: _Chunk, cols: _
 def _topic_rows(
     program: Columns, layout: RackLayout, chunk: _Chunk, cols: _Columns, base: np.ndarray
 ) -> None:
-    """A broker keeps at most its quota (``base + x``) of the topic; a rack receives exactly what its
-    brokers' quotas leave after the kept replicas."""
+    """A broker keeps at most its quota (``base + x``) of the topic, or for a crowded topic ends
+    with exactly it; a rack receives exactly what its brokers' quotas leave after the kept
+    replicas (implied by the brokers' rows for a crowded topic)."""
     flat, rack_at = chunk.parts, chunk.rack_at
     topics, brokers = base.shape
     racks = len(layout.members)
     k_topic = flat.topic[flat.rep_part]
     kept_keys = k_topic * brokers + flat.rep_pos
-    holds = np.bincount(kept_keys, minlength=topics * brokers) > 0
+    placed = cols.u_pos >= 0
+    new_keys = flat.topic[cols.u_part[placed]] * brokers + cols.u_pos[placed]
+    keys = np.concatenate([kept_keys, new_keys, chunk.x_topic * brokers + chunk.x_pos])
+    crowded = np.repeat(chunk.crowded, brokers)
+    terms = np.bincount(keys, minlength=topics * brokers)
     _family(
         program,
-        np.concatenate([kept_keys, chunk.x_topic * brokers + chunk.x_pos]),
-        np.concatenate([cols.k, cols.x]),
-        np.concatenate([np.ones(len(cols.k)), -np.ones(len(cols.x))]),
-        (np.full(topics * brokers, -np.inf), base.reshape(-1).astype(np.float64)),
-        holds,
+        keys,
+        np.concatenate([cols.k, cols.u[placed], cols.x]),
+        np.concatenate([np.ones(len(cols.k) + len(new_keys)), -np.ones(len(cols.x))]),
+        (np.where(crowded, base.reshape(-1), -np.inf), base.reshape(-1).astype(np.float64)),
+        (np.bincount(kept_keys, minlength=topics * brokers) > 0)
+        | (crowded & ((terms > 0) | (base.reshape(-1) != 0))),
     )
     # In integers: a product of floats would go through BLAS (ferry.plan.balance.solvers.parts says why not).
     rack_base = base @ np.eye(racks, dtype=np.int64)[rack_at]
     keys = np.concatenate(
         [
-            flat.topic[cols.u_part] * racks + cols.u_rack,
+            flat.topic[cols.u_part[~placed]] * racks + cols.u_rack[~placed],
             k_topic * racks + rack_at[flat.rep_pos],
             chunk.x_topic * racks + rack_at[chunk.x_pos],
         ]
     )
-    vals = np.concatenate([np.ones(len(cols.u) + len(cols.k)), -np.ones(len(cols.x))])
+    vals = np.concatenate([np.ones(int((~placed).sum()) + len(cols.k)), -np.ones(len(cols.x))])
     terms = np.bincount(keys, minlength=topics * racks)
     expected = rack_base.reshape(-1)
-    posed = (terms > 0) | (expected != 0)
-    _family(program, keys, np.concatenate([cols.u, cols.k, cols.x]), vals, (expected, expected), posed)
+    posed = ((terms > 0) | (expected != 0)) & ~np.repeat(chunk.crowded, racks)
+    _family(
+        program, keys, np.concatenate([cols.u[~placed], cols.k, cols.x]), vals, (expected, expected), posed
+    )
 
 
 def _family(

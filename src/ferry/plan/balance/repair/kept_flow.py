@@ -7,7 +7,8 @@
     rack --[exactly the rack's quotas]--> sink
 
 Exact where a rack holds at most one replica of a partition (the usual strict layout): a rack's new
-replicas then go to any of its brokers with room. Otherwise a relaxation (never below the truth).
+replicas then go to any of its brokers with room. A topic whose partitions a rack may hold two of
+is posed broker by broker instead (:mod:`ferry.plan.balance.repair.broker_arcs`), exact as well.
 
 The networks of all topics are built at once with numpy and solved one topic at a time: OR-Tools'
 cost scaling was many times slower on one network of every topic than on the topics one by one.
@@ -15,55 +16,18 @@ cost scaling was many times slower on one network of every topic than on the top
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from ferry.plan import forked
+from ferry.plan.balance.repair.broker_arcs import broker_arcs, crowding
+from ferry.plan.balance.repair.flat_layouts import FlatLayouts
 from ferry.plan.consecutive import rank
 from ferry.plan.prepare.demand import FreeLayouts, TopicDemand
 from ferry.plan.racks import RackLayout
-
-
-@dataclass(frozen=True)
-class FlatLayouts:
-    """The partitions of many topics, flat: per partition its topic and factor, per replica its
-    partition and broker position, and the rack bound tables by factor (the exact flows here and
-    the chunk programs of :mod:`ferry.plan.balance.repair.chunk_program` read them)."""
-
-    topic: np.ndarray
-    rf: np.ndarray
-    count: np.ndarray
-    """Replicas each partition has on target brokers."""
-    rep_part: np.ndarray
-    rep_pos: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    """``lo[rf, rack]``, ``hi[rf, rack]``."""
-
-    @classmethod
-    def of(cls, layout: RackLayout, topics: Sequence[FreeLayouts]) -> FlatLayouts:
-        # In one pass over all topics: three arrays per topic took most of a second at 100,000.
-        parts = np.fromiter(map(len, topics), dtype=np.int64, count=len(topics))
-        rf = _flat(t.rf for t in topics)
-        count = _flat(t.starts[1:] for t in topics) - _flat(t.starts[:-1] for t in topics)
-        rep_pos = _flat(t.replicas for t in topics)
-        topic = np.repeat(np.arange(len(topics)), parts)
-        top = int(rf.max(initial=0))
-        lo = np.zeros((top + 1, len(layout.members)), dtype=np.int64)
-        hi = np.zeros_like(lo)
-        for factor in range(1, top + 1):
-            if factor <= len(layout.brokers):
-                lo[factor], hi[factor] = np.array(layout.bounds(factor), dtype=np.int64).T
-        rep_part = np.repeat(np.arange(len(count)), count)
-        return cls(topic, rf, count, rep_part, rep_pos, lo, hi)
-
-
-def _flat(parts: Iterable[tuple[int, ...]]) -> np.ndarray:
-    return np.fromiter(chain.from_iterable(parts), dtype=np.int64)
 
 
 def kept_exactly(
@@ -230,57 +194,33 @@ class _Graph:
     def of(
         cls, flat: FlatLayouts, moving: np.ndarray, left: np.ndarray, total: np.ndarray, rack_at: np.ndarray
     ) -> _Graph:
-        topics, brokers = left.shape
+        """The network of the ``moving`` partitions of every topic: the rack-level one of the module
+        docstring, or for a topic whose partitions a rack may hold two of, the broker-level one of
+        :mod:`ferry.plan.balance.repair.broker_arcs`."""
+        topics = len(left)
         racks = total.shape[1]
         part = np.flatnonzero(moving)
         ptopic = flat.topic[part]
         n_parts = np.bincount(ptopic, minlength=topics)
         part_node = racks + 1 + rank(ptopic, n_parts)
-        node_of_part = np.full(len(flat.rf), -1, dtype=np.int64)
-        node_of_part[part] = part_node
-        keep = moving[flat.rep_part]
-        rp, rpos = flat.rep_part[keep], flat.rep_pos[keep]
-        rtopic, rrack = flat.topic[rp], rack_at[rpos]
-        pairs, pair_of_rep = np.unique(rp * racks + rrack, return_inverse=True)
-        pair_part, pair_rack = pairs // racks, pairs % racks
-        pair_topic = flat.topic[pair_part]
-        n_pairs = np.bincount(pair_topic, minlength=topics)
-        pair_node = racks + 1 + n_parts[pair_topic] + rank(pair_topic, n_pairs)
-        held, broker_of_rep = np.unique(rtopic * brokers + rpos, return_inverse=True)
-        held_topic, held_pos = held // brokers, held % brokers
-        n_held = np.bincount(held_topic, minlength=topics)
-        held_node = racks + 1 + n_parts[held_topic] + n_pairs[held_topic] + rank(held_topic, n_held)
-        rf = flat.rf[pair_part]
-        lo_p, hi_p = flat.lo[rf, pair_rack], flat.hi[rf, pair_rack]
+        crowded = crowding(flat, part, topics)
+        by_broker = crowded[ptopic]
+        kinds, inner, replica = _rack_level(
+            flat,
+            part[~by_broker],
+            part_node[~by_broker],
+            n_parts,
+            left,
+            np.where(crowded[:, None], 0, total),
+            rack_at,
+        )
+        more, added, kept_by = broker_arcs(
+            flat, part[by_broker], part_node[by_broker], racks + 1 + n_parts, left, rack_at
+        )
+        replica += [np.full(len(more[0][0]), -1, dtype=np.int64), kept_by, np.full(len(more[2][0]), -1)]
         prf = flat.rf[part]
-        kept_replica = np.flatnonzero(keep)
-        kinds = [
-            # topic, tail, head, low, high, cost
-            _rack_arcs(total),
-            (pair_topic, node_of_part[pair_part], pair_node, lo_p, hi_p, 0),
-            (pair_topic, pair_node, pair_rack, np.zeros_like(hi_p), hi_p, 0),
-            (
-                held_topic,
-                held_node,
-                rack_at[held_pos],
-                np.zeros_like(held_pos),
-                left[held_topic, held_pos],
-                0,
-            ),
-            (
-                rtopic,
-                pair_node[pair_of_rep],
-                held_node[broker_of_rep],
-                np.zeros_like(rp),
-                np.ones_like(rp),
-                -1,
-            ),
-            _open_arcs(flat, part, ptopic, part_node, pair_part, pair_rack, racks),
-        ]
-        replica = [np.full(len(k[0]), -1, dtype=np.int64) for k in kinds]
-        replica[4] = kept_replica
         return cls._assemble(
-            kinds, topics, racks, n_parts + n_pairs + n_held, ptopic, part_node, prf, replica
+            kinds + more, topics, racks, n_parts + inner + added, ptopic, part_node, prf, replica
         )
 
     @classmethod
@@ -300,7 +240,9 @@ class _Graph:
         tails, heads, lows, highs = (
             np.concatenate([np.asarray(k[i], dtype=np.int64) for k in kinds])[order] for i in range(1, 5)
         )
-        costs = np.concatenate([np.full(len(k[0]), k[5], dtype=np.int64) for k in kinds])[order]
+        costs = np.concatenate([np.broadcast_to(np.asarray(k[5], dtype=np.int64), len(k[0])) for k in kinds])[
+            order
+        ]
         node_start = np.r_[0, np.cumsum(racks + 1 + inner)]
         supply = np.zeros(int(node_start[-1]), dtype=np.int64)
         supply[node_start[ptopic] + part_node] = prf
@@ -343,6 +285,53 @@ class _Graph:
         supply = self.supply[nodes]
         flow.set_nodes_supplies(np.arange(len(supply)), supply)
         return flow if flow.solve() == flow.OPTIMAL else None
+
+
+def _rack_level(
+    flat: FlatLayouts,
+    part: np.ndarray,
+    part_node: np.ndarray,
+    n_parts: np.ndarray,
+    left: np.ndarray,
+    total: np.ndarray,
+    rack_at: np.ndarray,
+) -> tuple[list[tuple[Any, ...]], np.ndarray, list[np.ndarray]]:
+    """The rack-level arcs of the ``part`` partitions (at local nodes ``part_node``; ``n_parts``
+    per topic in all), with the nodes each topic's pairs and held brokers add, and per arc the
+    replica it keeps (-1 for others)."""
+    topics, brokers = left.shape
+    racks = total.shape[1]
+    ptopic = flat.topic[part]
+    node_of_part = np.full(len(flat.rf), -1, dtype=np.int64)
+    node_of_part[part] = part_node
+    keep = np.zeros(len(flat.rf), dtype=bool)
+    keep[part] = True
+    keep = keep[flat.rep_part]
+    rp, rpos = flat.rep_part[keep], flat.rep_pos[keep]
+    rtopic, rrack = flat.topic[rp], rack_at[rpos]
+    pairs, pair_of_rep = np.unique(rp * racks + rrack, return_inverse=True)
+    pair_part, pair_rack = pairs // racks, pairs % racks
+    pair_topic = flat.topic[pair_part]
+    n_pairs = np.bincount(pair_topic, minlength=topics)
+    pair_node = racks + 1 + n_parts[pair_topic] + rank(pair_topic, n_pairs)
+    held, broker_of_rep = np.unique(rtopic * brokers + rpos, return_inverse=True)
+    held_topic, held_pos = held // brokers, held % brokers
+    n_held = np.bincount(held_topic, minlength=topics)
+    held_node = racks + 1 + n_parts[held_topic] + n_pairs[held_topic] + rank(held_topic, n_held)
+    rf = flat.rf[pair_part]
+    lo_p, hi_p = flat.lo[rf, pair_rack], flat.hi[rf, pair_rack]
+    kinds = [
+        # topic, tail, head, low, high, cost
+        _rack_arcs(total),
+        (pair_topic, node_of_part[pair_part], pair_node, lo_p, hi_p, 0),
+        (pair_topic, pair_node, pair_rack, np.zeros_like(hi_p), hi_p, 0),
+        (held_topic, held_node, rack_at[held_pos], np.zeros_like(held_pos), left[held_topic, held_pos], 0),
+        (rtopic, pair_node[pair_of_rep], held_node[broker_of_rep], np.zeros_like(rp), np.ones_like(rp), -1),
+        _open_arcs(flat, part, ptopic, part_node, pair_part, pair_rack, racks),
+    ]
+    replica = [np.full(len(k[0]), -1, dtype=np.int64) for k in kinds]
+    replica[4] = np.flatnonzero(keep)
+    return kinds, n_pairs + n_held, replica
 
 
 def _rack_arcs(total: np.ndarray) -> tuple[Any, ...]:
