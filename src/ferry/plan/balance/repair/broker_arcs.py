@@ -52,12 +52,12 @@ def broker_arcs(
     first: np.ndarray,
     left: np.ndarray,
     rack_at: np.ndarray,
-) -> tuple[list[Arcs], np.ndarray, np.ndarray]:
+) -> tuple[list[Arcs], np.ndarray, list[np.ndarray]]:
     """The arcs of the ``part`` partitions (sorted, at local nodes ``part_node``) and their topics'
-    brokers, with the nodes each topic's pairs and brokers take from ``first`` on; and per arc of
-    the second kind the replica it keeps, -1 for a new one.
+    brokers, with the nodes each topic's pairs and brokers take from ``first`` on.
 
-    Returns the kinds of arcs, the nodes each topic adds, and the replicas of the pair-broker arcs.
+    Returns the kinds of arcs, the nodes each topic adds, and per kind and arc the replica (flat
+    index) the arc keeps in place, -1 for the others.
     """
     topics, brokers = left.shape
     racks = int(flat.hi.shape[1])
@@ -95,7 +95,8 @@ def broker_arcs(
         (room_topic, broker_first[room_topic] + room_pos, np.full_like(room_pos, racks), quota, quota, 0),
     ]
     added = n_pairs + np.where(placing, brokers, 0)
-    return kinds, added, replica
+    others = [np.full(len(k[0]), -1, dtype=np.int64) for k in kinds]
+    return kinds, added, [others[0], replica, others[2]]
 
 
 def _held(flat: FlatLayouts, part: np.ndarray, pos: np.ndarray, brokers: int) -> np.ndarray:

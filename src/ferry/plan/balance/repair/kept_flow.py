@@ -217,7 +217,7 @@ class _Graph:
         more, added, kept_by = broker_arcs(
             flat, part[by_broker], part_node[by_broker], racks + 1 + n_parts, left, rack_at
         )
-        replica += [np.full(len(more[0][0]), -1, dtype=np.int64), kept_by, np.full(len(more[2][0]), -1)]
+        replica += kept_by
         prf = flat.rf[part]
         return cls._assemble(
             kinds + more, topics, racks, n_parts + inner + added, ptopic, part_node, prf, replica
