@@ -240,9 +240,7 @@ class _Graph:
         tails, heads, lows, highs = (
             np.concatenate([np.asarray(k[i], dtype=np.int64) for k in kinds])[order] for i in range(1, 5)
         )
-        costs = np.concatenate([np.broadcast_to(np.asarray(k[5], dtype=np.int64), len(k[0])) for k in kinds])[
-            order
-        ]
+        costs = np.concatenate([np.broadcast_to(k[5], len(k[0])) for k in kinds]).astype(np.int64)[order]
         node_start = np.r_[0, np.cumsum(racks + 1 + inner)]
         supply = np.zeros(int(node_start[-1]), dtype=np.int64)
         supply[node_start[ptopic] + part_node] = prf
