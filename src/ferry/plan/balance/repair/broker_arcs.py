@@ -71,8 +71,8 @@ def broker_arcs(
     rf = flat.rf[part[rows]]
     placing = np.bincount(ptopic, minlength=topics) > 0
     fresh = _fresh(flat, part, left, placing)
-    # Only brokers whose quota takes the topic at all: most of a small topic's brokers take none
-    # of it where there are many.
+    # Only brokers with room (and not fresh): most of a small topic's brokers take none of it
+    # where there are many.
     room_topic, room_pos = np.nonzero((left > 0) & placing[:, None] & ~fresh)
     room_key = room_topic * racks + rack_at[room_pos]
     by_key = room_pos[np.argsort(room_key, kind="stable")]
@@ -84,8 +84,8 @@ def broker_arcs(
     arc_topic = pair_topic[arc_pair]
     replica = _held(flat, part[rows[arc_pair]], pos, brokers)
     quota = left[room_topic, room_pos]
-    # Brokers with room only, numbered in their topic: a node per broker of every topic was most
-    # of the network's nodes on a cluster of 200 brokers without racks.
+    # Numbered in their topic: a node per broker of every topic was most of the network's nodes
+    # on a cluster of 200 brokers without racks.
     n_room = np.bincount(room_topic, minlength=topics)
     room_node = broker_first[room_topic] + rank(room_topic, n_room)
     arc_node = room_node[np.searchsorted(room_topic * brokers + room_pos, arc_topic * brokers + pos)]
