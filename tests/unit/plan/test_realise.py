@@ -131,15 +131,16 @@ def test_the_flow_counts_by_hand() -> None:
 def test_the_flow_counts_by_hand_where_a_rack_holds_two_replicas_of_a_partition() -> None:
     # RF 3 over racks of three (0-2) and two (3-4): one or two replicas of a partition in each.
     # Brokers 1 and 4 must hold both partitions, so one partition takes 0 or 3 and the other none:
-    # one replica of partition 0 stays. Sent to its racks as a whole, partition 0 kept both 0 and 3
-    # and took a third replica in a rack "with room" that only broker 1 or 4 had, twice over.
+    # one replica of partition 0 stays. Sent to its racks as a whole, the new replicas let
+    # partition 0 keep both 0 and 3 and partition 1 take its three from the room of brokers 1 and 4
+    # alone, two on one of them.
     layout, demand = _topic([0, 0, 0, 1, 1], [[3, 0], [2]], 3)
     assert kept_exactly(layout, demand, [1, 2, 0, 1, 2]) == 1
     keeps = kept_replicas(layout, demand.layouts, [1, 2, 0, 1, 2])
     assert keeps is not None and sum(map(len, keeps)) == 1 and not keeps[1]
     # Racks of 0-1 and 2-3 at RF 3: both partitions on 0 and 2, one of them on 1, the other on 3. A
     # chunk of this topic alone holds each broker's total: it keeps 4 too, not 5 (partition 1
-    # keeping 0, 1 and 3 and a "new" replica on 2 beside partition 0's).
+    # keeping 0, 1 and 3, partition 0 keeping 0 and 2 and taking the room left on 2 beside itself).
     layout, demand = _topic([1, 1, 0, 0], [[0, 2], [0, 3, 1]], 3)
     assert kept_exactly(layout, demand, [2, 1, 2, 1]) == 4
     found = rejoin(layout, [demand], [[2, 1, 2, 1]])
