@@ -7,7 +7,7 @@ solves the whole plan as one integer program (``ferry.plan.balance.repair.whole_
 replica and leader a column, every balance rule and the leader rule a row, proven optimal by HiGHS
 with no gap) and prints, per draw: the plan's moves, the program's bound, that optimum, and the
 plan's moves above it. A plan at its bound is optimal already, and is not solved again. Each draw
-runs in a fresh process, given up after ``--limit`` seconds. Usage:
+runs in a fresh process (``plan_quality.in_child``), given up after ``--limit`` seconds. Usage:
 
     .venv/bin/python benchmarks/optimality.py                       # the crowded shapes, 3k, seeds 3,6,7
     .venv/bin/python benchmarks/optimality.py --only "2 racks" --partitions 5000 --seeds 1,2
@@ -16,11 +16,9 @@ runs in a fresh process, given up after ``--limit`` seconds. Usage:
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import sys
 import time
 from pathlib import Path
-from queue import Empty
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -30,6 +28,7 @@ from ferry.formats.report_json import report_json
 from ferry.plan.balance.repair.whole_plan import solve_exactly
 from ferry.plan.planner import in_scope, plan, prepare_topic, target_brokers
 from ferry.plan.racks import RackLayout
+from plan_quality import in_child
 
 CROWDED = (
     "skewed rebalance, 2 racks of 20",
@@ -41,6 +40,8 @@ CROWDED = (
 
 
 def run(shape: shapes.Shape, seed: int, queue: Any) -> None:
+    """Plan one draw and, where the plan is above its bound, solve the whole plan exactly; put the
+    figures on ``queue``."""
     snapshot, goal = shapes.snapshot_and_goal(shapes.generate(shape, seed))
     start = time.perf_counter()
     result = plan(snapshot, goal)
@@ -48,8 +49,9 @@ def run(shape: shapes.Shape, seed: int, queue: Any) -> None:
     report = report_json(result.figures)
     targets = target_brokers(snapshot, goal)
     layout = RackLayout.of(snapshot.racks, targets)
-    prepared = [prepare_topic(parts, goal, layout) for parts in in_scope(snapshot, goal)]
-    states = [state for parts in in_scope(snapshot, goal) for state in parts]
+    scope = in_scope(snapshot, goal)
+    prepared = [prepare_topic(parts, goal, layout) for parts in scope]
+    states = [state for parts in scope for state in parts]
     planned = {m.tp: m.target for m in result.moves}
     replicas = [list(planned.get(s.tp, s.replicas)) for s in states]
     start = time.perf_counter()
@@ -68,22 +70,6 @@ def run(shape: shapes.Shape, seed: int, queue: Any) -> None:
             "partitions": len(states),
         }
     )
-
-
-def measure(shape: shapes.Shape, seed: int, limit: float) -> dict[str, Any] | None:
-    """One draw in a fresh process; ``None`` where it did not finish within ``limit`` seconds."""
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=run, args=(shape, seed, queue))
-    proc.start()
-    try:
-        out: dict[str, Any] = queue.get(timeout=limit)
-    except Empty:
-        proc.kill()
-        return None
-    finally:
-        proc.join()
-    return out
 
 
 def _seconds(exact: float | None) -> str:
@@ -106,8 +92,8 @@ def main() -> None:
     for base in chosen:
         shape = base.scaled(args.partitions / 1_000_000, f"{args.partitions // 1000:,}k:")
         for seed in (int(s) for s in args.seeds.split(",")):
-            out = measure(shape, seed, args.limit)
-            if out is None:
+            out = in_child(run, (shape, seed), args.limit)
+            if out.get("unfinished"):
                 print(f"| {shape.name} | {seed} | | | | not within {args.limit:g} s | | | |", flush=True)
                 continue
             optimum = out["optimum"]

@@ -283,11 +283,12 @@ def fleet_child(folder: Path, run: str, out: Path) -> dict[str, Any]:
 
 
 def _over_bound(moves: int, bound: int) -> float | str | None:
-    """Moves per move of the bound, to four places, and above it the excess too: four places read
-    1.0 for a few moves above a bound of a million."""
+    """Moves per move of the bound, to four places, and above it the excess too
+    (:func:`shapes.excess`)."""
     if not bound:
         return None
-    return f"{moves / bound:.4f} (+{moves - bound:,})" if moves > bound else round(moves / bound, 4)
+    above = shapes.excess(moves, bound)
+    return f"{moves / bound:.4f}{above}" if above else round(moves / bound, 4)
 
 
 def _quality(reports: list[dict[str, Any]]) -> dict[str, Any]:

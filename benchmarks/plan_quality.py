@@ -30,6 +30,7 @@ import os
 import random
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from queue import Empty
@@ -200,7 +201,7 @@ def _weighted(rnd: random.Random, pool: list[int], weights: list[float], k: int)
     return chosen
 
 
-def run_case(case: Case | shapes.Shape, queue: Any, cores: int = 1, seed: int = 7) -> None:
+def run_case(case: Case | shapes.Shape, cores: int, seed: int, queue: Any) -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:cores]))
     if isinstance(case, shapes.Shape):
@@ -239,9 +240,16 @@ def measure(case: Case | shapes.Shape, limit: float, cores: int = 1, seed: int =
     """One case in a fresh process on ``cores`` cores; where it did not finish within ``limit``
     seconds, only ``{"unfinished": True, "peak_mib": ...}``, its peak memory so far (Linux: the
     kernel's high-water mark of its resident memory; ``None`` elsewhere)."""
+    return in_child(run_case, (case, cores, seed), limit)
+
+
+def in_child(target: Callable[..., None], args: tuple[Any, ...], limit: float) -> dict[str, Any]:
+    """``target(*args, queue)`` in a fresh spawned process, and the record it puts on ``queue``;
+    where it puts none within ``limit`` seconds, the process is killed and the answer is
+    ``{"unfinished": True, "peak_mib": ...}`` (:func:`measure`)."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    proc = ctx.Process(target=run_case, args=(case, queue, cores, seed))
+    proc = ctx.Process(target=target, args=(*args, queue))
     proc.start()
     try:
         out: dict[str, Any] = queue.get(timeout=limit)
@@ -453,9 +461,8 @@ def row(result: dict[str, Any]) -> str:
     r, case = result["report"], result["case"]
     after = r["balance"]["after"]
     ratio = r["moves_over_bound"] if r["lower_bound"] else (1.0 if r["replica_moves"] == 0 else "inf")
-    if r["lower_bound"] and r["replica_moves"] > r["lower_bound"]:
-        # Four places read 1.0 for 10 moves above a bound of a million: the excess is said too.
-        ratio = f"{ratio} (+{r['replica_moves'] - r['lower_bound']:,})"
+    if above := shapes.excess(r["replica_moves"], r["lower_bound"]):
+        ratio = f"{ratio}{above}"
     racks = "/".join(map(str, result["racks"]))
     return (
         f"| {case['name']} | {r['partitions']:,} | {racks} | {r['replica_moves']:,} | "

@@ -167,6 +167,13 @@ def removed_brokers(shape: Shape) -> tuple[int, ...]:
     return tuple(range(shape.old - shape.new, shape.old)) if shape.start == "remove" else ()
 
 
+def excess(moves: int, bound: int) -> str:
+    """`` (+N)`` where ``moves`` are ``N`` above ``bound``, else nothing: the benchmarks' tables give
+    moves per move of the bound to four places, which read 1.0 for a few moves above a bound of a
+    million."""
+    return f" (+{moves - bound:,})" if bound and moves > bound else ""
+
+
 def snapshot_and_goal(cols: Columns) -> tuple[object, object]:
     """A ``ClusterSnapshot`` and the shape's ``Goal``."""
     from ferry.model import Broker, ClusterSnapshot, Goal, PartitionState, TopicPartition
