@@ -195,7 +195,8 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
         program, solved = _solve_pooled(layout, demands, setting, rows, refined, rounds)
         if solved is None:
             return None
-        missing = _worth_repairing(demands, room_violations(program) - rows)
+        broken = room_violations(program) | program.deferred.broken(program.solution)
+        missing = _worth_repairing(demands, broken - rows)
         if not missing:
             return solved
         topics = sorted({t for t, _ in missing})
@@ -241,13 +242,16 @@ def _solve_pooled(
             pool_singles=setting.pool_singles,
             refined=refined,
             loaded=loaded,
+            defer=len(demands) > ESCALATED,
         )
         solved = solve(program, setting)
         if not program.unpooled:
             return program, solved
         refined.add(program.broke)
         loaded = program.loaded  # the same band, the same demands: read once
-    program = ProgramState(layout, demands, voluntary=setting.voluntary, room_rows=rows)
+    program = ProgramState(
+        layout, demands, voluntary=setting.voluntary, room_rows=rows, defer=len(demands) > ESCALATED
+    )
     return program, solve(program, setting)
 
 

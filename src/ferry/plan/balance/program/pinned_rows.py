@@ -266,7 +266,7 @@ def _bounded(
     keeps in or owes each rack, into ``in_rack``."""
     pin = pinned[1]
     needs, owed = _rack_rows(program, pinned, cols)
-    _replicas_row(program, pin, cols, needs, owed)
+    _replicas_row(program, pinned, cols, needs, owed)
     rack_of = program.layout.rack_of
     for k, z in needs:
         in_rack.setdefault(k, InRack()).cols.extend([z, *(cols[b] for b in pin.replicas if rack_of[b] == k)])
@@ -293,7 +293,7 @@ def _rack_rows(
         if 0 < lo < min(len(mine), hi):
             z = program.column(lo, 0)
             needs.append((k, z))
-            program.row([*mine, (z, 1.0)], lo, np.inf)
+            program.owing_row([*mine, (z, 1.0)], (lo, np.inf), (t, k), z)
         elif lo > 0:
             owed[k] = lo
     return needs, owed
@@ -301,18 +301,23 @@ def _rack_rows(
 
 def _replicas_row(
     program: ProgramState,
-    pin: Pinned,
+    pinned: tuple[int, Pinned],
     cols: Mapping[int, int],
     needs: list[tuple[int, int]],
     owed: Mapping[int, int],
 ) -> None:
     """At most ``rf`` replicas kept or still owed to racks below their lower bound; in a rack
-    that ``owed`` names, that is its bound whatever is kept."""
-    if _never_binds(pin, program.layout):
-        program.implied.append(len(program.lows))
+    that ``owed`` names, that is its bound whatever is kept. ``pinned``: the partition and its topic."""
+    t, pin = pinned
+    implied = _never_binds(pin, program.layout)
+    if implied and program.defers(t):
+        return  # the flow would leave it out, and it holds: nothing to check after solving
     rack_of = program.layout.rack_of
     kept = [(c, 1.0) for b, c in cols.items() if rack_of[b] not in owed]
-    program.row([*kept, *((z, 1.0) for _, z in needs)], -np.inf, pin.rf - sum(owed.values()))
+    terms = [*kept, *((z, 1.0) for _, z in needs)]
+    if implied:
+        program.implied.append(len(program.lows))
+    program.owing_row(terms, (-np.inf, pin.rf - sum(owed.values())), (t, 0))
 
 
 def _never_binds(pin: Pinned, layout: RackLayout) -> bool:
@@ -332,7 +337,7 @@ def _never_binds(pin: Pinned, layout: RackLayout) -> bool:
 
 def rack_capacity(
     program: ProgramState,
-    d: TopicDemand,
+    topic: tuple[int, TopicDemand],
     k: int,
     held: InRack,
     extras: tuple[Mapping[int, int], Mapping[int, int], list[int]],
@@ -340,6 +345,7 @@ def rack_capacity(
     """A rack's quota must hold what stays in it plus what its lower bounds still ask for.
     ``extras``: the topic's ``x`` columns and ``f`` columns by broker position, and its pooled
     columns in the rack."""
+    t, d = topic
     mine, free_cols, pooled = extras
     layout = program.layout
     floor = d.rack_floor[k] if d.rack_floor else 0
@@ -362,4 +368,4 @@ def rack_capacity(
         if -room > (d.quota.rack_extras[k][0] if terms else 0):
             program.row([(c, 1.0) for c, _ in terms], -room, np.inf, RACK)
     else:
-        program.row(terms, -np.inf, room)
+        program.owing_row(terms, (-np.inf, room), (t, k))

@@ -15,6 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from ferry.plan.balance.program.columns import Columns, TopicColumns
+from ferry.plan.balance.program.deferred_rows import DeferredRows
 from ferry.plan.balance.program.loose_rows import LooseRows
 from ferry.plan.balance.program.pinned_set import PinnedSet
 from ferry.plan.balance.program.pool_groups import PoolGroups
@@ -72,6 +73,7 @@ class ProgramState(Columns):
         pool_singles: bool = False,
         refined: Refinements | None = None,
         loaded: frozenset[int] | None = None,
+        defer: bool = False,
     ) -> None:
         super().__init__()
         self.voluntary, self.pool, self.pool_singles = voluntary, pool, pool_singles
@@ -87,13 +89,11 @@ class ProgramState(Columns):
         when the pooled program is built."""
         self.broke = Refinements()
         """The pools of the optimum that could not be split over brokers, and the rows left out
-        (:attr:`loose`) that it broke: :func:`~ferry.plan.balance.program.integer_program.solve`
-        then answered ``None``, and the program is to be solved again with these refined
-        (:attr:`refined`)."""
+        (:attr:`loose`) that it broke: :func:`~ferry.plan.balance.program.integer_program.solve` then
+        answered ``None``, and the program is to be solved again with these refined (:attr:`refined`)."""
         self.loose = LooseRows()
-        """Rack rows of pooled topics left out: an upper bound alone, of 10 partitions' one replica
-        per rack where 20 brokers could take extras, which the optimum mostly keeps without being
-        told (checked after solving)."""
+        """Rack rows of pooled topics left out: an upper bound alone, of 10 partitions' one replica per
+        rack where 20 brokers could take extras, which the optimum mostly keeps (checked after solving)."""
         self.bulk = True
         """Build runs of plain topics in bulk (:attr:`plain`); ``False``: each on its own."""
         self._room_topics: set[int] | None = None
@@ -101,6 +101,8 @@ class ProgramState(Columns):
         self.outside = outside or Outside.none(len(layout.brokers))
         self.room_rows = room_rows
         """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""
+        self.defer, self.deferred = defer and room_rows is not None, DeferredRows()
+        """Rows held back (:mod:`~ferry.plan.balance.program.deferred_rows`) where :attr:`defer`."""
         self.solution: np.ndarray = np.zeros(0)
         self.extras = TopicColumns()
         """Every topic's extras: (broker position, column)."""
@@ -148,6 +150,25 @@ class ProgramState(Columns):
         """Per replica of a shrink group, how many of its partitions keep it in the solution."""
         x = self.solution
         return {b: int(x[self.shrink_col[t, g, b]]) for b in group.replicas}
+
+    def owing_row(
+        self,
+        terms: Sequence[tuple[int, float]],
+        bounds: tuple[float, float],
+        where: tuple[int, int],
+        z: int = -1,
+    ) -> None:
+        """A row of a pinned partition owing a rack, or of its topic's rack capacity, for (topic,
+        rack) ``where``; held back (:attr:`deferred`) where topic ``where[0]`` has no rack-room row
+        and the program defers. ``z``: a floor row's column of what is still owed."""
+        if self.defers(where[0]):
+            self.deferred.add(terms, bounds, where, z)
+        else:
+            self.row(terms, *bounds)
+
+    def defers(self, t: int) -> bool:
+        """Whether topic ``t``'s rows of pinned partitions owing racks are held back."""
+        return self.defer and not self.room_topics(t)
 
     def wants_room(self, t: int, k: int) -> bool:
         """Whether topic ``t`` gets a rack-room row for rack ``k``."""

@@ -53,7 +53,7 @@ def add_topic(state: ProgramState, t: int, d: TopicDemand, *, pooling: bool) -> 
         state.row(terms, -np.inf, base, KEPT, t * len(layout.members) + layout.rack_at[i])
     _imply_kept(state, t, implied, d, mine)
     for k, held in in_rack.items():
-        rack_capacity(state, d, k, held, (mine, free_cols, pooled.get(k, [])))
+        rack_capacity(state, (t, d), k, held, (mine, free_cols, pooled.get(k, [])))
     if d.rack_room:
         for k in range(len(layout.members)):
             if state.wants_room(t, k):
