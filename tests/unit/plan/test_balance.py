@@ -84,14 +84,14 @@ def test_a_relaxation_that_breaks_room_rows_is_repaired_or_solved_again(
     snapshot = generated(brokers=brokers, racks=racks, topics=topics, partitions=partitions, rf=3, seed=seed)
     goal = Goal(replication_factors=dict.fromkeys(snapshot.topics, 2))
     seen: list[bool] = []
-    original = balance._repair
+    original = balance.repair
 
     def spy(*args: Any, **kwargs: Any) -> Balance | None:
         out = original(*args, **kwargs)
         seen.append(out is not None)
         return out
 
-    monkeypatch.setattr(balance, "_repair", spy)
+    monkeypatch.setattr(balance, "repair", spy)
     layout, demands = _demands(snapshot, goal)
     assert sum(assign_extras(layout, demands).kept) == sum(assign_extras(layout, demands, lazy=False).kept)
     assert seen == outcomes, "the case no longer takes the path it is here for; pick another seed"

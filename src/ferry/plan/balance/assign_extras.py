@@ -14,8 +14,8 @@ keeps at most this many replicas in place.
 
 Solving: the rack-room rows are most of the program and seldom bind, so it is solved without them
 first (a relaxation) and then only the topics whose rows the solution breaks are solved again, one
-at a time, everything else held (:func:`_repair`); only when that loses kept replicas do their rows
-join the whole program for another round (:func:`_solve_lazily`).
+at a time, everything else held (:mod:`ferry.plan.balance.topics_again`); only when that loses kept
+replicas do their rows join the whole program for another round (:func:`_solve_lazily`).
 
 The first program of each round pools, per rack, the brokers idle for a topic into one
 column (:mod:`ferry.plan.balance.program.pools`): on 100,000 topics of 10 partitions over 200 brokers the
@@ -47,7 +47,8 @@ from ferry.plan.balance.program.rack_room import room_violations
 from ferry.plan.balance.program.state import ProgramState, singles_apart
 from ferry.plan.balance.rack_totals import retarget
 from ferry.plan.balance.repair.per_partition import realise_counting
-from ferry.plan.balance.setting import Outside, Setting
+from ferry.plan.balance.setting import Deferral, Setting
+from ferry.plan.balance.topics_again import Again, repair, settle
 from ferry.plan.prepare.demand import TopicDemand
 from ferry.plan.racks import RackLayout
 
@@ -64,16 +65,18 @@ def assign_extras(layout: RackLayout, demands: Sequence[TopicDemand], *, lazy: b
     band = broker_band(layout, demands)
     leader_cap = divmod(sum(d.partitions for d in demands), max(1, len(layout.brokers)))
     solve = _solve_lazily if lazy else _solve_whole
+    held_back = Deferral() if len(demands) >= DEFERRED_FROM else None
     # Stricter programs first; the last one lets replicas leave brokers that are not over quota,
     # which a rack short of open slots may need (one voluntary move opens a slot in the right rack).
     for voluntary in (False, True):
         rungs = _rungs(layout, demands, band)
         for i, (rung_band, slack) in enumerate(rungs):
-            setting = Setting(rung_band, slack, leader_cap, voluntary)
+            setting = Setting(rung_band, slack, leader_cap, voluntary, deferral=held_back)
             solved, pooled = _capped(solve, layout, demands, setting)
             if solved is not None:
                 return _realised(solve, layout, demands, setting, solved, pooled=pooled)
-            if i == 0 and solve(layout, demands, Setting(*rungs[-1], None, voluntary)) is None:
+            loosest = Setting(*rungs[-1], None, voluntary, deferral=held_back)
+            if i == 0 and solve(layout, demands, loosest) is None:
                 # The loosest rung has the same columns and a subset of the rows of every other: if it
                 # has no solution, none has (most often a rack short of open slots: only voluntary
                 # drops help), so the rungs between are skipped.
@@ -183,24 +186,36 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
     Most rack-room rows hold by themselves, and with their per-partition columns they make up most
     of the program. Solving without them is a relaxation: infeasible means infeasible, and an
     optimum that meets every row is the optimum. Otherwise the few topics whose rows it breaks are
-    re-solved on their own (:func:`_repair`), and only if that loses kept replicas do their rows join
-    the whole program for another round.
+    re-solved on their own (:func:`~ferry.plan.balance.topics_again.repair`), and only if that loses
+    kept replicas do their rows join the whole program for another round. The rows of pinned
+    partitions owing racks, held back in a large program (:data:`DEFERRED_FROM`), are settled the same
+    way first; where that loses kept replicas the program is posed with them from then on.
     """
     rows: set[tuple[int, int]] = set()
     refined = Refinements()
     rounds = SPLIT_ROUNDS if _pooling(layout, demands) else 0
     if singles_apart(demands, pooled=setting.pool_singles):
         rounds = min(rounds, SINGLES_ROUNDS)
+    deferral = setting.deferral
     while True:
-        program, solved = _solve_pooled(layout, demands, setting, rows, refined, rounds)
+        defer = deferral is not None and deferral.on
+        program, solved = _solve_pooled(layout, demands, setting, rows, refined, rounds, defer=defer)
         if solved is None:
             return None
-        broken = room_violations(program) | program.deferred.broken(program.solution)
+        owing = {t for t, _ in program.deferred.broken(program.solution)}
+        if owing:
+            settled = settle(layout, demands, solved, sorted(owing), setting, Again(program.scale, lean=True))
+            if settled is None:
+                assert deferral is not None  # rows were held back
+                deferral.on = False  # the relaxation is loose here: its rows are posed from the start
+                continue
+            solved = settled
+        broken = {(t, k) for t, k in room_violations(program) if t not in owing}
         missing = _worth_repairing(demands, broken - rows)
         if not missing:
             return solved
         topics = sorted({t for t, _ in missing})
-        repaired = _repair(layout, demands, solved, topics, setting, program.scale)
+        repaired = repair(layout, demands, solved, topics, setting, Again(program.scale))
         if repaired is not None:
             return repaired
         topics = [t for t in topics if not demands[t].exact or len(demands) <= ESCALATED]
@@ -223,6 +238,8 @@ def _solve_pooled(
     rows: set[tuple[int, int]],
     refined: Refinements,
     rounds: int,
+    *,
+    defer: bool = False,
 ) -> tuple[ProgramState, Balance | None]:
     """The program with pooled extras (:mod:`ferry.plan.balance.program.pools`), and its solution.
 
@@ -230,7 +247,7 @@ def _solve_pooled(
     the program poses itself: :mod:`ferry.plan.balance.program.full_pools`), those pools get a column per
     broker, and rows it broke that were left out are posed (``refined`` grows; kept for the caller's later
     rounds); then it is solved again. After ``rounds`` such rounds the program is solved without
-    pools."""
+    pools. ``defer``: the rows of pinned partitions owing racks are held back (:data:`DEFERRED_FROM`)."""
     loaded = None
     for _ in range(rounds):
         program = ProgramState(
@@ -242,7 +259,7 @@ def _solve_pooled(
             pool_singles=setting.pool_singles,
             refined=refined,
             loaded=loaded,
-            defer=len(demands) > ESCALATED,
+            defer=defer,
         )
         solved = solve(program, setting)
         if not program.unpooled:
@@ -289,6 +306,16 @@ round of the whole program would be an integer program of every topic (the rack-
 network), millions of columns for HiGHS."""
 
 
+DEFERRED_FROM = ESCALATED + 1
+"""Fewest topics of a program whose lazy rounds hold back the rows of pinned partitions that owe racks
+a replica (:mod:`ferry.plan.balance.program.deferred_rows`): from there on, exact topics whose rows
+the optimum breaks are left to the exact pass (:func:`_worth_repairing`), as with their rack-room rows,
+and the rows never join the whole program. On "skewed rebalance, 2 racks of 20" of
+`benchmarks/plan_quality.py --shapes` (100k partitions, 8,000 topics), they were 218,000 of 268,000
+rows, HiGHS's 150 s; held back, the program is a network (docs/benchmarks.md). A smaller program poses
+them: its HiGHS solve is short, and held back they would cost repair rounds."""
+
+
 def _worth_repairing(demands: Sequence[TopicDemand], broken: set[tuple[int, int]]) -> set[tuple[int, int]]:
     """The broken rack-room rows to repair: those of topics the exact pass cannot solve, and in a
     program of at most :data:`ESCALATED` topics those of at most :data:`REPAIRED` topics it can, the
@@ -305,69 +332,6 @@ def _worth_repairing(demands: Sequence[TopicDemand], broken: set[tuple[int, int]
     rows = Counter(t for t, _ in broken if demands[t].exact)
     chosen = set(sorted(rows, key=lambda t: (-rows[t], t))[:REPAIRED])
     return {(t, k) for t, k in broken if t not in rows or t in chosen}
-
-
-def _repair(
-    layout: RackLayout,
-    demands: Sequence[TopicDemand],
-    solved: Balance,
-    topics: Sequence[int],
-    setting: Setting,
-    scale: float,
-) -> Balance | None:
-    """Re-solve only ``topics``, with all their rack-room rows, every other topic held as solved.
-
-    The relaxed optimum has many equal alternatives (which brokers take a topic's extras rarely
-    changes how many replicas stay), and the solver picks one that breaks a few topics' rows. If those
-    topics alone can meet their rows and keep as many replicas, the whole keeps the relaxation's
-    optimum and meets every row: it is the optimum. Otherwise ``None`` (the caller adds the rows).
-
-    One topic at a time first: with room rows the program branches, and 26 topics at once took 8 s
-    where one at a time takes a fraction of one; all together only if one alone cannot keep as many.
-    """
-    everyone = Outside.of(len(layout.brokers), demands, solved.quotas)
-    current = solved
-    for t in topics:
-        # Every topic but t as solved so far: O(brokers) per topic, not O(topics * brokers).
-        outside = everyone.shifted(current.quotas[t], single=demands[t].single_replica, sign=-1)
-        repaired = _resolve(layout, demands, current, [t], setting, scale, outside)
-        if repaired is None:
-            break
-        everyone = outside.shifted(repaired.quotas[t], single=demands[t].single_replica, sign=1)
-        current = repaired
-    else:
-        return current
-    if len(topics) == 1:
-        return None
-    outside = Outside.of(len(layout.brokers), demands, solved.quotas)
-    for t in topics:
-        outside = outside.shifted(solved.quotas[t], single=demands[t].single_replica, sign=-1)
-    return _resolve(layout, demands, solved, topics, setting, scale, outside)
-
-
-def _resolve(
-    layout: RackLayout,
-    demands: Sequence[TopicDemand],
-    solved: Balance,
-    topics: Sequence[int],
-    setting: Setting,
-    scale: float,
-    outside: Outside,
-) -> Balance | None:
-    """``solved`` with ``topics`` solved again under all their rows, every other topic held as
-    ``outside`` says; ``None`` if they keep fewer replicas than in ``solved``."""
-    need = sum(solved.kept[t] for t in topics)
-    sub = ProgramState(
-        layout, [demands[t] for t in topics], voluntary=setting.voluntary, outside=outside, scale=scale
-    )
-    sub.need = need  # keeping fewer, the answer is None whatever it is: the solver may stop early
-    part = solve(sub, setting)
-    if part is None or sum(part.kept) < need:
-        return None
-    quotas, kept, keeps = list(solved.quotas), list(solved.kept), list(solved.keeps)
-    for j, t in enumerate(topics):
-        quotas[t], kept[t], keeps[t] = part.quotas[j], part.kept[j], part.keeps[j]
-    return Balance(quotas, kept, keeps)
 
 
 def final_quota(layout: RackLayout, quotas: Sequence[int]) -> Mapping[int, int]:

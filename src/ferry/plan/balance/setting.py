@@ -28,6 +28,18 @@ class Setting:
     pool_singles: bool = False
     """Whether topics with single-replica partitions are pooled like the others: only where no
     leader cap is posed, whose rows count each broker's extras of those topics."""
+    deferral: Deferral | None = None
+    """Whether the lazy rounds hold back rows (:class:`Deferral`); ``None``: they never do."""
+
+
+@dataclass(slots=True)
+class Deferral:
+    """Whether the lazy rounds hold back the rows of pinned partitions owing racks a replica
+    (:mod:`ferry.plan.balance.program.deferred_rows`). One per balance pass, shared by the settings of
+    its ladder: once holding them back lost kept replicas (the relaxation was loose there), every
+    later program poses them from the start, not only the one that found out."""
+
+    on: bool = True
 
 
 @dataclass(frozen=True, slots=True)

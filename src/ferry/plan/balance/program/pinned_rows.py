@@ -310,14 +310,19 @@ def _replicas_row(
     that ``owed`` names, that is its bound whatever is kept. ``pinned``: the partition and its topic."""
     t, pin = pinned
     implied = _never_binds(pin, program.layout)
-    if implied and program.defers(t):
+    held_back = bool(needs) and program.defers(t)
+    if implied and held_back:
         return  # the flow would leave it out, and it holds: nothing to check after solving
     rack_of = program.layout.rack_of
     kept = [(c, 1.0) for b, c in cols.items() if rack_of[b] not in owed]
     terms = [*kept, *((z, 1.0) for _, z in needs)]
+    bounds = (-np.inf, pin.rf - sum(owed.values()))
+    if held_back:
+        program.deferred.add(terms, bounds, (t, 0))
+        return
     if implied:
         program.implied.append(len(program.lows))
-    program.owing_row(terms, (-np.inf, pin.rf - sum(owed.values())), (t, 0))
+    program.row(terms, *bounds)
 
 
 def _never_binds(pin: Pinned, layout: RackLayout) -> bool:
@@ -341,10 +346,13 @@ def rack_capacity(
     k: int,
     held: InRack,
     extras: tuple[Mapping[int, int], Mapping[int, int], list[int]],
+    *,
+    owing: bool = False,
 ) -> None:
     """A rack's quota must hold what stays in it plus what its lower bounds still ask for.
     ``extras``: the topic's ``x`` columns and ``f`` columns by broker position, and its pooled
-    columns in the rack."""
+    columns in the rack; ``owing``: the topic has partitions that still owe a rack (``z``), and the
+    row is held back where the program defers such rows."""
     t, d = topic
     mine, free_cols, pooled = extras
     layout = program.layout
@@ -367,5 +375,7 @@ def rack_capacity(
         # where the topic's rack row, on the same columns, asks for as many already.
         if -room > (d.quota.rack_extras[k][0] if terms else 0):
             program.row([(c, 1.0) for c, _ in terms], -room, np.inf, RACK)
-    else:
+    elif owing:
         program.owing_row(terms, (-np.inf, room), (t, k))
+    else:
+        program.row(terms, -np.inf, room)

@@ -27,6 +27,7 @@ def add_topic(state: ProgramState, t: int, d: TopicDemand, *, pooling: bool) -> 
     layout = state.layout
     mine, pooled = _extras(state, t, d, pooling)
     on_broker, in_rack, kept_in_rack, room_cols = pinned_columns(state, t, d)
+    owing = any(held.cols for held in in_rack.values())  # columns of what is still owed among them
     _shrinking(state, t, d, on_broker, in_rack, kept_in_rack, room_cols)
     free_cols: dict[int, int] = {}
     roomy = d.rack_room and state.room_topics(t)
@@ -53,7 +54,7 @@ def add_topic(state: ProgramState, t: int, d: TopicDemand, *, pooling: bool) -> 
         state.row(terms, -np.inf, base, KEPT, t * len(layout.members) + layout.rack_at[i])
     _imply_kept(state, t, implied, d, mine)
     for k, held in in_rack.items():
-        rack_capacity(state, (t, d), k, held, (mine, free_cols, pooled.get(k, [])))
+        rack_capacity(state, (t, d), k, held, (mine, free_cols, pooled.get(k, [])), owing=owing)
     if d.rack_room:
         for k in range(len(layout.members)):
             if state.wants_room(t, k):
