@@ -207,7 +207,10 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
             settled = settle(layout, demands, solved, sorted(owing), setting, Again(program.scale, lean=True))
             if settled is None:
                 assert deferral is not None  # rows were held back
-                deferral.on = False  # the relaxation is loose here: its rows are posed from the start
+                # The relaxation is loose here: its rows are posed from the start, and the program's
+                # pools are refined afresh (those of the relaxed one split another optimum).
+                deferral.on = False
+                refined = Refinements()
                 continue
             solved = settled
         broken = {(t, k) for t, k in room_violations(program) if t not in owing}
@@ -266,9 +269,7 @@ def _solve_pooled(
             return program, solved
         refined.add(program.broke)
         loaded = program.loaded  # the same band, the same demands: read once
-    program = ProgramState(
-        layout, demands, voluntary=setting.voluntary, room_rows=rows, defer=len(demands) > ESCALATED
-    )
+    program = ProgramState(layout, demands, voluntary=setting.voluntary, room_rows=rows, defer=defer)
     return program, solve(program, setting)
 
 
@@ -308,12 +309,13 @@ network), millions of columns for HiGHS."""
 
 DEFERRED_FROM = ESCALATED + 1
 """Fewest topics of a program whose lazy rounds hold back the rows of pinned partitions that owe racks
-a replica (:mod:`ferry.plan.balance.program.deferred_rows`): from there on, exact topics whose rows
-the optimum breaks are left to the exact pass (:func:`_worth_repairing`), as with their rack-room rows,
-and the rows never join the whole program. On "skewed rebalance, 2 racks of 20" of
-`benchmarks/plan_quality.py --shapes` (100k partitions, 8,000 topics), they were 218,000 of 268,000
-rows, HiGHS's 150 s; held back, the program is a network (docs/benchmarks.md). A smaller program poses
-them: its HiGHS solve is short, and held back they would cost repair rounds."""
+a replica (:mod:`ferry.plan.balance.program.deferred_rows`). Where the optimum breaks some, their topics
+are solved again under them, every other topic held (:func:`~ferry.plan.balance.topics_again.settle`);
+where that keeps fewer replicas, the relaxation was loose, and the ladder's programs pose the rows
+from the start (:class:`~ferry.plan.balance.setting.Deferral`). On "skewed rebalance, 2 racks of 20"
+of `benchmarks/plan_quality.py --shapes` (100k partitions, 8,000 topics) they were 218,000 of 268,000
+rows and HiGHS's 150 s; held back, the program is a network (docs/benchmarks.md). A smaller program
+poses them: its HiGHS solve is short."""
 
 
 def _worth_repairing(demands: Sequence[TopicDemand], broken: set[tuple[int, int]]) -> set[tuple[int, int]]:

@@ -130,14 +130,16 @@ def resolve(
     ``solved``."""
     again, outside = held
     need = sum(solved.kept[t] for t in topics)
-    lean = again.lean and all(demands[t].exact for t in topics)
+    racks = range(len(layout.members))
+    # Lean: rack-room rows only for the topics the exact pass cannot solve.
+    rows = {(j, k) for j, t in enumerate(topics) if not demands[t].exact for k in racks}
     sub = ProgramState(
         layout,
         [demands[t] for t in topics],
         voluntary=setting.voluntary,
         outside=outside,
         scale=again.scale,
-        room_rows=set() if lean else None,
+        room_rows=rows if again.lean else None,
     )
     sub.need = need  # keeping fewer, the answer is None whatever it is: the solver may stop early
     part = solve(sub, setting)

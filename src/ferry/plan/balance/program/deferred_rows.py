@@ -12,8 +12,8 @@ network without them seconds.
 
 Left out, the program is a relaxation, as without its rack-room rows: an optimum that meets them is the
 optimum. ``z`` is in no other row, so the check sets each to what its floor row asks (``z`` only costs
-room) and reads the other rows; a broken one names its (topic, rack), which the lazy rounds treat as a
-broken rack-room row (the topic's rows are posed, or the exact pass solves it)."""
+room) and reads the other rows; a broken one names its (topic, rack), and those topics are solved again
+under their rows, every other topic held (:func:`ferry.plan.balance.topics_again.settle`)."""
 
 from __future__ import annotations
 
