@@ -87,19 +87,22 @@ def each(
     (left as they were). ``how``: the :class:`Again`, and whether to stop at the first such topic."""
     again, stop = how
     everyone = Outside.of(len(layout.brokers), demands, solved.quotas)
-    current, failed = solved, []
+    # One copy of the answer, each topic's part written in: a copy per topic cost O(topics) each,
+    # 12,168 topics of 80,000 on a 1M two-rack skewed start.
+    quotas, kept, keeps = list(solved.quotas), list(solved.kept), list(solved.keeps)
+    failed = []
     for t in topics:
         # Every topic but t as solved so far: O(brokers) per topic, not O(topics * brokers).
-        outside = everyone.shifted(current.quotas[t], single=demands[t].single_replica, sign=-1)
-        repaired = resolve(layout, demands, current, [t], setting, (again, outside))
-        if repaired is None:
+        outside = everyone.shifted(quotas[t], single=demands[t].single_replica, sign=-1)
+        part = _part(layout, demands, (kept[t], [t]), setting, (again, outside))
+        if part is None:
             failed.append(t)
             if stop:
                 break
             continue
-        everyone = outside.shifted(repaired.quotas[t], single=demands[t].single_replica, sign=1)
-        current = repaired
-    return current, failed
+        everyone = outside.shifted(part.quotas[0], single=demands[t].single_replica, sign=1)
+        quotas[t], kept[t], keeps[t] = part.quotas[0], part.kept[0], part.keeps[0]
+    return Balance(quotas, kept, keeps), failed
 
 
 def together(
@@ -128,8 +131,27 @@ def resolve(
     """``solved`` with ``topics`` solved again under all their rows (:class:`Again` says which),
     every other topic held as ``held[1]`` says; ``None`` if they keep fewer replicas than in
     ``solved``."""
+    part = _part(layout, demands, (sum(solved.kept[t] for t in topics), topics), setting, held)
+    if part is None:
+        return None
+    quotas, kept, keeps = list(solved.quotas), list(solved.kept), list(solved.keeps)
+    for j, t in enumerate(topics):
+        quotas[t], kept[t], keeps[t] = part.quotas[j], part.kept[j], part.keeps[j]
+    return Balance(quotas, kept, keeps)
+
+
+def _part(
+    layout: RackLayout,
+    demands: Sequence[TopicDemand],
+    wanted: tuple[int, Sequence[int]],
+    setting: Setting,
+    held: tuple[Again, Outside],
+) -> Balance | None:
+    """The answer for ``topics`` alone (``wanted``: the replicas they must keep, and the topics),
+    solved under all their rows, every other topic held as ``held[1]`` says; ``None`` if they keep
+    fewer."""
     again, outside = held
-    need = sum(solved.kept[t] for t in topics)
+    need, topics = wanted
     racks = range(len(layout.members))
     # Lean: rack-room rows only for the topics the exact pass cannot solve.
     rows = {(j, k) for j, t in enumerate(topics) if not demands[t].exact for k in racks}
@@ -143,9 +165,4 @@ def resolve(
     )
     sub.need = need  # keeping fewer, the answer is None whatever it is: the solver may stop early
     part = solve(sub, setting)
-    if part is None or sum(part.kept) < need:
-        return None
-    quotas, kept, keeps = list(solved.quotas), list(solved.kept), list(solved.keeps)
-    for j, t in enumerate(topics):
-        quotas[t], kept[t], keeps[t] = part.quotas[j], part.kept[j], part.keeps[j]
-    return Balance(quotas, kept, keeps)
+    return None if part is None or sum(part.kept) < need else part
