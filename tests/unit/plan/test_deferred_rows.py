@@ -124,12 +124,7 @@ def test_a_loose_relaxation_poses_the_rows_of_the_topics_that_broke_them_once_th
 def test_rows_are_counted_per_topic() -> None:
     rows = _rows()
     rows.add([(5, 1.0)], (-np.inf, 1), (6, 0))
-    assert (rows.of_topics({4}), rows.of_topics({6}), rows.of_topics({4, 6}), rows.of_topics({9})) == (
-        2,
-        1,
-        3,
-        0,
-    )
+    assert [rows.of_topics(topics) for topics in ({4}, {6}, {4, 6}, {9})] == [2, 1, 3, 0]
 
 
 @settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

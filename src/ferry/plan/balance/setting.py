@@ -47,8 +47,8 @@ class Deferral:
     --shapes` 224 topics broke rows, 1,050 of 73,622: posed for them alone the program took 5.9 s
     and its optimum settled, where the whole took 11.1 s. On "skewed rebalance, 4 racks of 15, RF 1
     to 5" 1,266 topics held 44,203 of 46,187 rows: posed for them the program took 135 s, as long
-    as the whole, and so did each of the four rounds after it, 12, 7 and 1 topics breaking rows
-    (throwaway probe)."""
+    as the whole, and so did each of the four rounds after it (12, 7, 1 and then no topic breaking
+    rows; throwaway probe)."""
 
     on: bool = True
     posed: set[int] = field(default_factory=set)

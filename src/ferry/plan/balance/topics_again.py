@@ -87,8 +87,8 @@ def each(
     (left as they were). ``how``: the :class:`Again`, and whether to stop at the first such topic."""
     again, stop = how
     everyone = Outside.of(len(layout.brokers), demands, solved.quotas)
-    # One copy of the answer, each topic's part written in: a copy per topic cost O(topics) each,
-    # 12,168 topics of 80,000 on a 1M two-rack skewed start.
+    # One copy of the answer, each topic's part written in: a copy per topic costs O(topics), and
+    # the 12,168 re-solves of a 1M two-rack skewed start (80,000 topics) took 65 s with it, 32 s without.
     quotas, kept, keeps = list(solved.quotas), list(solved.kept), list(solved.keeps)
     failed = []
     for t in topics:
