@@ -17,7 +17,7 @@ from ferry.plan.balance.program.deferred_rows import DeferredRows
 from ferry.plan.balance.program.integer_program import build
 from ferry.plan.balance.program.state import ProgramState
 from ferry.plan.balance.rack_totals import retarget
-from ferry.plan.balance.setting import Deferral, Setting
+from ferry.plan.balance.setting import Setting
 from ferry.plan.balance.solvers.network_program import network_kinds
 from ferry.plan.planner import in_scope, prepare_topic, target_brokers
 from ferry.plan.prepare.demand import TopicDemand
@@ -108,32 +108,13 @@ def test_held_back_rows_keep_as_many_replicas_as_every_row_up_front(
     assert sum(lazy.kept) == sum(whole.kept)
 
 
-def test_a_loose_relaxation_poses_the_rows_of_the_topics_that_broke_them_once_then_all() -> None:
-    """Posed for the topics that broke them where those hold at most half the rows held back, and
-    only the first time; else, and on a second loss, every row is posed."""
-    first = Deferral()
-    first.loose({3, 5}, 10, 20)
-    assert first.on and first.posed == {3, 5}
-    first.loose({7}, 1, 100)
-    assert not first.on
-    most = Deferral()
-    most.loose({3}, 11, 20)
-    assert not most.on and not most.posed
-
-
-def test_rows_are_counted_per_topic() -> None:
-    rows = _rows()
-    rows.add([(5, 1.0)], (-np.inf, 1), (6, 0))
-    assert [rows.of_topics(topics) for topics in ({4}, {6}, {4, 6}, {9})] == [2, 1, 3, 0]
-
-
 @settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(crowded())
-def test_rows_posed_for_the_topics_that_broke_them_keep_as_many_as_every_row_up_front(
+def test_rows_posed_after_a_failed_settle_keep_as_many_as_every_row_up_front(
     case: tuple[ClusterSnapshot, Goal],
 ) -> None:
-    """Where no re-solve settles what the optimum breaks, the next program poses the rows of the
-    topics that broke them, then every row: the count is still the whole program's."""
+    """Where no re-solve settles what the optimum breaks, the later programs pose every row: the
+    count is the whole program's."""
     layout, demands = _demands(*case)
     whole = assign_extras(layout, demands, lazy=False)
     with pytest.MonkeyPatch.context() as patch:

@@ -189,8 +189,7 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
     re-solved on their own (:func:`~ferry.plan.balance.topics_again.repair`), and only if that loses
     kept replicas do their rows join the whole program for another round. The rows of pinned
     partitions owing racks, held back in a large program (:data:`DEFERRED_FROM`), are settled the same
-    way first; where that loses kept replicas the program poses them from then on, for the topics that
-    broke them or for all (:class:`~ferry.plan.balance.setting.Deferral`).
+    way first; where that loses kept replicas the program is posed with them from then on.
     """
     rows: set[tuple[int, int]] = set()
     refined = Refinements()
@@ -199,7 +198,8 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
         rounds = min(rounds, SINGLES_ROUNDS)
     deferral = setting.deferral
     while True:
-        program, solved = _solve_pooled(layout, demands, setting, rows, refined, rounds)
+        defer = deferral is not None and deferral.on
+        program, solved = _solve_pooled(layout, demands, setting, rows, refined, rounds, defer=defer)
         if solved is None:
             return None
         owing = {t for t, _ in program.deferred.broken(program.solution)}
@@ -207,10 +207,9 @@ def _solve_lazily(layout: RackLayout, demands: Sequence[TopicDemand], setting: S
             settled = settle(layout, demands, solved, sorted(owing), setting, Again(program.scale, lean=True))
             if settled is None:
                 assert deferral is not None  # rows were held back
-                # The relaxation is loose here: rows are posed from the start (Deferral says which),
-                # and the program's pools are refined afresh (those of the relaxed one split another
-                # optimum).
-                deferral.loose(owing, program.deferred.of_topics(owing), len(program.deferred))
+                # The relaxation is loose here: its rows are posed from the start, and the program's
+                # pools are refined afresh (those of the relaxed one split another optimum).
+                deferral.on = False
                 refined = Refinements()
                 continue
             solved = settled
@@ -242,6 +241,8 @@ def _solve_pooled(
     rows: set[tuple[int, int]],
     refined: Refinements,
     rounds: int,
+    *,
+    defer: bool = False,
 ) -> tuple[ProgramState, Balance | None]:
     """The program with pooled extras (:mod:`ferry.plan.balance.program.pools`), and its solution.
 
@@ -249,11 +250,7 @@ def _solve_pooled(
     the program poses itself: :mod:`ferry.plan.balance.program.full_pools`), those pools get a column per
     broker, and rows it broke that were left out are posed (``refined`` grows; kept for the caller's later
     rounds); then it is solved again. After ``rounds`` such rounds the program is solved without
-    pools. The rows of pinned partitions owing racks are held back as ``setting.deferral`` says
-    (:data:`DEFERRED_FROM`)."""
-    deferral = setting.deferral
-    defer = deferral is not None and deferral.on
-    posing = frozenset(deferral.posed) if deferral is not None else frozenset()
+    pools. ``defer``: the rows of pinned partitions owing racks are held back (:data:`DEFERRED_FROM`)."""
     loaded = None
     for _ in range(rounds):
         program = ProgramState(
@@ -266,16 +263,13 @@ def _solve_pooled(
             refined=refined,
             loaded=loaded,
             defer=defer,
-            posing=posing,
         )
         solved = solve(program, setting)
         if not program.unpooled:
             return program, solved
         refined.add(program.broke)
         loaded = program.loaded  # the same band, the same demands: read once
-    program = ProgramState(
-        layout, demands, voluntary=setting.voluntary, room_rows=rows, defer=defer, posing=posing
-    )
+    program = ProgramState(layout, demands, voluntary=setting.voluntary, room_rows=rows, defer=defer)
     return program, solve(program, setting)
 
 
@@ -318,10 +312,10 @@ DEFERRED_FROM = ESCALATED + 1
 a replica (:mod:`ferry.plan.balance.program.deferred_rows`). Where the optimum breaks some, their topics
 are solved again under them, every other topic held (:func:`~ferry.plan.balance.topics_again.settle`);
 where that keeps fewer replicas, the relaxation was loose, and the ladder's programs pose the rows
-from the start, those topics' or all (:class:`~ferry.plan.balance.setting.Deferral`). On "skewed
-rebalance, 2 racks of 20" of `benchmarks/plan_quality.py --shapes` (100k partitions, 8,000 topics) they
-were 218,000 of 268,000 rows and HiGHS's 150 s; held back, the program is a network
-(docs/benchmarks.md). A smaller program poses them: its HiGHS solve is short."""
+from the start (:class:`~ferry.plan.balance.setting.Deferral`). On "skewed rebalance, 2 racks of 20"
+of `benchmarks/plan_quality.py --shapes` (100k partitions, 8,000 topics) they were 218,000 of 268,000
+rows and HiGHS's 150 s; held back, the program is a network (docs/benchmarks.md). A smaller program
+poses them: its HiGHS solve is short."""
 
 
 def _worth_repairing(demands: Sequence[TopicDemand], broken: set[tuple[int, int]]) -> set[tuple[int, int]]:

@@ -4,7 +4,7 @@ take of each broker (:class:`Outside`), and the weight of its size terms (:func:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,31 +35,11 @@ class Setting:
 @dataclass(slots=True)
 class Deferral:
     """Whether the lazy rounds hold back the rows of pinned partitions owing racks a replica
-    (:mod:`ferry.plan.balance.program.deferred_rows`), and for which topics they pose them all the
-    same. One per balance pass, shared by the settings of its ladder: what one program found out holds
-    for every later one.
-
-    Where holding them back lost kept replicas (the relaxation was loose there: :meth:`loose`), the
-    program is no network any more whatever it poses, and each further round is an integer program
-    as long as the whole. So the topics that broke rows pose theirs from then on (:attr:`posed`)
-    only where they hold at most half of the rows held back, and only once; else every row is posed
-    (:attr:`on` false). On the 100k "remove 2 of 10, 2 racks" of `benchmarks/plan_quality.py
-    --shapes` 224 topics broke rows, 1,050 of 73,622: posed for them alone the program took 5.9 s
-    and its optimum settled, where the whole took 11.1 s. On "skewed rebalance, 4 racks of 15, RF 1
-    to 5" 1,266 topics held 44,203 of 46,187 rows: posed for them the program took 135 s, as long
-    as the whole, and so did each of the four rounds after it (12, 7, 1 and then no topic breaking
-    rows; throwaway probe)."""
+    (:mod:`ferry.plan.balance.program.deferred_rows`). One per balance pass, shared by the settings of
+    its ladder: once holding them back lost kept replicas (the relaxation was loose there), every
+    later program poses them from the start, not only the one that found out."""
 
     on: bool = True
-    posed: set[int] = field(default_factory=set)
-
-    def loose(self, topics: set[int], rows: int, held: int) -> None:
-        """Holding back lost kept replicas: ``topics`` broke rows, ``rows`` of the ``held`` rows held
-        back are theirs."""
-        if not self.posed and 2 * rows <= held:
-            self.posed |= topics
-        else:
-            self.on = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,11 +59,6 @@ class DeferredRows:
         self.rack.append(where[1])
         self.z.append(z)
 
-    def of_topics(self, topics: set[int]) -> int:
-        """How many of the rows are ``topics``'."""
-        topic = np.frombuffer(self.topic, dtype=np.int64)
-        return int(np.isin(topic, np.fromiter(topics, dtype=np.int64, count=len(topics))).sum())
-
     def broken(self, solution: np.ndarray) -> set[tuple[int, int]]:
         """The (topic, rack) of every row ``solution`` breaks, each ``z`` set to what its floor row
         asks."""

@@ -74,7 +74,6 @@ class ProgramState(Columns):
         refined: Refinements | None = None,
         loaded: frozenset[int] | None = None,
         defer: bool = False,
-        posing: frozenset[int] = frozenset(),
     ) -> None:
         super().__init__()
         self.voluntary, self.pool, self.pool_singles = voluntary, pool, pool_singles
@@ -82,7 +81,8 @@ class ProgramState(Columns):
         ``pool_singles``: for single-replica topics too (their leader rows are then not posed)."""
         self.refined = refined or Refinements()
         """How to pose pools and rows where earlier pooled optima broke them (:attr:`broke`)."""
-        self.unpool, self.pools = self.refined.unpooled(), Pools.empty(len(demands))
+        self.unpool = self.refined.unpooled()
+        self.pools = Pools.empty(len(demands))
         self.loaded = loaded
         """Broker positions whose own extras fill their band: where a topic's pool would need them,
         they are pooled apart (:mod:`ferry.plan.balance.program.loaded`); ``None``: read from the band
@@ -101,9 +101,8 @@ class ProgramState(Columns):
         self.outside = outside or Outside.none(len(layout.brokers))
         self.room_rows = room_rows
         """(topic, rack) pairs that get a rack-room row; ``None``: all of them."""
-        self.defer, self.deferred, self.posing = defer and room_rows is not None, DeferredRows(), posing
-        """Rows held back (:mod:`~ferry.plan.balance.program.deferred_rows`) where :attr:`defer`, but
-        for the topics :attr:`posing` names (:class:`~ferry.plan.balance.setting.Deferral`)."""
+        self.defer, self.deferred = defer and room_rows is not None, DeferredRows()
+        """Rows held back (:mod:`~ferry.plan.balance.program.deferred_rows`) where :attr:`defer`."""
         self.solution: np.ndarray = np.zeros(0)
         self.extras = TopicColumns()
         """Every topic's extras: (broker position, column)."""
@@ -115,7 +114,8 @@ class ProgramState(Columns):
         self.shrink_col: dict[tuple[int, int, int], int] = {}
         self.pinned: list[PinnedSet | None] = [None] * len(demands)
         """Per topic with pinned partitions, their columns."""
-        self.layout, self.demands = layout, demands
+        self.layout = layout
+        self.demands = demands
         self.kept = TopicColumns()
         """Every topic's columns counting kept replicas (position -1)."""
         self.constant = [0] * len(demands)
@@ -168,7 +168,7 @@ class ProgramState(Columns):
 
     def defers(self, t: int) -> bool:
         """Whether topic ``t``'s rows of pinned partitions owing racks are held back."""
-        return self.defer and not self.room_topics(t) and t not in self.posing
+        return self.defer and not self.room_topics(t)
 
     def wants_room(self, t: int, k: int) -> bool:
         """Whether topic ``t`` gets a rack-room row for rack ``k``."""
